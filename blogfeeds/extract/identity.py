@@ -1,0 +1,195 @@
+"""Blog identity: which blog a URL belongs to.
+
+The rule, in order:
+
+1. Only ``http``/``https`` URLs have an identity (anything else raises ``ValueError``); the
+   scheme, the port, user info, query and fragment are ignored.
+2. The host is lower-cased, IDNA-decoded to Unicode, and a leading ``www.`` is dropped.
+3. Path-hosted platforms (``www.cnblogs.com/alice``, ``blog.csdn.net/alice``,
+   ``medium.com/@alice``, GitHub project pages ``alice.github.io/repo``) keep the user's path
+   prefix: ``cnblogs.com/alice``. The table is ``blogfeeds/data/platforms.toml``.
+4. Otherwise the identity is the registered domain under the Public Suffix List, private section
+   included (tldextract with its bundled snapshot, never fetched at run time), so
+   ``alice.github.io`` and ``alice.blogspot.com`` stay separate blogs; subdomain-hosted platforms
+   the PSL lacks (``alice.wordpress.com``, ``alice.substack.com``, ...) come from the same table
+   and keep one label below the platform domain. ``blogspot.<cc>`` folds into ``blogspot.com``.
+5. Hosts with no public suffix (``*.example``, ``localhost``, intranet names, IP literals) keep
+   their full host (``www.`` dropped), so test webs and intranets still have distinct blogs.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from urllib.parse import urlsplit
+
+import tldextract
+
+_WWW = re.compile(r"^www\d*\.")
+# First path segments of a GitHub/GitLab user site that are pages, not project sites.
+_USER_SITE_PAGES = frozenset(
+    "about archive archives categories category tags tag page posts post p blog links link "
+    "friends friend search feed rss atom en zh cn images img assets static css js public "
+    "projects project notes wiki books book life resume cv docs".split()
+)
+
+
+@dataclass(frozen=True)
+class _PathRule:
+    hosts: frozenset[str] = frozenset()
+    host_suffix: str = ""
+    segments: int = 1
+    prefix: str = ""
+    user_prefix: str = ""
+    project_pages: bool = False
+    skip: frozenset[str] = frozenset()
+
+    def matches(self, host: str) -> bool:
+        if self.host_suffix:
+            return host.endswith("." + self.host_suffix)
+        return host in self.hosts
+
+    def user_path(self, segments: list[str]) -> str | None:
+        """The identity path for ``segments`` (non-empty path parts), or None for the host."""
+        if self.prefix:
+            if len(segments) < 2 or segments[0] != self.prefix:
+                return None
+            return "/".join(segments[:2])
+        if not segments:
+            return None
+        first = segments[0]
+        if first.lower() in self.skip:
+            return None
+        if self.user_prefix and not first.startswith(self.user_prefix):
+            return None
+        if self.project_pages and not _looks_like_repo(first, segments):
+            return None
+        return first
+
+
+@dataclass(frozen=True)
+class _Platforms:
+    subdomain_domains: frozenset[str]
+    subdomain_aliases: tuple[tuple[re.Pattern[str], str], ...]
+    platform_hosts: frozenset[str]
+    path_rules: tuple[_PathRule, ...] = field(default=())
+
+
+def _looks_like_repo(first: str, segments: list[str]) -> bool:
+    """A GitHub project site is ``/repo/`` with a name-like first segment."""
+    if "." in first or first.isdigit() or first.lower() in _USER_SITE_PAGES:
+        return False
+    return not first.startswith(("@", "#", "?", "%"))
+
+
+@functools.cache
+def _platforms() -> _Platforms:
+    raw = tomllib.loads(
+        resources.files("blogfeeds").joinpath("data/platforms.toml").read_text("utf-8")
+    )
+    sub = raw["subdomain"]
+    aliases = tuple(
+        (re.compile("^" + re.escape(pat).replace(r"\*", r"[a-z.]+") + "$"), target)
+        for pat, target in sub.get("aliases", {}).items()
+    )
+    rules = tuple(
+        _PathRule(
+            hosts=frozenset([r["host"], *r.get("aliases", [])]) if "host" in r else frozenset(),
+            host_suffix=r.get("host_suffix", ""),
+            segments=r.get("segments", 1),
+            prefix=r.get("prefix", ""),
+            user_prefix=r.get("user_prefix", ""),
+            project_pages=r.get("project_pages", False),
+            skip=frozenset(s.lower() for s in r.get("skip", [])),
+        )
+        for r in raw.get("path", [])
+    )
+    return _Platforms(
+        subdomain_domains=frozenset(sub["domains"]),
+        subdomain_aliases=aliases,
+        platform_hosts=frozenset(sub.get("platform_hosts", [])),
+        path_rules=rules,
+    )
+
+
+@functools.cache
+def _extractor() -> tldextract.TLDExtract:
+    # Bundled PSL snapshot only: no network fetch, no disk cache.
+    return tldextract.TLDExtract(
+        suffix_list_urls=(), include_psl_private_domains=True, cache_dir=None
+    )
+
+
+def normalize_host(host: str) -> str:
+    """Lower-case, IDNA-decode (``xn--`` labels to Unicode) and strip a trailing dot."""
+    host = host.strip().rstrip(".").lower()
+    if "xn--" in host:
+        try:
+            host = host.encode("ascii").decode("idna")
+        except UnicodeError:
+            pass
+    return host
+
+
+def split_url(url: str) -> tuple[str, list[str]]:
+    """Return ``(host, path segments)`` of an http(s) URL.
+
+    Raises ``ValueError`` on a non-HTTP URL or one without a host.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    host = normalize_host(parts.hostname or "")
+    if not host:
+        raise ValueError(f"URL has no host: {url!r}")
+    segments = [s for s in parts.path.split("/") if s]
+    return host, segments
+
+
+@functools.lru_cache(maxsize=65536)
+def registered_domain(host: str) -> str:
+    """Registered domain of ``host`` under the PSL (private section included).
+
+    Hosts with no public suffix (``x.example``, ``localhost``, IPs) are returned whole,
+    ``www.`` dropped. Platform country aliases (``blogspot.de``) fold to one name.
+    """
+    host = normalize_host(host)
+    plat = _platforms()
+    ext = _extractor()(host)
+    domain = ext.top_domain_under_public_suffix
+    if not domain:
+        return _WWW.sub("", host)
+    label = _WWW.sub("", ext.subdomain + ".").rstrip(".").rsplit(".", 1)[-1]
+    for pattern, target in plat.subdomain_aliases:
+        if pattern.match(domain):
+            return f"{label}.{target}" if label else target
+    if domain in plat.subdomain_domains and host not in plat.platform_hosts and label:
+        return f"{label}.{domain}"
+    return domain
+
+
+def blog_id(url: str) -> str:
+    """Identity of the blog ``url`` belongs to, e.g. ``alice.github.io`` or ``cnblogs.com/alice``.
+
+    Raises ``ValueError`` on a non-HTTP URL or one without a host.
+    """
+    host, segments = split_url(url)
+    bare = _WWW.sub("", host)
+    for rule in _platforms().path_rules:
+        if rule.matches(host) or rule.matches(bare):
+            user = rule.user_path(segments)
+            if user is not None:
+                return f"{bare}/{user.lower()}"
+            break
+    return registered_domain(host)
+
+
+def same_blog(url_a: str, url_b: str) -> bool:
+    """Whether two URLs belong to the same blog; False when either has no identity."""
+    try:
+        return blog_id(url_a) == blog_id(url_b)
+    except ValueError:
+        return False

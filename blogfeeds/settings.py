@@ -1,0 +1,69 @@
+"""Scrapy settings for blogfeeds.
+
+Every value here is chosen on purpose; ``BLOGFEEDS_*`` settings are this project's own and are
+read once by the component that uses them. Deployment switches come from the environment
+(``BLOGFEEDS_DATABASE_URL``, ``MYSQL_URL``, ``REDIS_URL``) so one build serves every node.
+"""
+
+from __future__ import annotations
+
+import os
+
+BOT_NAME = "blogfeeds"
+SPIDER_MODULES = ["blogfeeds.spiders"]
+NEWSPIDER_MODULE = "blogfeeds.spiders"
+COMMANDS_MODULE = "blogfeeds.commands"
+
+# --- Politeness --------------------------------------------------------------------------------
+# Blogs are small personal sites, often on shared hosting: one request at a time per blog host,
+# at least half a second apart, slowed further by AutoThrottle when a host answers slowly.
+ROBOTSTXT_OBEY = True
+BLOGFEEDS_CONTACT_URL = os.environ.get(
+    "BLOGFEEDS_CONTACT_URL", "https://github.com/blogfeeds/blogfeeds"
+)
+USER_AGENT = f"blogfeeds/0.1 (+{BLOGFEEDS_CONTACT_URL})"
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 0.5
+RANDOMIZE_DOWNLOAD_DELAY = True
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 0.5
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+DOWNLOAD_TIMEOUT = 20
+RETRY_TIMES = 2
+REDIRECT_MAX_TIMES = 5
+DOWNLOAD_MAXSIZE = 8 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+# Scrapy 2.19's RemoteControl runs Python sent to it: never on crawl workers.
+REMOTE_CONTROL_ENABLED = False
+
+# --- Breadth-first walk of the friend-link graph ------------------------------------------------
+DEPTH_LIMIT = 3
+DEPTH_PRIORITY = 1
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# Blogs stored at most (0 = no cap).
+BLOGFEEDS_MAX_BLOGS = 0
+# Pages fetched per blog for discovery (home page, friend-link page, ...).
+BLOGFEEDS_MAX_PAGES_PER_BLOG = 3
+# Keep blogs without a feed (status=no_feed). False restores the original design: feeds only.
+BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED = True
+
+# --- Storage ------------------------------------------------------------------------------------
+# A database URL: sqlite:///path (the default, embedded) or, later, mysql://user:pass@host/db.
+BLOGFEEDS_DATABASE_URL = os.environ.get("BLOGFEEDS_DATABASE_URL", "sqlite:///blogfeeds.sqlite3")
+ITEM_PIPELINES = {
+    "blogfeeds.pipelines.BlogDedupePipeline": 100,
+    "blogfeeds.pipelines.StoragePipeline": 300,
+}
+DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
+
+# --- Extractors ---------------------------------------------------------------------------------
+# Scoring rules, ordered like middleware dicts: {dotted path: order}; None disables a rule.
+# (filled in by blogfeeds.extract.feeds / blogfeeds.extract.friends)
+
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = os.environ.get("BLOGFEEDS_LOG_LEVEL", "INFO")
