@@ -71,4 +71,3 @@ class FriendLink:
     """Score of the container the link was found in (original formula: points)."""
     source_url: str = ""
     """The page the link was read from (home page or friend-link page)."""
-

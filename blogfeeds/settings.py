@@ -64,6 +64,23 @@ DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 # --- Extractors ---------------------------------------------------------------------------------
 # Scoring rules, ordered like middleware dicts: {dotted path: order}; None disables a rule.
 # (filled in by blogfeeds.extract.feeds / blogfeeds.extract.friends)
+# Feed autodiscovery, the original <link> rule: RSS/Atom types, out of 10, -3 without
+# rel=alternate, -5 for comments feeds, -5 for rpc/rsd endpoints. Also available, off by
+# default: blogfeeds.extract.feeds.RdfType, blogfeeds.extract.feeds.JsonFeedType.
+BLOGFEEDS_FEED_SCORERS: dict[str, int | None] = {
+    "blogfeeds.extract.feeds.RssAtomType": 100,
+    "blogfeeds.extract.feeds.NoAlternate": 200,
+    "blogfeeds.extract.feeds.CommentsFeed": 300,
+    "blogfeeds.extract.feeds.RpcRsdLink": 400,
+}
+# Friend-link container, the original formula: (external - internal) x 1000, link-text and
+# link-density factors, containers under 1000 rejected.
+BLOGFEEDS_FRIEND_SCORERS: dict[str, int | None] = {
+    "blogfeeds.extract.friends.LinkBalance": 100,
+    "blogfeeds.extract.friends.LinkTextRatio": 200,
+    "blogfeeds.extract.friends.LinkDensity": 300,
+    "blogfeeds.extract.friends.MinimumScore": 900,
+}
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = os.environ.get("BLOGFEEDS_LOG_LEVEL", "INFO")

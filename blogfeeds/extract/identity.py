@@ -33,7 +33,7 @@ _WWW = re.compile(r"^www\d*\.")
 _USER_SITE_PAGES = frozenset(
     "about archive archives categories category tags tag page posts post p blog links link "
     "friends friend search feed rss atom en zh cn images img assets static css js public "
-    "projects project notes wiki books book life resume cv docs".split()
+    "resume cv".split()
 )
 
 

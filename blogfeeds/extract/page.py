@@ -85,4 +85,6 @@ def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = 
     for href in tree.xpath("//base/@href")[:1]:
         if href.strip():
             base_url = urljoin(url, href.strip())
-    return Page(url=url, base_url=base_url, encoding=encoding, text=text, tree=tree, headers=headers)
+    return Page(
+        url=url, base_url=base_url, encoding=encoding, text=text, tree=tree, headers=headers
+    )

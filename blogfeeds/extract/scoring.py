@@ -30,7 +30,7 @@ class Adjustment:
     reason: str
 
 
-class Reject(Exception):  # noqa: N818 - a verdict, not an error
+class Reject(Exception):  # a verdict, not an error
     """Raised by a rule to drop the subject; the message is the reason."""
 
 
@@ -54,8 +54,9 @@ def build_rules(spec: Mapping[Any, int | None]) -> list[Any]:
     Classes are instantiated with no arguments; instances and plain functions are used as they
     are; an order of ``None`` disables the rule (as in Scrapy's component dicts).
     """
-    enabled = sorted(((order, key) for key, order in spec.items() if order is not None),
-                     key=lambda pair: pair[0])
+    enabled = sorted(
+        ((order, key) for key, order in spec.items() if order is not None), key=lambda pair: pair[0]
+    )
     rules = []
     for _, key in enabled:
         obj = load_object(key) if isinstance(key, str) else key
@@ -71,7 +72,7 @@ def apply_rules(
     Raises :class:`Reject` (with every reason so far in its ``reasons`` attribute) when a rule
     rejects the subject.
     """
-    score, reasons = start, []
+    score, reasons = start, list[str]()
     for rule in rules:
         try:
             adj = rule(subject, score, page)
@@ -82,4 +83,3 @@ def apply_rules(
             score = adj.score
             reasons.append(adj.reason)
     return score, reasons
-

@@ -1,0 +1,124 @@
+"""Data-driven quality suites over ``<shared>/cases`` (feed discovery, friend links).
+
+Each case folder is judged with the README's pass definition (:mod:`tests.cases`).
+
+* One test per case: a case pinned as passing in ``tests/quality_floors.json`` must keep
+  passing; any other failing case is reported as an expected failure with its problems (the
+  original rules validate nothing, so many fail by design for now). A crash always fails.
+* One test per suite: prints ``<suite>: N/M passed`` (and micro precision/recall for the
+  friend suites) and asserts the pinned floors. Raise the floors when the extractors improve.
+
+Skips cleanly when the shared directory is absent (``BLOGFEEDS_SHARED`` or ``../shared``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from blogfeeds.extract.feeds import discover_feeds
+from blogfeeds.extract.friends import extract_friends
+from blogfeeds.extract.page import DecodeError, parse_page
+from tests.cases import LittleWeb, Verdict, case_names, judge_feeds, judge_friends, load_case
+from tests.cases import shared_dir as _shared_dir
+
+FLOORS: dict[str, dict[str, Any]] = json.loads(
+    (Path(__file__).with_name("quality_floors.json")).read_text("utf-8")
+)
+FRIEND_SUITES = ("friend-links", "friend-links-real")
+
+pytestmark = pytest.mark.skipif(
+    _shared_dir() is None, reason="shared cases not found (set BLOGFEEDS_SHARED or ../shared)"
+)
+
+
+@cache
+def feed_result(name: str) -> tuple[Verdict, tuple[str, ...]]:
+    """Fetch the case's page through its little web, discover feeds, judge them."""
+    case = load_case("feed-discovery", name)
+    resp = LittleWeb(case).fetch(case.page_url)
+    reported: list[str] = []
+    if resp.status == 200:
+        try:
+            page = parse_page(resp.url, resp.body, resp.headers)
+        except DecodeError:
+            pass
+        else:
+            reported = [c.url for c in discover_feeds(page)]
+    return judge_feeds(case.expected, reported), tuple(reported)
+
+
+@cache
+def friend_result(suite: str, name: str) -> tuple[Verdict, tuple[tuple[str, str], ...]]:
+    """Parse the case's page at ``page_url``, extract friends, judge them.
+
+    The page is served as ``text/html`` without a charset so its own declaration decides
+    (``table-footer-links-legacy`` is GB2312, as it declares).
+    """
+    case = load_case(suite, name)
+    body = (case.path / "page.html").read_bytes()
+    page = parse_page(case.page_url, body, {"Content-Type": "text/html"})
+    reported = tuple((f.url, f.name) for f in extract_friends(page).friends)
+    return judge_friends(case.expected, list(reported)), reported
+
+
+def _check_case(suite: str, name: str, verdict: Verdict, reported: object) -> None:
+    if verdict.passed:
+        return
+    detail = f"{suite}/{name}: {'; '.join(verdict.problems)} (reported {reported})"
+    if name in FLOORS[suite].get("passing", []):
+        pytest.fail(f"regression: {detail}")
+    pytest.xfail(detail)
+
+
+@pytest.mark.parametrize("name", case_names("feed-discovery"))
+def test_feed_discovery_case(name: str) -> None:
+    verdict, reported = feed_result(name)
+    _check_case("feed-discovery", name, verdict, reported)
+
+
+@pytest.mark.parametrize(("suite", "name"), [(s, n) for s in FRIEND_SUITES for n in case_names(s)])
+def test_friend_links_case(suite: str, name: str) -> None:
+    verdict, reported = friend_result(suite, name)
+    _check_case(suite, name, verdict, reported)
+
+
+def _report(capsys: pytest.CaptureFixture[str], line: str) -> None:
+    with capsys.disabled():
+        print(f"\n{line}")
+
+
+def test_feed_discovery_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    names = case_names("feed-discovery")
+    results = {n: feed_result(n)[0] for n in names}
+    passed = sorted(n for n, v in results.items() if v.passed)
+    _report(capsys, f"feed-discovery: {len(passed)}/{len(names)} passed")
+    floor = FLOORS["feed-discovery"]
+    failing = {n: v.problems for n, v in results.items() if not v.passed}
+    assert len(passed) >= floor["passed"], f"below floor {floor['passed']}: {failing}"
+
+
+@pytest.mark.parametrize("suite", FRIEND_SUITES)
+def test_friend_links_suite(suite: str, capsys: pytest.CaptureFixture[str]) -> None:
+    names = case_names(suite)
+    results = {n: friend_result(suite, n)[0] for n in names}
+    passed = sorted(n for n, v in results.items() if v.passed)
+    tp = sum(v.tp for v in results.values())
+    fp = sum(v.fp for v in results.values())
+    fn = sum(v.fn for v in results.values())
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    _report(
+        capsys,
+        f"{suite}: {len(passed)}/{len(names)} passed, micro precision {precision:.3f} "
+        f"recall {recall:.3f} (TP {tp}, FP {fp}, FN {fn})",
+    )
+    floor = FLOORS[suite]
+    failing = {n: v.problems for n, v in results.items() if not v.passed}
+    assert len(passed) >= floor["passed"], f"below floor {floor['passed']}: {failing}"
+    assert precision >= floor["precision"], f"precision {precision:.3f} < {floor['precision']}"
+    assert recall >= floor["recall"], f"recall {recall:.3f} < {floor['recall']}"

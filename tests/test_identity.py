@@ -1,0 +1,83 @@
+"""Blog identity: every kind of host the README's rule names."""
+
+from __future__ import annotations
+
+import pytest
+
+from blogfeeds.extract.identity import blog_id, registered_domain, same_blog
+
+CASES = [
+    # registered domain, www dropped, scheme/port/query ignored
+    ("https://www.Example-Blog.com/post/1?x=1#top", "example-blog.com"),
+    ("http://example-blog.com:8080/", "example-blog.com"),
+    ("https://blog.example-blog.com/", "example-blog.com"),
+    ("https://www.bbc.co.uk/news", "bbc.co.uk"),
+    # PSL private section: hosted subdomains stay apart
+    ("https://Alice.github.io/", "alice.github.io"),
+    ("https://alice.gitlab.io/", "alice.gitlab.io"),
+    ("https://alice.netlify.app/", "alice.netlify.app"),
+    ("https://alice.blogspot.com/2020/01/x.html", "alice.blogspot.com"),
+    # subdomain-hosted platforms missing from the PSL: from the platform table
+    ("https://alice.wordpress.com/2020/", "alice.wordpress.com"),
+    ("https://alice.substack.com/p/post", "alice.substack.com"),
+    ("https://alice.tumblr.com/", "alice.tumblr.com"),
+    ("https://alice.livejournal.com/", "alice.livejournal.com"),
+    ("https://alice.lofter.com/", "alice.lofter.com"),
+    ("https://alice.gitee.io/", "alice.gitee.io"),
+    ("https://alice.blogspot.de/", "alice.blogspot.com"),
+    ("https://alice.blogspot.com.br/", "alice.blogspot.com"),
+    ("https://wordpress.com/", "wordpress.com"),
+    ("https://www.tumblr.com/explore", "tumblr.com"),
+    # path-hosted platforms keep the user part
+    ("https://www.cnblogs.com/Alice/p/123.html", "cnblogs.com/alice"),
+    ("https://cnblogs.com/alice", "cnblogs.com/alice"),
+    ("https://www.cnblogs.com/", "cnblogs.com"),
+    ("https://blog.csdn.net/alice/article/details/1", "blog.csdn.net/alice"),
+    ("https://medium.com/@alice/a-post", "medium.com/@alice"),
+    ("https://www.jianshu.com/u/abc123", "jianshu.com/u/abc123"),
+    ("https://www.jianshu.com/p/abc123", "jianshu.com"),
+    ("https://alice.github.io/notes/", "alice.github.io/notes"),
+    ("https://alice.github.io/2020/01/01/post.html", "alice.github.io"),
+    ("https://alice.github.io/about/", "alice.github.io"),
+    ("https://alice.github.io/index.html", "alice.github.io"),
+    # no public suffix: the whole host
+    ("http://blog.fiction.example/", "blog.fiction.example"),
+    ("http://www.fiction.example/", "fiction.example"),
+    ("http://localhost:8000/", "localhost"),
+    ("http://127.0.0.1:9/x", "127.0.0.1"),
+    ("http://[::1]:8080/", "::1"),
+    # IDN: Unicode form whether written as punycode or not
+    ("https://blog.xn--fsqu00a.xn--fiqs8s/", "例子.中国"),
+    ("https://blog.例子.中国/", "例子.中国"),
+]
+
+
+@pytest.mark.parametrize(("url", "expected"), CASES)
+def test_blog_id(url: str, expected: str) -> None:
+    assert blog_id(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url", ["mailto:a@b.c", "javascript:void(0)", "ftp://x.com/", "//x.com", ""]
+)
+def test_non_http_urls_have_no_identity(url: str) -> None:
+    with pytest.raises(ValueError, match="http"):
+        blog_id(url)
+
+
+def test_same_blog() -> None:
+    assert same_blog("http://www.a-example.com/", "https://a-example.com/links/")
+    assert not same_blog("https://alice.github.io/", "https://bob.github.io/")
+    assert not same_blog("https://a-example.com/", "mailto:x@a-example.com")
+
+
+def test_registered_domain_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("identity must not touch the network")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    registered_domain.cache_clear()
+    assert registered_domain("x.y.example.co.jp") == "example.co.jp"
