@@ -59,6 +59,11 @@ ITEM_PIPELINES = {
     "blogfeeds.pipelines.BlogDedupePipeline": 100,
     "blogfeeds.pipelines.StoragePipeline": 300,
 }
+# Rows per transaction; a failed batch is retried at later flushes, then spooled to a JSON-lines
+# file (loaded again by the next run) after this many attempts or at close.
+BLOGFEEDS_DB_BATCH_SIZE = 500
+BLOGFEEDS_DB_MAX_ATTEMPTS = 3
+BLOGFEEDS_SPOOL_PATH = "blogfeeds-spool.jsonl"
 DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 
 # --- Extractors ---------------------------------------------------------------------------------

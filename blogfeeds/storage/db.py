@@ -1,0 +1,443 @@
+"""Database connections and :class:`Store`, the writer and reader of the blogfeeds schema.
+
+URLs (SQLAlchemy style, so one setting names any backend):
+
+* ``sqlite:///relative/path.sqlite3``, ``sqlite:////absolute/path.sqlite3``, ``sqlite:///:memory:``
+  (the standard-library ``sqlite3``; WAL journal, so exports can read during a crawl);
+* ``mysql://user:password@host:port/database`` (also ``mysql+pymysql://``): MySQL 8 or
+  MariaDB ≥ 10.5 through PyMySQL with ``charset=utf8mb4`` (the connection charset must be utf8mb4
+  as well as the tables, or emoji fail with error 1366). The database must exist.
+
+All calls are blocking DB-API calls; every write method is one transaction, batched with
+``executemany`` (≈100× faster than a commit per row on MySQL; see the stack research notes).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple, Self
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from blogfeeds.items import Blog, FriendLink
+from blogfeeds.storage.schema import (
+    DIALECTS,
+    TABLES,
+    Dialect,
+    pending_migrations,
+    url_hash,
+)
+
+logger = logging.getLogger(__name__)
+
+FETCHED_STATUSES = frozenset({"ok", "no_feed"})
+"""Blog statuses of a page that was read; any other status (``http_5xx``, ``timeout``, ...) only
+updates ``status`` and ``fetched_at`` of a known blog, so a failed re-crawl erases nothing."""
+
+_MYSQL_ALREADY_EXISTS = {1050, 1060, 1061}  # table, column, index name already exists
+_SCHEMA_LOCK = "blogfeeds_schema"
+_DELETE_CHUNK = 500  # below SQLite's 999 host-parameter limit of old builds
+
+_BLOG_COLUMNS = (
+    "blog_id",
+    "url",
+    "title",
+    "abstract",
+    "language",
+    "generator",
+    "feed_url",
+    "friend_count",
+    "status",
+    "depth",
+    "first_seen",
+    "fetched_at",
+)
+_BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
+_BLOG_FAILURE_UPDATE = ("status", "fetched_at")
+_FEED_COLUMNS = (
+    "blog_id",
+    "url",
+    "url_hash",
+    "type",
+    "title",
+    "score",
+    "reasons",
+    "position",
+    "is_main",
+)
+_LINK_COLUMNS = (
+    "source_blog_id",
+    "target_blog_id",
+    "target_url",
+    "target_url_hash",
+    "name",
+    "container_score",
+    "source_url",
+    "first_seen",
+    "last_seen",
+)
+_LINK_UPDATE = tuple(
+    c for c in _LINK_COLUMNS if c not in {"source_blog_id", "target_url_hash", "first_seen"}
+)
+
+
+class Connection(NamedTuple):
+    """An open DB-API 2 connection, the dialect its statements must use, and its URL."""
+
+    raw: Any
+    dialect: Dialect
+    url: str
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***``, for logs and error messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def connect(url: str) -> Connection:
+    """Open the database named by ``url`` (see the module docstring for the forms).
+
+    Raises ``ValueError`` on an unknown scheme or a malformed URL; driver errors
+    (``sqlite3.Error``, ``pymysql.Error``) when the database cannot be opened.
+    """
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme == "sqlite":
+        return Connection(_connect_sqlite(url), DIALECTS["sqlite"], url)
+    if scheme in {"mysql", "mysql+pymysql"}:
+        return Connection(_connect_mysql(url), DIALECTS["mysql"], url)
+    raise ValueError(
+        f"unsupported database URL {redact(url)!r}: use sqlite:///path.sqlite3, "
+        "sqlite:////absolute/path.sqlite3, sqlite:///:memory: or mysql://user:pass@host:port/db"
+    )
+
+
+def _connect_sqlite(url: str) -> sqlite3.Connection:
+    prefix = "sqlite:///"
+    path = url[len(prefix) :] if url.lower().startswith(prefix) else ""
+    if not path:
+        raise ValueError(
+            f"malformed SQLite URL {url!r}: expected sqlite:///relative/path, "
+            "sqlite:////absolute/path or sqlite:///:memory:"
+        )
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: no implicit transactions; Store issues BEGIN/COMMIT itself.
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    if path != ":memory:":
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _connect_mysql(url: str) -> Any:
+    import pymysql  # noqa: PLC0415 - optional driver, only for MySQL URLs
+
+    parts = urlsplit(url)
+    database = unquote(parts.path.lstrip("/"))
+    if not parts.hostname or not database or "/" in database:
+        raise ValueError(
+            f"malformed MySQL URL {redact(url)!r}: expected mysql://user:pass@host:port/database"
+        )
+    return pymysql.connect(
+        host=parts.hostname,
+        port=parts.port or 3306,
+        user=unquote(parts.username) if parts.username else "root",
+        password=unquote(parts.password) if parts.password else "",
+        database=database,
+        charset="utf8mb4",
+        autocommit=False,
+    )
+
+
+def utc_now() -> str:
+    """The current time as ISO 8601 UTC with seconds, e.g. ``2026-11-29T20:36:29Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Store:
+    """Writes :class:`Blog` and :class:`FriendLink` items to the schema and reads them back.
+
+    Re-writing an item updates its row (blogs by ``blog_id``, friend links by
+    ``(source_blog_id, target_url)``); ``first_seen`` keeps its first value. Not thread-safe:
+    one ``Store`` per thread (sqlite3 connections are bound to their thread).
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.dialect = connection.dialect
+
+    @classmethod
+    def open(cls, url: str) -> Self:
+        """Connect to ``url`` (see :func:`connect`) and migrate it to ``SCHEMA_VERSION``."""
+        store = cls(connect(url))
+        try:
+            store.ensure_schema()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with suppress(Exception):
+            self.connection.raw.close()
+
+    # --- transactions and schema ---------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, write: bool = True) -> Iterator[Any]:
+        """A cursor inside one transaction: committed on success, rolled back on error."""
+        if self.dialect.name == "mysql":
+            self._reconnect_if_dead()
+        raw = self.connection.raw
+        if self.dialect.name == "mysql":
+            raw.begin()
+        else:
+            raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        cursor = raw.cursor()
+        try:
+            yield cursor
+        except BaseException:
+            try:
+                raw.rollback()
+            except Exception:
+                logger.exception("rollback failed")
+            raise
+        else:
+            raw.commit()
+        finally:
+            with suppress(Exception):
+                cursor.close()
+
+    def _reconnect_if_dead(self) -> None:
+        """Replace a MySQL connection the server dropped (wait_timeout, restart: 2006/2013)."""
+        try:
+            self.connection.raw.ping(reconnect=False)
+        except Exception as exc:
+            logger.warning("database connection lost (%s); reconnecting", exc)
+            self.close()
+            self.connection = connect(self.connection.url)
+
+    def _execute_ddl(self, cursor: Any, statement: str) -> None:
+        try:
+            cursor.execute(statement)
+        except Exception as exc:
+            # MySQL commits each DDL statement, so a migration interrupted half-way is re-run.
+            code = exc.args[0] if exc.args else None
+            if self.dialect.name != "mysql" or code not in _MYSQL_ALREADY_EXISTS:
+                raise
+            logger.debug("schema: already applied: %s", exc)
+
+    def _stored_version(self, cursor: Any) -> int:
+        cursor.execute(self.dialect.table_exists, ("schema_version",))
+        if cursor.fetchone() is None:
+            return 0
+        cursor.execute("SELECT MAX(version) FROM schema_version")
+        row = cursor.fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def ensure_schema(self) -> int:
+        """Create the tables or apply pending migrations; return the stored version.
+
+        Safe when several crawl processes start at once: SQLite serialises on
+        ``BEGIN IMMEDIATE``, MySQL on ``GET_LOCK('blogfeeds_schema')``. Raises ``ValueError``
+        when the database is newer than this code.
+        """
+        mysql = self.dialect.name == "mysql"
+        if mysql:
+            with self._transaction() as cursor:
+                cursor.execute("SELECT GET_LOCK(%s, 60)", (_SCHEMA_LOCK,))
+        try:
+            with self._transaction() as cursor:
+                stored = self._stored_version(cursor)
+                record = self.dialect.upsert(
+                    "schema_version", ("version", "applied_at"), ("version",), ()
+                )
+                for version, statements in pending_migrations(stored, self.dialect):
+                    for statement in statements:
+                        self._execute_ddl(cursor, statement)
+                    cursor.execute(record, (version, utc_now()))
+                    logger.info("database schema migrated to version %d", version)
+        finally:
+            if mysql:
+                with self._transaction() as cursor:
+                    cursor.execute("SELECT RELEASE_LOCK(%s)", (_SCHEMA_LOCK,))
+        return self.schema_version()
+
+    def schema_version(self) -> int:
+        """The stored schema version (0 for an empty database)."""
+        with self._transaction(write=False) as cursor:
+            return self._stored_version(cursor)
+
+    # --- writers -------------------------------------------------------------------------------
+
+    def upsert_blogs(self, blogs: Sequence[Blog]) -> int:
+        """Insert or update ``blogs`` and replace their feed rows, in one transaction.
+
+        Returns the number of distinct blogs written (a repeated ``blog_id`` keeps the last).
+        """
+        return self.write(blogs, ())[0]
+
+    def upsert_friend_links(self, links: Sequence[FriendLink]) -> int:
+        """Insert or update friend links in one transaction; returns the number of rows sent."""
+        return self.write((), links)[1]
+
+    def write(self, blogs: Sequence[Blog], links: Sequence[FriendLink]) -> tuple[int, int]:
+        """Write blogs (with their feeds) and friend links in ONE transaction.
+
+        Returns ``(blogs written, friend links written)``. Any driver error rolls the whole call
+        back and propagates, so the caller can retry the same items (every write is idempotent).
+        """
+        now = utc_now()
+        latest = {blog.blog_id: blog for blog in blogs}
+        fetched = [b for b in latest.values() if b.status in FETCHED_STATUSES]
+        failed = [b for b in latest.values() if b.status not in FETCHED_STATUSES]
+        with self._transaction() as cursor:
+            if fetched:
+                sql = self.dialect.upsert("blogs", _BLOG_COLUMNS, ("blog_id",), _BLOG_FULL_UPDATE)
+                cursor.executemany(sql, [_blog_row(b, now) for b in fetched])
+                ids = [b.blog_id for b in fetched]
+                for start in range(0, len(ids), _DELETE_CHUNK):  # one round trip per chunk
+                    chunk = ids[start : start + _DELETE_CHUNK]
+                    marks = ", ".join([self.dialect.param] * len(chunk))
+                    cursor.execute(f"DELETE FROM feeds WHERE blog_id IN ({marks})", chunk)
+                feed_rows = [row for b in fetched for row in _feed_rows(b)]
+                if feed_rows:
+                    params = ", ".join([self.dialect.param] * len(_FEED_COLUMNS))
+                    cursor.executemany(
+                        f"INSERT INTO feeds ({', '.join(_FEED_COLUMNS)}) VALUES ({params})",
+                        feed_rows,
+                    )
+            if failed:
+                sql = self.dialect.upsert(
+                    "blogs", _BLOG_COLUMNS, ("blog_id",), _BLOG_FAILURE_UPDATE
+                )
+                cursor.executemany(sql, [_blog_row(b, now) for b in failed])
+            if links:
+                sql = self.dialect.upsert(
+                    "friend_links",
+                    _LINK_COLUMNS,
+                    ("source_blog_id", "target_url_hash"),
+                    _LINK_UPDATE,
+                )
+                cursor.executemany(sql, [_link_row(link, now) for link in links])
+        return len(latest), len(links)
+
+    # --- readers -------------------------------------------------------------------------------
+
+    def count(self, table: str) -> int:
+        """Number of rows in ``table`` (one of :data:`~.schema.TABLES`, else ``ValueError``)."""
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+        with self._transaction(write=False) as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM {table}")
+            return int(cursor.fetchone()[0])
+
+    def _dicts(self, query: str) -> list[dict[str, Any]]:
+        with self._transaction(write=False) as cursor:
+            cursor.execute(query)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def blogs(self) -> list[dict[str, Any]]:
+        """Every blog row as a dict (columns of ``blogs`` without ``id``), ordered by blog_id.
+
+        Each dict also has ``feeds``: its feed rows best first, as dicts with ``url``, ``type``,
+        ``title``, ``score``, ``reasons`` (list of str) and ``is_main`` (bool).
+        """
+        rows = self._dicts(f"SELECT {', '.join(_BLOG_COLUMNS)} FROM blogs ORDER BY blog_id")
+        feeds: dict[str, list[dict[str, Any]]] = {}
+        for feed in self._dicts(
+            "SELECT blog_id, url, type, title, score, reasons, is_main FROM feeds "
+            "ORDER BY blog_id, position"
+        ):
+            blog_id = feed.pop("blog_id")
+            feed["reasons"] = json.loads(feed["reasons"])
+            feed["is_main"] = bool(feed["is_main"])
+            feeds.setdefault(blog_id, []).append(feed)
+        for row in rows:
+            row["feeds"] = feeds.get(row["blog_id"], [])
+        return rows
+
+    def friend_links(self) -> list[dict[str, Any]]:
+        """Every friend-link row as a dict (without ``id`` and the hash), in a stable order."""
+        columns = [c for c in _LINK_COLUMNS if c != "target_url_hash"]
+        return self._dicts(
+            f"SELECT {', '.join(columns)} FROM friend_links ORDER BY source_blog_id, target_url"
+        )
+
+
+def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
+    return (
+        blog.blog_id,
+        blog.url,
+        blog.title,
+        blog.abstract,
+        blog.language,
+        blog.generator,
+        blog.feed_url,
+        blog.friend_count,
+        blog.status,
+        blog.depth,
+        now,
+        blog.fetched_at,
+    )
+
+
+def _feed_rows(blog: Blog) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = []
+    seen: set[str] = set()
+    for feed in blog.feeds:
+        digest = url_hash(feed.url)
+        if digest in seen:  # the first (best) of repeated candidates wins
+            continue
+        seen.add(digest)
+        rows.append(
+            (
+                blog.blog_id,
+                feed.url,
+                digest,
+                feed.type,
+                feed.title,
+                feed.score,
+                json.dumps(feed.reasons, ensure_ascii=False),
+                len(rows),
+                int(feed.url == blog.feed_url),
+            )
+        )
+    return rows
+
+
+def _link_row(link: FriendLink, now: str) -> tuple[Any, ...]:
+    return (
+        link.source_blog_id,
+        link.target_blog_id,
+        link.target_url,
+        url_hash(link.target_url),
+        link.name,
+        link.container_score,
+        link.source_url,
+        now,
+        now,
+    )

@@ -1,0 +1,227 @@
+"""The one relational schema of blogfeeds, for SQLite (embedded) and MySQL 8 / MariaDB 10.11.
+
+Every statement is written once, as a template; the few places where the two SQL dialects differ
+(column types, auto-increment, table options, placeholders, upsert syntax) are the fields of
+:class:`Dialect`. Tables:
+
+``blogs``
+    one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
+    ``first_seen`` (set on insert, never updated).
+``feeds``
+    the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
+    = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
+``friend_links``
+    the blogroll graph: one row per ``(source_blog_id, target_url_hash)`` edge, with
+    ``first_seen`` (insert) and ``last_seen`` (every write).
+``schema_version``
+    one row per applied migration; the stored schema version is ``MAX(version)``.
+
+URLs are unbounded in length, so the unique keys on URLs use ``*_hash`` columns: the SHA-1 hex
+digest of the UTF-8 URL (:func:`url_hash`), 40 ASCII characters. This keeps every MySQL key under
+the InnoDB limit of 3072 bytes (utf8mb4 counts 4 bytes per character: ``VARCHAR(255)`` = 1020
+bytes, which needs ``ROW_FORMAT=DYNAMIC``, the InnoDB default since MySQL 5.7 / MariaDB 10.2).
+Timestamps are ISO 8601 UTC strings (``2026-11-29T20:36:29Z``) in both dialects.
+
+Forward migrations: :data:`MIGRATIONS` is a list of ``(version, [statement templates])`` applied
+in order when the stored version is lower; version 1 is the initial schema. To change the schema,
+append ``(2, [...])`` and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the SQL dialects; every template field below is substituted as-is."""
+
+    name: str
+    """``sqlite`` or ``mysql``."""
+    key: str
+    """Type of a short, indexed text column (``blog_id``): ≤ 255 characters, exact match."""
+    short: str
+    """Type of a short unindexed text column (status, language, MIME type, timestamps)."""
+    text: str
+    """Type of an unbounded text column (URLs, titles, abstracts, JSON)."""
+    hash: str
+    """Type of a 40-character ASCII hex digest column used in unique keys."""
+    real: str
+    """Type of a double-precision float column."""
+    pk: str
+    """Column definition of an auto-increment integer primary key."""
+    table_options: str
+    """Appended after the closing parenthesis of ``CREATE TABLE``."""
+    create_index: str
+    """Prefix of an index statement; MySQL 8 has no ``IF NOT EXISTS`` here (see :mod:`.db`)."""
+    param: str
+    """DB-API placeholder: ``?`` (sqlite3 ``qmark``) or ``%s`` (PyMySQL ``format``)."""
+    table_exists: str
+    """Query returning a row when the table named by its one parameter exists."""
+
+    def template_fields(self) -> dict[str, str]:
+        """The ``{name}`` fields of the statement templates."""
+        return {
+            "key": self.key,
+            "short": self.short,
+            "text": self.text,
+            "hash": self.hash,
+            "real": self.real,
+            "pk": self.pk,
+            "table_options": self.table_options,
+            "create_index": self.create_index,
+        }
+
+    def render(self, template: str) -> str:
+        """One statement template with this dialect's types filled in."""
+        return template.format(**self.template_fields())
+
+    def upsert(
+        self, table: str, columns: Sequence[str], key: Sequence[str], update: Sequence[str]
+    ) -> str:
+        """``INSERT`` of one row of ``columns`` that updates ``update`` when ``key`` exists.
+
+        SQLite (≥ 3.24): ``ON CONFLICT(key) DO UPDATE SET c=excluded.c``; MySQL / MariaDB:
+        ``ON DUPLICATE KEY UPDATE c=VALUES(c)`` (deprecated but working on MySQL ≥ 8.0.20; the
+        row-alias form is not supported by MariaDB). With ``update`` empty the row is ignored.
+        """
+        insert = (
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join([self.param] * len(columns))})"
+        )
+        if self.name == "sqlite":
+            if not update:
+                return f"{insert} ON CONFLICT({', '.join(key)}) DO NOTHING"
+            sets = ", ".join(f"{c}=excluded.{c}" for c in update)
+            return f"{insert} ON CONFLICT({', '.join(key)}) DO UPDATE SET {sets}"
+        sets = ", ".join(f"{c}=VALUES({c})" for c in (update or key[:1]))
+        return f"{insert} ON DUPLICATE KEY UPDATE {sets}"
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    key="TEXT",
+    short="TEXT",
+    text="TEXT",
+    hash="TEXT",
+    real="REAL",
+    pk="INTEGER PRIMARY KEY AUTOINCREMENT",
+    table_options="",
+    create_index="CREATE INDEX IF NOT EXISTS",
+    param="?",
+    table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+)
+
+MYSQL = Dialect(
+    name="mysql",
+    key="VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+    short="VARCHAR(64)",
+    text="TEXT",
+    hash="CHAR(40) CHARACTER SET ascii COLLATE ascii_bin",
+    real="DOUBLE",
+    pk="BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
+    table_options=(
+        " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci ROW_FORMAT=DYNAMIC"
+    ),
+    create_index="CREATE INDEX",
+    param="%s",
+    table_exists=(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() "
+        "AND table_name = %s"
+    ),
+)
+
+DIALECTS = {"sqlite": SQLITE, "mysql": MYSQL}
+
+# MySQL keys use a binary collation: utf8mb4_unicode_ci would make blog ids that differ only in
+# case, accents or trailing spaces collide; identities compare exactly, as in SQLite.
+
+_V1 = [
+    """CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL PRIMARY KEY,
+    applied_at {short} NOT NULL
+){table_options}""",
+    """CREATE TABLE IF NOT EXISTS blogs (
+    id {pk},
+    blog_id {key} NOT NULL,
+    url {text} NOT NULL,
+    title {text} NOT NULL,
+    abstract {text} NOT NULL,
+    language {short} NOT NULL,
+    generator {text} NOT NULL,
+    feed_url {text},
+    friend_count INTEGER NOT NULL,
+    status {short} NOT NULL,
+    depth INTEGER NOT NULL,
+    first_seen {short} NOT NULL,
+    fetched_at {short} NOT NULL,
+    UNIQUE (blog_id)
+){table_options}""",
+    "{create_index} blogs_status ON blogs (status)",
+    """CREATE TABLE IF NOT EXISTS feeds (
+    id {pk},
+    blog_id {key} NOT NULL,
+    url {text} NOT NULL,
+    url_hash {hash} NOT NULL,
+    type {short} NOT NULL,
+    title {text} NOT NULL,
+    score {real} NOT NULL,
+    reasons {text} NOT NULL,
+    position INTEGER NOT NULL,
+    is_main INTEGER NOT NULL,
+    UNIQUE (blog_id, url_hash)
+){table_options}""",
+    "{create_index} feeds_url_hash ON feeds (url_hash)",
+    """CREATE TABLE IF NOT EXISTS friend_links (
+    id {pk},
+    source_blog_id {key} NOT NULL,
+    target_blog_id {key} NOT NULL,
+    target_url {text} NOT NULL,
+    target_url_hash {hash} NOT NULL,
+    name {text} NOT NULL,
+    container_score {real} NOT NULL,
+    source_url {text} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (source_blog_id, target_url_hash)
+){table_options}""",
+    "{create_index} friend_links_target ON friend_links (target_blog_id)",
+]
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (1, _V1),
+]
+"""Forward migrations ``(version, [statement templates])``, ascending; 1 = the initial schema.
+
+Each statement must be safe to re-run after a partial failure (MySQL commits DDL implicitly):
+``CREATE TABLE IF NOT EXISTS``, ``{create_index}``; :mod:`.db` tolerates "already exists" errors.
+"""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+"""The version this code writes and reads."""
+
+TABLES = ("blogs", "feeds", "friend_links", "schema_version")
+
+
+def url_hash(url: str) -> str:
+    """SHA-1 hex digest (40 ASCII characters) of ``url`` encoded as UTF-8: the URL key column."""
+    return hashlib.sha1(url.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def pending_migrations(stored: int, dialect: Dialect) -> list[tuple[int, list[str]]]:
+    """Migrations newer than ``stored`` (0 = empty database), rendered for ``dialect``.
+
+    Raises ``ValueError`` when the database is newer than this code (downgrades are unsupported).
+    """
+    if stored > SCHEMA_VERSION:
+        raise ValueError(
+            f"database schema version {stored} is newer than this code's {SCHEMA_VERSION}; "
+            "upgrade blogfeeds"
+        )
+    return [
+        (version, [dialect.render(s) for s in statements])
+        for version, statements in MIGRATIONS
+        if version > stored
+    ]

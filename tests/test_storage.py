@@ -1,0 +1,328 @@
+"""Storage layer against real databases: SQLite files and, when reachable, the local MariaDB."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from blogfeeds.items import Blog, FeedInfo, FriendLink
+from blogfeeds.storage import schema
+from blogfeeds.storage.db import Store, connect, redact
+
+MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
+
+HOSTILE = [
+    "友情链接 · 博客",
+    "emoji 🚀👩‍💻 and 𠮷",
+    "'; DROP TABLE blogs; --",
+    'back\\slash \\n \\\\ "quoted" `tick`',
+    "percent %s %(x)s %% ?",
+    "NUL-free\ttab\nnewline\r\n",
+]
+
+
+def mariadb_url() -> Iterator[str]:
+    """A throwaway MariaDB database ``blogfeeds_test_<pid>``; skips when MariaDB is down."""
+    pymysql = pytest.importorskip("pymysql")
+    try:
+        admin = pymysql.connect(**MARIADB, charset="utf8mb4", connect_timeout=2)
+    except pymysql.Error as exc:
+        pytest.skip(f"MariaDB unreachable at 127.0.0.1:3306: {exc}")
+    name = f"blogfeeds_test_{os.getpid()}"
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        cursor.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    try:
+        yield f"mysql://root@127.0.0.1:3306/{name}"
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.services)])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.sqlite3'}"
+    else:
+        yield from mariadb_url()
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
+    with Store.open(url) as opened:
+        yield opened
+
+
+def execute(store: Store, sql: str) -> None:
+    """Run raw SQL in its own transaction (test set-up only)."""
+    with store._transaction() as cursor:
+        cursor.execute(sql)
+
+
+def blog(blog_id: str = "alice.example", **fields: object) -> Blog:
+    base = Blog(
+        blog_id=blog_id,
+        url=f"https://{blog_id}/",
+        title="Alice",
+        abstract="About Alice",
+        language="en",
+        generator="Hugo 0.140",
+        feed_url=f"https://{blog_id}/index.xml",
+        feeds=[
+            FeedInfo(f"https://{blog_id}/index.xml", "application/rss+xml", "RSS", 9.5, ["+1 x"]),
+            FeedInfo(f"https://{blog_id}/atom.xml", "application/atom+xml", "Atom", 7.0, []),
+        ],
+        friend_count=2,
+        status="ok",
+        fetched_at="2026-11-29T20:36:29Z",
+        depth=1,
+    )
+    return replace(base, **fields)  # type: ignore[arg-type]
+
+
+def link(
+    source: str = "alice.example", target: str = "bob.example", **fields: object
+) -> FriendLink:
+    base = FriendLink(
+        source_blog_id=source,
+        target_url=f"https://{target}/",
+        target_blog_id=target,
+        name="Bob",
+        container_score=12.5,
+        source_url=f"https://{source}/links/",
+    )
+    return replace(base, **fields)  # type: ignore[arg-type]
+
+
+# --- schema and migrations ---------------------------------------------------------------------
+
+
+def test_schema_created_and_version_stored(store: Store) -> None:
+    assert store.schema_version() == schema.SCHEMA_VERSION == 1
+    for table in schema.TABLES:
+        assert store.count(table) == (1 if table == "schema_version" else 0)
+
+
+def test_reopen_and_ensure_schema_are_idempotent(url: str) -> None:
+    for _ in range(2):
+        with Store.open(url) as store:
+            assert store.ensure_schema() == 1
+            assert store.count("schema_version") == 1
+
+
+def test_migration_rerun_after_lost_version_row(store: Store) -> None:
+    """A migration interrupted after its DDL (MySQL commits DDL) is re-run without error."""
+    store.write([blog()], [link()])
+    execute(store, "DELETE FROM schema_version")
+    assert store.schema_version() == 0
+    assert store.ensure_schema() == 1
+    assert store.count("blogs") == 1  # existing data untouched
+
+
+def test_forward_migration_applied_once(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    v2 = (2, ["{create_index} blogs_depth ON blogs (depth)"])
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    assert store.ensure_schema() == 2
+    assert store.ensure_schema() == 2
+    assert store.count("schema_version") == 2
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="schema version 2 is newer than this code's 1"):
+        store.ensure_schema()
+
+
+def test_mysql_ddl_fits_key_limits() -> None:
+    """Every MySQL key is ≤ 3072 bytes (utf8mb4 = 4 bytes/char): URLs are keyed by hash."""
+    ddl = "\n".join(schema.MYSQL.render(s) for _, stmts in schema.MIGRATIONS for s in stmts)
+    assert "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" in ddl
+    assert "ROW_FORMAT=DYNAMIC" in ddl
+    assert "UNIQUE (source_blog_id, target_url_hash)" in ddl
+    assert "{" not in ddl
+
+
+def test_upsert_statements_per_dialect() -> None:
+    cols, key, update = ("a", "b", "c"), ("a",), ("b",)
+    assert schema.SQLITE.upsert("t", cols, key, update) == (
+        "INSERT INTO t (a, b, c) VALUES (?, ?, ?) ON CONFLICT(a) DO UPDATE SET b=excluded.b"
+    )
+    assert schema.MYSQL.upsert("t", cols, key, update) == (
+        "INSERT INTO t (a, b, c) VALUES (%s, %s, %s) ON DUPLICATE KEY UPDATE b=VALUES(b)"
+    )
+
+
+# --- upsert semantics --------------------------------------------------------------------------
+
+
+def test_blog_upsert_updates_in_place_and_keeps_first_seen(store: Store) -> None:
+    assert store.upsert_blogs([blog()]) == 1
+    execute(store, "UPDATE blogs SET first_seen = '2001-01-01T00:00:00Z'")
+    store.upsert_blogs([blog(title="Alice, renamed", depth=0, fetched_at="2026-12-01T00:00:00Z")])
+    rows = store.blogs()
+    assert len(rows) == 1
+    assert rows[0]["title"] == "Alice, renamed"
+    assert rows[0]["depth"] == 0
+    assert rows[0]["fetched_at"] == "2026-12-01T00:00:00Z"
+    assert rows[0]["first_seen"] == "2001-01-01T00:00:00Z"
+
+
+def test_feeds_replaced_with_the_new_list(store: Store) -> None:
+    store.upsert_blogs([blog(), blog("bob.example")])
+    assert store.count("feeds") == 4
+    new = FeedInfo("https://alice.example/feed/", "application/rss+xml", "New", 8.0, ["-2 y"])
+    store.upsert_blogs([blog(feed_url=new.url, feeds=[new, new])])  # repeated candidate: once
+    alice, bob = store.blogs()
+    assert alice["feeds"] == [
+        {
+            "url": new.url,
+            "type": "application/rss+xml",
+            "title": "New",
+            "score": 8.0,
+            "reasons": ["-2 y"],
+            "is_main": True,
+        }
+    ]
+    assert [f["url"] for f in bob["feeds"]] == [
+        "https://bob.example/index.xml",
+        "https://bob.example/atom.xml",
+    ]
+    assert [f["is_main"] for f in bob["feeds"]] == [True, False]
+    store.upsert_blogs([blog(status="no_feed", feed_url=None, feeds=[])])
+    assert store.blogs()[0]["feeds"] == []
+    assert store.count("feeds") == 2
+
+
+def test_failed_recrawl_keeps_what_was_known(store: Store) -> None:
+    store.upsert_blogs([blog()])
+    failed = Blog("alice.example", "https://alice.example/", status="timeout", fetched_at="T2")
+    store.upsert_blogs([failed])
+    (row,) = store.blogs()
+    assert (row["status"], row["fetched_at"], row["title"]) == ("timeout", "T2", "Alice")
+    assert len(row["feeds"]) == 2
+    store.upsert_blogs([Blog("new.example", "https://new.example/", status="dns")])
+    assert store.count("blogs") == 2  # an unknown failing blog is still recorded
+
+
+def test_repeated_blog_in_one_batch_keeps_the_last(store: Store) -> None:
+    assert store.upsert_blogs([blog(title="first"), blog(title="last")]) == 1
+    (row,) = store.blogs()
+    assert row["title"] == "last"
+    assert store.count("feeds") == 2
+
+
+def test_friend_link_upsert(store: Store) -> None:
+    store.upsert_friend_links([link(), link(target="carol.example")])
+    execute(store, "UPDATE friend_links SET first_seen = '2001-01-01T00:00:00Z'")
+    assert store.upsert_friend_links([link(name="Bob (new name)"), link(source="x.example")]) == 2
+    rows = store.friend_links()
+    assert [(r["source_blog_id"], r["target_blog_id"]) for r in rows] == [
+        ("alice.example", "bob.example"),
+        ("alice.example", "carol.example"),
+        ("x.example", "bob.example"),
+    ]
+    assert rows[0]["name"] == "Bob (new name)"
+    assert rows[0]["first_seen"] == "2001-01-01T00:00:00Z"
+    assert rows[0]["last_seen"] != "2001-01-01T00:00:00Z"
+
+
+def test_long_urls_are_keys(store: Store) -> None:
+    """URLs longer than any MySQL key prefix stay distinct (keyed by SHA-1)."""
+    stem = "https://bob.example/" + "p" * 3000
+    store.upsert_friend_links([link(target_url=stem + "/a"), link(target_url=stem + "/b")])
+    assert sorted(r["target_url"][-2:] for r in store.friend_links()) == ["/a", "/b"]
+    long_feed = FeedInfo(stem + ".xml", "application/rss+xml")
+    store.upsert_blogs([blog(feed_url=long_feed.url, feeds=[long_feed])])
+    assert store.blogs()[0]["feeds"][0]["url"] == long_feed.url
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_text_round_trips_unchanged(store: Store, text: str) -> None:
+    feed = FeedInfo(f"https://alice.example/{text}", "application/rss+xml", text, 1.0, [text])
+    store.write(
+        [blog(title=text, abstract=text, generator=text, feeds=[feed], feed_url=feed.url)],
+        [link(name=text, target_url=f"https://bob.example/{text}")],
+    )
+    (row,) = store.blogs()
+    assert (row["title"], row["abstract"], row["generator"]) == (text, text, text)
+    assert row["feeds"][0]["title"] == text
+    assert row["feeds"][0]["reasons"] == [text]
+    assert store.friend_links()[0]["name"] == text
+    assert store.count("blogs") == 1
+
+
+def test_a_failing_row_rolls_back_the_whole_call(store: Store) -> None:
+    """One transaction per call: a row the driver cannot encode leaves nothing half-written."""
+    with pytest.raises(UnicodeEncodeError):
+        store.write([blog(), blog("bad.example", title="lone surrogate \ud800")], [link()])
+    assert [store.count(t) for t in ("blogs", "feeds", "friend_links")] == [0, 0, 0]
+    store.write([blog()], [link()])  # the connection is still usable
+    assert store.count("blogs") == 1
+
+
+def test_count_rejects_unknown_tables(store: Store) -> None:
+    with pytest.raises(ValueError, match="unknown table 'blogs; DROP TABLE blogs'"):
+        store.count("blogs; DROP TABLE blogs")
+
+
+# --- URLs --------------------------------------------------------------------------------------
+
+
+def test_sqlite_relative_absolute_and_memory_urls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with Store.open("sqlite:///data/rel.sqlite3") as store:
+        store.upsert_blogs([blog()])
+    assert (tmp_path / "data" / "rel.sqlite3").is_file()
+    with sqlite3.connect(tmp_path / "data" / "rel.sqlite3") as conn:
+        assert conn.execute("SELECT blog_id FROM blogs").fetchall() == [("alice.example",)]
+    absolute = tmp_path / "abs.sqlite3"
+    assert str(absolute).startswith("/")
+    with Store.open(f"sqlite:///{absolute}") as store:  # sqlite:////tmp/... (four slashes)
+        assert store.schema_version() == 1
+    assert absolute.is_file()
+    with Store.open("sqlite:///:memory:") as store:
+        store.upsert_blogs([blog()])
+        assert store.count("blogs") == 1
+    assert not (tmp_path / ":memory:").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("postgres://u:secret@h/db", "unsupported database URL 'postgres://u:\\*\\*\\*@h/db'"),
+        ("blogfeeds.sqlite3", "unsupported database URL"),
+        ("sqlite://", "malformed SQLite URL"),
+        ("sqlite:///", "malformed SQLite URL"),
+        ("mysql:///db", "malformed MySQL URL"),
+        ("mysql://root@127.0.0.1/", "malformed MySQL URL"),
+    ],
+)
+def test_bad_urls_raise_value_error(url: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        connect(url)
+
+
+def test_redact_hides_only_the_password() -> None:
+    assert redact("mysql://bf:s3cret@db:3306/bf") == "mysql://bf:***@db:3306/bf"
+    assert redact("sqlite:///x.sqlite3") == "sqlite:///x.sqlite3"
+
+
+@pytest.mark.services
+def test_mariadb_connection_killed_between_batches_reconnects() -> None:
+    """The server dropping the connection (KILL, wait_timeout: 2013/2006) costs no batch."""
+    pymysql = pytest.importorskip("pymysql")
+    for url in mariadb_url():
+        with Store.open(url) as store:
+            store.upsert_blogs([blog()])
+            admin = pymysql.connect(**MARIADB)
+            with admin.cursor() as cursor:
+                cursor.execute(f"KILL {store.connection.raw.thread_id()}")
+            admin.close()
+            assert store.upsert_blogs([blog("bob.example")]) == 1
+            assert store.count("blogs") == 2
