@@ -1,0 +1,146 @@
+"""``scrapy inspect URL``: show what blogfeeds reads from one page, and why.
+
+Fetches the page through the project's settings (robots.txt, User-Agent, proxies), or reads a
+saved file with ``--file PATH --url URL``, and prints the title, every feed candidate with its
+score and reasons, every scored friend-link container, the friend links and the abstract.
+``--json`` prints the same as one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import ArgumentParser, Namespace
+from pathlib import Path
+from typing import Any
+
+import scrapy
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+from scrapy.http import Response
+from w3lib.url import is_url
+
+from blogfeeds.extract.blog import PageAnalysis, analyze_page
+from blogfeeds.extract.scoring import build_rules
+
+
+def analysis_to_dict(analysis: PageAnalysis) -> dict[str, Any]:
+    """A JSON-ready view of an analysis (the ``--json`` output)."""
+    meta = analysis.metadata
+    return {
+        "url": analysis.page.url,
+        "blog_id": analysis.blog_id,
+        "encoding": analysis.page.encoding,
+        "title": meta.title,
+        "language": meta.language,
+        "generator": meta.generator,
+        "abstract": meta.abstract,
+        "feeds": [
+            {"url": c.url, "type": c.type, "title": c.title, "score": c.score, "reasons": c.reasons}
+            for c in analysis.feeds
+        ],
+        "containers": [
+            {"score": c.score, "tag": c.tag, "path": c.path, "links": c.links, "reasons": c.reasons}
+            for c in analysis.friends.containers
+        ],
+        "friends": [{"url": f.url, "name": f.name} for f in analysis.friends.friends],
+        "friend_pages": analysis.friend_pages,
+    }
+
+
+def render_text(data: dict[str, Any]) -> str:
+    """The human-readable report, in the order of the original ``urls.py`` output."""
+    lines = [
+        f"URL:       {data['url']}",
+        f"Blog id:   {data['blog_id']}",
+        f"Title:     {data['title']}",
+        f"Language:  {data['language']}    Generator: {data['generator']}",
+        f"Encoding:  {data['encoding']}",
+        "",
+        f"Feed candidates ({len(data['feeds'])}):",
+    ]
+    for feed in data["feeds"]:
+        lines.append(f"  {feed['score']:>7.2f}  {feed['url']}  [{feed['type']}]")
+        lines.append(f"           {'; '.join(feed['reasons'])}")
+    lines += ["", f"Scored containers ({len(data['containers'])}):"]
+    for box in data["containers"]:
+        lines.append(f"  {box['score']:>10.1f}  <{box['tag']}> {box['links']} links  {box['path']}")
+        lines.append(f"              {'; '.join(box['reasons'])}")
+    lines += ["", f"Friend links ({len(data['friends'])}):"]
+    lines += [f"  {f['url']}  {f['name']}" for f in data["friends"]]
+    lines += ["", "Friend-link pages: " + (", ".join(data["friend_pages"]) or "none")]
+    lines += ["", f"Abstract: {data['abstract']}"]
+    return "\n".join(lines)
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+
+    def syntax(self) -> str:
+        return "[options] <url>"
+
+    def short_desc(self) -> str:
+        return "Show the feeds, friend links and abstract blogfeeds extracts from a page"
+
+    def add_options(self, parser: ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--file", help="read the page from this file instead of fetching")
+        parser.add_argument("--url", help="the page's URL (with --file)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(self, args: list[str], opts: Namespace) -> None:
+        assert self.settings is not None
+        if opts.file:
+            url = opts.url or (args[0] if args else None)
+            if not url or not is_url(url):
+                raise UsageError("--file needs --url http(s)://… (the page's own URL)")
+            self._report(url, Path(opts.file).read_bytes(), {}, opts)
+            return
+        if len(args) != 1 or not is_url(args[0]):
+            raise UsageError("give one http(s) URL, or --file PATH --url URL")
+        responses: list[Response] = []
+
+        class InspectSpider(scrapy.Spider):
+            name = "inspect"
+
+            async def start(self) -> Any:
+                yield scrapy.Request(
+                    args[0],
+                    callback=self.keep,
+                    dont_filter=True,
+                    meta={"handle_httpstatus_all": True},
+                )
+
+            def keep(self, response: Response) -> None:
+                responses.append(response)
+
+        assert self.crawler_process is not None
+        self.crawler_process.crawl(InspectSpider)
+        self.crawler_process.start()
+        if not responses:
+            print(f"Could not fetch {args[0]} (see the log above)", file=sys.stderr)
+            self.exitcode = 1
+            return
+        response = responses[0]
+        headers = {
+            k.decode("latin-1"): b", ".join(v).decode("latin-1")
+            for k, v in response.headers.items()
+        }
+        if response.status != 200:
+            print(f"HTTP {response.status} for {response.url}", file=sys.stderr)
+        self._report(response.url, response.body, headers, opts)
+
+    def _report(self, url: str, body: bytes, headers: dict[str, str], opts: Namespace) -> None:
+        assert self.settings is not None
+        analysis = analyze_page(
+            url,
+            body,
+            headers,
+            feed_rules=build_rules(self.settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None,
+            friend_rules=build_rules(self.settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None,
+        )
+        data = analysis_to_dict(analysis)
+        if opts.json:
+            print(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            print(render_text(data))

@@ -1,0 +1,267 @@
+"""Page metadata: title, language, generator and a short abstract of the main text.
+
+Sources:
+
+* title: the HTML ``<title>`` element, falling back to Open Graph ``og:site_name``
+  (https://ogp.me/).
+* language: ``<html lang>`` (HTML Living Standard §3.2.6.2), then the pragma
+  ``<meta http-equiv=content-language>``, then the HTTP ``Content-Language`` header (RFC 9110
+  §8.5), each as written by the page (a BCP 47 tag, not normalised).
+* generator: ``<meta name=generator>`` (HTML Living Standard §4.2.5.2).
+* abstract: the page's main text as trafilatura extracts it (Barbaresi 2021, ACL demo; F1 0.96
+  on the scrapinghub article-extraction benchmark, see ``research/extraction.md``), with leading
+  headline-like lines dropped and cut on a word boundary; else ``og:description`` or
+  ``<meta name=description>``. ``bench/abstract.py`` measures it.
+
+All functions read a parsed :class:`~blogfeeds.extract.page.Page` and never modify its tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import trafilatura
+
+from blogfeeds.extract.page import Page
+
+logger = logging.getLogger(__name__)
+
+ABSTRACT_CHARS = 100
+"""Default abstract length, in characters (not bytes)."""
+
+NO_SPACE_CHARS = (
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f"
+    "\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+    "\U00020000-\U0003134f]"
+)
+"""Regex class of scripts written without spaces between words: Han, kana, CJK punctuation
+and full-width forms, Thai, Lao, Myanmar, Khmer. A cut next to one is a word boundary."""
+_NO_SPACE = re.compile(NO_SPACE_CHARS)
+# Sentence-final punctuation (Latin and CJK), optionally followed by closing quotes/brackets.
+_SENTENCE_END = re.compile("[.!?…:;。！？；：][\"'”’»)\\]）」』]*$")
+_WORD = re.compile(r"\w+")
+# Leading list markers trafilatura writes in its text output ("- item").
+_BULLET = re.compile(r"^[-*•]\s+")
+# Characters that should not dangle at the end of a cut.
+_TRAILING = " \t,;:-–—(/[{"
+_URL = re.compile(r"^(?:https?://|www\.)\S+$")
+_SHORT_LINE = 50
+"""Leading lines shorter than this without sentence punctuation are kickers, bylines, dates."""
+
+
+@dataclass(frozen=True)
+class PageMetadata:
+    """What :func:`extract_metadata` reads from a page; every field is ``""`` when absent."""
+
+    title: str
+    language: str
+    generator: str
+    abstract: str
+
+
+def collapse(text: str) -> str:
+    """Collapse every run of whitespace (Unicode, including NBSP) to one space; strip."""
+    return " ".join(text.split())
+
+
+def _meta(page: Page) -> dict[str, str]:
+    """``<meta>`` contents by lower-cased ``name``, ``property`` or ``http-equiv``; first wins."""
+    found: dict[str, str] = {}
+    for meta in page.tree.iter("meta"):
+        content = meta.get("content")
+        if content is None:
+            continue
+        for attr in ("name", "property", "http-equiv"):
+            key = (meta.get(attr) or "").strip().lower()
+            if key and key not in found:
+                found[key] = collapse(content)
+    return found
+
+
+def _title(page: Page) -> str:
+    for element in page.tree.iter("title"):
+        if any(parent.tag == "svg" for parent in element.iterancestors()):
+            continue
+        return collapse(element.text_content())
+    return ""
+
+
+def title(page: Page) -> str:
+    """The page title: ``<title>`` text, whitespace collapsed; else ``og:site_name``; else ``""``.
+
+    ``<title>`` elements inside inline SVG are ignored.
+    """
+    return _title(page) or _meta(page).get("og:site_name", "")
+
+
+def language(page: Page) -> str:
+    """The page language as written: ``<html lang>`` (or ``xml:lang``), else
+    ``<meta http-equiv=content-language>``, else the ``Content-Language`` header; stripped,
+    ``""`` when none is given.
+    """
+    for attr in ("lang", "xml:lang"):
+        value = (page.tree.get(attr) or "").strip()
+        if value:
+            return value
+    return _meta(page).get("content-language", "") or page.header("Content-Language").strip()
+
+
+def generator(page: Page) -> str:
+    """The first non-empty ``<meta name=generator>`` content (name matched case-insensitively),
+    whitespace collapsed, e.g. ``"WordPress 6.4.2"``; ``""`` when absent.
+    """
+    for meta in page.tree.iter("meta"):
+        if (meta.get("name") or "").strip().lower() == "generator":
+            content = collapse(meta.get("content") or "")
+            if content:
+                return content
+    return ""
+
+
+def _is_no_space(char: str) -> bool:
+    return bool(_NO_SPACE.match(char))
+
+
+def cut(text: str, max_chars: int = ABSTRACT_CHARS) -> str:
+    """Cut collapsed ``text`` to at most ``max_chars`` characters without splitting a word.
+
+    In scripts written with spaces the cut falls on whitespace; next to a Han, kana, Thai, Lao,
+    Myanmar or Khmer character it may fall anywhere. A single word longer than ``max_chars``
+    (a URL, say) is cut hard. Trailing separators (``,;:-–—(``) are dropped; no ellipsis is
+    added, so the result is a prefix of ``text``.
+    """
+    if max_chars <= 0:
+        return ""
+    if len(text) <= max_chars:
+        return text
+    head, nxt = text[:max_chars], text[max_chars]
+    if not (nxt.isspace() or _is_no_space(nxt) or _is_no_space(head[-1])):
+        space = head.rfind(" ")
+        if space > 0:
+            head = head[:space]
+    return head.rstrip(_TRAILING) or head.rstrip()
+
+
+def _tokens(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _headline_like(line: str, headlines: list[str], headline_tokens: set[str]) -> bool:
+    """A leading line that is a title, kicker, byline or date rather than the article's text."""
+    if len(line) < _SHORT_LINE and not _SENTENCE_END.search(line):
+        return True
+    if _URL.match(line):
+        return True
+    low = line.lower()
+    if any(low == h or (len(low) >= 8 and low in h) for h in headlines):
+        return True
+    tokens = _WORD.findall(low)
+    if not tokens:  # punctuation or symbols only
+        return True
+    if len(tokens) > 40:  # a paragraph, whatever its words
+        return False
+    return sum(t in headline_tokens for t in tokens) >= 0.8 * len(tokens)
+
+
+def _headlines(page: Page, meta: dict[str, str]) -> list[str]:
+    heads = [_title(page), meta.get("og:title", ""), meta.get("twitter:title", "")]
+    for h1 in page.tree.iter("h1"):
+        heads.append(collapse(h1.text_content()))
+        break
+    return [h.lower() for h in heads if h]
+
+
+def main_text(page: Page, precise: bool = True) -> str:
+    """The page's main text from ``trafilatura.extract``, one block a line; ``""`` when
+    trafilatura finds none or fails (logged at DEBUG). Comments are always left out.
+
+    ``precise`` tunes it for the opening of the text rather than its completeness:
+    ``favor_precision=True`` (+5 points of strict-prefix abstracts on AEB) and no tables (old
+    Chinese pages lay out with tables; ``research/extraction.md`` §1). ``precise=False`` is
+    trafilatura's default extraction. The parsed tree is passed directly: trafilatura 2.x copies
+    a tree it is given before pruning it (same output as passing the text, and no second parse).
+    """
+    try:
+        text = trafilatura.extract(
+            page.tree,
+            url=page.url,
+            include_comments=False,
+            include_tables=not precise,
+            favor_precision=precise,
+        )
+        return text or ""
+    except Exception:  # trafilatura on arbitrary HTML: a crawl never dies on one page
+        logger.debug("trafilatura failed on %s", page.url, exc_info=True)
+        return ""
+
+
+def _lines(text: str) -> list[str]:
+    """Non-empty lines of trafilatura's text output, collapsed, without list bullets and with
+    table rows (``| a | b |``) reduced to their cells."""
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("|"):
+            line = " ".join(cell for cell in line.split("|") if cell.strip(" -:"))
+        line = collapse(_BULLET.sub("", line))
+        if line:
+            lines.append(line)
+    return lines
+
+
+def _join(lines: list[str]) -> str:
+    """Join lines with a space, or with nothing between two characters of a script written
+    without spaces (two Chinese paragraphs)."""
+    out = ""
+    for line in lines:
+        if out and not (_is_no_space(out[-1]) and _is_no_space(line[0])):
+            out += " "
+        out += line
+    return out
+
+
+def abstract(page: Page, max_chars: int = ABSTRACT_CHARS) -> str:
+    """A short abstract of the page: at most ``max_chars`` characters, whitespace collapsed.
+
+    From the precise :func:`main_text`, leading headline-like lines are skipped (lines equal to
+    or contained in ``<title>``, ``og:title`` or the first ``<h1>``, lines whose words are
+    ≥ 80 % title words, bare URLs, and lines under 50 characters without sentence punctuation:
+    kickers, bylines, dates, "Reading time: 1 min"); list bullets are dropped and the rest is
+    cut by :func:`cut`. Falls back to ``og:description``, then ``<meta name=description>``,
+    then the unskipped main text, then trafilatura's default (non-precise, with tables) main
+    text. Never raises: returns ``""`` when nothing is found (logged at DEBUG).
+    """
+    try:
+        meta = _meta(page)
+        lines = _lines(main_text(page))
+        headlines = _headlines(page, meta)
+        headline_tokens = set().union(*(_tokens(h) for h in headlines))
+        start = 0
+        while start < len(lines) and _headline_like(lines[start], headlines, headline_tokens):
+            start += 1
+        candidates = (
+            lambda: _join(lines[start:]),
+            lambda: meta.get("og:description", ""),
+            lambda: meta.get("description", ""),
+            lambda: _join(lines),
+            lambda: _join(_lines(main_text(page, precise=False))),
+        )
+        for candidate in candidates:
+            text = candidate()
+            if text:
+                return cut(text, max_chars)
+    except Exception:
+        logger.debug("no abstract for %s", page.url, exc_info=True)
+    return ""
+
+
+def extract_metadata(page: Page, max_chars: int = ABSTRACT_CHARS) -> PageMetadata:
+    """Title, language, generator and abstract of ``page`` (see each function)."""
+    return PageMetadata(
+        title=title(page),
+        language=language(page),
+        generator=generator(page),
+        abstract=abstract(page, max_chars),
+    )

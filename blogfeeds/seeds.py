@@ -1,0 +1,223 @@
+"""Seed lists for ``scrapy crawl blogs -a start_urls=URL,URL -a seeds=FILE``.
+
+A seeds file is either plain text (one URL a line; blank lines, ``#`` comment lines and inline
+`` # comments`` ignored) or OPML 1.0/2.0 (http://opml.org/spec2.opml), recognised by its
+``.opml``/``.xml`` extension or by content starting with ``<?xml`` or ``<opml``. In OPML every
+``<outline>`` is visited, nested ones (categories) included: ``htmlUrl`` is the blog and
+``xmlUrl`` a feed it is known to have; an outline with only ``xmlUrl`` seeds the feed host's root
+(``https://host/``) and keeps the feed. Attribute names are matched case-insensitively.
+
+Bad seeds never stop the others from loading: each becomes a :class:`SeedError` naming the
+file and line. OPML is parsed by lxml without network access or entity expansion; a malformed
+file is reported and then read in lxml's recovery mode so that what can be read still loads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import lxml.etree
+
+_INLINE_COMMENT = re.compile(r"\s+#.*$")
+_OPML_SUFFIXES = (".opml", ".xml")
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A blog to start from."""
+
+    url: str
+    """Absolute http(s) URL of the blog's home page, as written (whitespace stripped)."""
+    feed_url: str | None = None
+    """A feed the seed list says the blog has (OPML ``xmlUrl``), or ``None``."""
+    title: str = ""
+    """The blog's name in the seed list (OPML ``title``, else ``text``), or ``""``."""
+    source: str = ""
+    """Where the seed came from: ``"start_urls"``, ``"seeds.txt:12"``, ``"blogs.opml:3"``."""
+
+
+@dataclass(frozen=True)
+class SeedError:
+    """A seed that could not be used, or a seeds file that could not be read (fully)."""
+
+    source: str
+    """``"start_urls"`` or the seeds file path as given."""
+    line: int | None
+    """1-based line in the file (for OPML, the line of the ``<outline>``), or ``None``."""
+    message: str
+
+    @property
+    def where(self) -> str:
+        """``"source:line"``, or ``source`` alone when there is no line."""
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def check_url(url: str) -> str | None:
+    """Why ``url`` cannot be a seed (``"not an http(s) URL: ..."``), or ``None`` when it can.
+
+    A seed is an absolute ``http``/``https`` URL with a host, a valid port and no whitespace.
+    """
+    if not url:
+        return "empty URL"
+    if any(ch.isspace() for ch in url):
+        return f"URL contains whitespace: {url!r}"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        return f"invalid URL {url!r}: {exc}"
+    if parts.scheme.lower() not in ("http", "https"):
+        hint = " (add https://)" if not parts.scheme and "." in url.partition("/")[0] else ""
+        return f"not an http(s) URL: {url!r}{hint}"
+    if not parts.hostname:
+        return f"URL has no host: {url!r}"
+    return None
+
+
+def _key(url: str) -> tuple[str, str, str, str]:
+    """Deduplication key: scheme and host case-insensitive, empty path = ``/``, no fragment."""
+    parts = urlsplit(url)
+    return (parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query)
+
+
+def _root(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc}/"
+
+
+def _from_start_urls(start_urls: str) -> Iterator[Seed | SeedError]:
+    for raw in start_urls.split(","):
+        url = raw.strip()
+        if not url:
+            continue
+        problem = check_url(url)
+        if problem:
+            yield SeedError("start_urls", None, problem)
+        else:
+            yield Seed(url=url, source="start_urls")
+
+
+def _from_text(path: str, text: str) -> Iterator[Seed | SeedError]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _INLINE_COMMENT.sub("", raw).strip()
+        if not line or line.startswith("#"):
+            continue
+        if len(line.split()) > 1:
+            yield SeedError(path, number, f"expected one URL a line, got {line!r}")
+            continue
+        problem = check_url(line)
+        if problem:
+            yield SeedError(path, number, problem)
+        else:
+            yield Seed(url=line, source=f"{path}:{number}")
+
+
+def _parse_opml(path: str, data: bytes) -> tuple[lxml.etree._Element | None, list[SeedError]]:
+    errors = []
+    options = {"resolve_entities": False, "no_network": True, "load_dtd": False}
+    try:
+        root = lxml.etree.fromstring(data, lxml.etree.XMLParser(**options))
+    except lxml.etree.XMLSyntaxError as exc:
+        errors.append(SeedError(path, exc.lineno or None, f"malformed OPML: {exc.msg}"))
+        try:
+            root = lxml.etree.fromstring(data, lxml.etree.XMLParser(recover=True, **options))
+        except lxml.etree.XMLSyntaxError:
+            root = None
+    if root is not None and lxml.etree.QName(root).localname.lower() != "opml":
+        errors.append(SeedError(path, root.sourceline, f"not OPML: root element is <{root.tag}>"))
+        root = None
+    return root, errors
+
+
+def _from_opml(path: str, data: bytes) -> Iterator[Seed | SeedError]:
+    root, errors = _parse_opml(path, data)
+    yield from errors
+    if root is None:
+        return
+    for outline in root.iter(lxml.etree.Element):
+        if lxml.etree.QName(outline).localname.lower() != "outline":
+            continue
+        attrs = {str(k).lower(): str(v).strip() for k, v in outline.attrib.items()}
+        html_url, xml_url = attrs.get("htmlurl", ""), attrs.get("xmlurl", "")
+        if not html_url and not xml_url:
+            continue  # a category (or an outline of another type)
+        line = outline.sourceline
+        source = f"{path}:{line}" if line else path
+        name = attrs.get("title") or attrs.get("text") or ""
+        feed_url: str | None = None
+        if xml_url:
+            problem = check_url(xml_url)
+            if problem:
+                yield SeedError(path, line, f"bad xmlUrl: {problem}")
+            else:
+                feed_url = xml_url
+        if html_url:
+            problem = check_url(html_url)
+            if problem is None:
+                yield Seed(url=html_url, feed_url=feed_url, title=name, source=source)
+                continue
+            yield SeedError(path, line, f"bad htmlUrl: {problem}")
+        if feed_url:  # no usable htmlUrl: start from the feed host's root
+            yield Seed(url=_root(feed_url), feed_url=feed_url, title=name, source=source)
+
+
+def _is_opml(path: str, data: bytes) -> bool:
+    if path.lower().endswith(_OPML_SUFFIXES):
+        return True
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:5].lower()
+    return head.startswith((b"<?xml", b"<opml"))
+
+
+def _from_file(path: str) -> Iterator[Seed | SeedError]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        yield SeedError(path, None, f"cannot read seeds file: {exc.strerror or exc}")
+        return
+    if _is_opml(path, data):
+        yield from _from_opml(path, data)
+        return
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        yield SeedError(path, line, f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+        return
+    yield from _from_text(path, text)
+
+
+def load_seeds(
+    start_urls: str | None = None, seeds: str | None = None
+) -> tuple[list[Seed], list[SeedError]]:
+    """Read the spider's seed arguments: ``start_urls`` (comma-separated URLs) and ``seeds``
+    (a path to a text or OPML seeds file, see the module docstring).
+
+    Returns the seeds, ``start_urls`` first then the file in file order, deduplicated by URL
+    (scheme and host case-insensitive, ``http://a.example`` = ``http://a.example/``) keeping
+    the first, and the errors in the same order. Never raises on bad input.
+    """
+    found: list[Seed] = []
+    errors: list[SeedError] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    sources = []
+    if start_urls:
+        sources.append(_from_start_urls(start_urls))
+    if seeds:
+        sources.append(_from_file(seeds))
+    for source in sources:
+        for entry in source:
+            if isinstance(entry, SeedError):
+                errors.append(entry)
+                continue
+            key = _key(entry.url)
+            if key not in seen:
+                seen.add(key)
+                found.append(entry)
+    return found, errors

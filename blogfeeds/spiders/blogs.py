@@ -1,0 +1,217 @@
+"""``scrapy crawl blogs``: walk the friend-link graph breadth-first from seed blogs.
+
+Arguments (``-a``): ``start_urls=URL,URL``, ``seeds=FILE`` (one URL a line, or OPML).
+
+For each blog the spider fetches the home page, and when the page links a same-blog blogroll
+page (友情链接, links, friends, ...) that one page too (one hop, fetched inside the callback so
+that depth counts blog hops only). It yields one :class:`~blogfeeds.items.Blog`, one
+:class:`~blogfeeds.items.FriendLink` per friend, and a request for each friend's home page.
+All reading of pages happens in :mod:`blogfeeds.extract`; this module only routes.
+
+Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_PAGES_PER_BLOG``,
+``BLOGFEEDS_FEED_SCORERS``, ``BLOGFEEDS_FRIEND_SCORERS``; ``DEPTH_LIMIT`` bounds the hops.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import scrapy
+from scrapy.http import Response, TextResponse
+from twisted.python.failure import Failure
+
+from blogfeeds.extract.blog import PageAnalysis, analyze_page
+from blogfeeds.extract.feeds import to_feed_info
+from blogfeeds.extract.friends import Friend
+from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.page import DecodeError
+from blogfeeds.extract.scoring import build_rules
+from blogfeeds.failures import failure_status
+from blogfeeds.items import Blog, FriendLink
+from blogfeeds.seeds import load_seeds
+
+logger = logging.getLogger(__name__)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class BlogsSpider(scrapy.Spider):
+    name = "blogs"
+    max_blogs: int = 0
+    max_pages: int = 3
+    feed_rules: list[Any] | None = None
+    friend_rules: list[Any] | None = None
+
+    def __init__(
+        self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.start_urls_arg = start_urls
+        self.seeds_arg = seeds
+        self._scheduled: set[str] = set()  # blog ids requested (scheduling-time dedupe)
+        self._done: set[str] = set()  # blog ids whose home page was analysed
+        # trafilatura warns "discarding data" for every page without main text: not news here.
+        logging.getLogger("trafilatura").setLevel(logging.ERROR)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        settings = crawler.settings
+        spider.max_blogs = settings.getint("BLOGFEEDS_MAX_BLOGS")
+        spider.max_pages = max(1, settings.getint("BLOGFEEDS_MAX_PAGES_PER_BLOG", 3))
+        spider.feed_rules = build_rules(settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None
+        spider.friend_rules = build_rules(settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None
+        return spider
+
+    async def start(self) -> AsyncIterator[Any]:
+        seeds, errors = load_seeds(self.start_urls_arg, self.seeds_arg)
+        for error in errors:
+            logger.error("Bad seed %s: %s", error.where, error.message)
+            self.crawler.stats.inc_value("blogfeeds/bad_seed")
+        if not seeds and not errors:
+            logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
+        for seed in seeds:
+            request = self._blog_request(seed.url, depth=0)
+            if request is not None:
+                yield request
+
+    # --- routing ---------------------------------------------------------------------------
+
+    def _blog_request(self, url: str, depth: int | None = None) -> scrapy.Request | None:
+        """A request for a blog's home page, or None when it is known or over the cap."""
+        try:
+            bid = blog_id(url)
+        except ValueError:
+            return None
+        if bid in self._scheduled:
+            return None
+        if self.max_blogs and len(self._scheduled) >= self.max_blogs:
+            self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
+            return None
+        self._scheduled.add(bid)
+        meta: dict[str, Any] = {"blog_id": bid}
+        if depth is not None:
+            meta["depth"] = depth
+        return scrapy.Request(url, callback=self.parse_home, errback=self.home_failed, meta=meta)
+
+    async def parse_home(self, response: Response) -> AsyncIterator[Any]:
+        analysis = self._analyze(response)
+        if analysis is None:
+            yield self._failed_blog(
+                response.url,
+                response.meta,
+                "not_html" if not isinstance(response, TextResponse) else "decode_error",
+            )
+            return
+        if analysis.blog_id in self._done:  # a redirect led to a blog already analysed
+            self.crawler.stats.inc_value("blogfeeds/duplicate_blog_redirect")
+            return
+        self._done.add(analysis.blog_id)
+        self._scheduled.add(analysis.blog_id)
+
+        friends, friend_source, container_score = await self._friends(analysis)
+        feeds = [to_feed_info(c) for c in analysis.feeds]
+        meta = analysis.metadata
+        yield Blog(
+            blog_id=analysis.blog_id,
+            url=response.url,
+            title=meta.title,
+            abstract=meta.abstract,
+            language=meta.language,
+            generator=meta.generator,
+            feed_url=feeds[0].url if feeds else None,
+            feeds=feeds,
+            friend_count=len(friends),
+            status="ok" if feeds else "no_feed",
+            fetched_at=_now(),
+            depth=response.meta.get("depth", 0),
+        )
+        for friend in friends:
+            try:
+                target_id = blog_id(friend.url)
+            except ValueError:
+                continue
+            yield FriendLink(
+                source_blog_id=analysis.blog_id,
+                target_url=friend.url,
+                target_blog_id=target_id,
+                name=friend.name,
+                container_score=container_score,
+                source_url=friend_source,
+            )
+            request = self._blog_request(friend.url)
+            if request is not None:
+                yield request
+
+    async def _friends(self, analysis: PageAnalysis) -> tuple[list[Friend], str, float]:
+        """Friend links from the blog's blogroll page if it has one, else from the home page.
+
+        Returns ``(friends, page they were read from, container score)``.
+        """
+        home = analysis.friends
+        best = (home.friends, analysis.page.url, home.best_score)
+        for url in analysis.friend_pages[: self.max_pages - 1]:
+            response = await self._fetch(url)
+            if response is None:
+                continue
+            sub = self._analyze(response)
+            if sub is not None and sub.friends.friends:
+                self.crawler.stats.inc_value("blogfeeds/friend_page_used")
+                return sub.friends.friends, response.url, sub.friends.best_score
+        return best
+
+    async def _fetch(self, url: str) -> Response | None:
+        """Fetch an extra page of the current blog through the downloader (robots, retries,
+        politeness apply); None on any failure or a non-2xx answer."""
+        self.crawler.stats.inc_value("blogfeeds/extra_page_requests")
+        try:
+            response = await self.crawler.engine.download_async(scrapy.Request(url))
+        except Exception as exc:  # any failure just means "no page"
+            logger.debug("Extra page %s failed: %s", url, exc)
+            self.crawler.stats.inc_value(f"blogfeeds/extra_page_failed/{failure_status(exc)}")
+            return None
+        if not 200 <= response.status < 300:
+            return None
+        return response
+
+    def _analyze(self, response: Response) -> PageAnalysis | None:
+        if not isinstance(response, TextResponse):
+            self.crawler.stats.inc_value("blogfeeds/not_html")
+            return None
+        headers = {
+            k.decode("latin-1"): b", ".join(v).decode("latin-1")
+            for k, v in response.headers.items()
+        }
+        try:
+            return analyze_page(
+                response.url,
+                response.body,
+                headers,
+                feed_rules=self.feed_rules,
+                friend_rules=self.friend_rules,
+            )
+        except (DecodeError, ValueError) as exc:
+            logger.warning("Cannot read %s: %s", response.url, exc)
+            self.crawler.stats.inc_value("blogfeeds/decode_error")
+            return None
+
+    def home_failed(self, failure: Failure) -> Blog | None:
+        request = failure.request  # type: ignore[attr-defined]
+        status = failure_status(failure)
+        self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
+        logger.info("Blog %s failed: %s", request.url, status)
+        return self._failed_blog(request.url, request.meta, status)
+
+    def _failed_blog(self, url: str, meta: dict[str, Any], status: str) -> Blog:
+        return Blog(
+            blog_id=meta.get("blog_id") or blog_id(url),
+            url=url,
+            status=status,
+            fetched_at=_now(),
+            depth=meta.get("depth", 0),
+        )

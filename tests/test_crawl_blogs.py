@@ -1,0 +1,180 @@
+"""End to end: ``scrapy crawl blogs`` as a subprocess against a loopback web of real pages.
+
+The web is the real blog sites of the shared corpus (``corpus/pages/sites/``, served under their
+real host names through :mod:`tests.littleweb`) plus a few hand-made blogs in
+``tests/data/web/`` whose friend pages link to each other and to two of the real blogs. This
+test reads the corpus from ``../shared`` (evaluation data, not copied) and skips without it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.littleweb import LittleWeb, find_shared, routes_from_replay
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parent.parent
+WEB = Path(__file__).resolve().parent / "data" / "web"
+HTML = "text/html; charset=utf-8"
+
+HAND_MADE: dict[str, dict[str, Any]] = {
+    "http://alpha.example/": {"file": "alpha-home.html", "content_type": HTML},
+    "http://alpha.example/links/": {"file": "alpha-links.html", "content_type": HTML},
+    "http://alpha.example/atom.xml": {
+        "file": "alpha-atom.xml",
+        "content_type": "application/atom+xml",
+    },
+    "https://www.beta-example.org/": {"file": "beta-home.html", "content_type": HTML},
+    "https://www.beta-example.org/feed/": {
+        "file": "beta-feed.xml",
+        "content_type": "application/rss+xml; charset=utf-8",
+    },
+    "http://gamma-example.com/": {"status": 301, "location": "https://gamma-example.com/blog/"},
+    "https://gamma-example.com/blog/": {"file": "gamma-home.html", "content_type": HTML},
+    "https://gamma-example.com/blog/friends.html": {
+        "file": "gamma-friends.html",
+        "content_type": HTML,
+    },
+    # delta.example serves nothing (404); epsilon.example forbids crawling.
+    "https://epsilon.example/robots.txt": {
+        "body": "User-agent: *\nDisallow: /\n",
+        "content_type": "text/plain",
+    },
+}
+
+SEEDS = ["http://alpha.example/", "https://0xo7.github.io/"]
+
+EXPECTED_EDGES = {
+    "alpha.example": {
+        "beta-example.org",
+        "gamma-example.com",
+        "delta.example",
+        "0day404.github.io",
+        "birdzhang.xyz",
+    },
+    "beta-example.org": {"alpha.example", "gamma-example.com"},
+    "gamma-example.com": {"alpha.example", "beta-example.org", "epsilon.example"},
+}
+
+
+def _labelled_main_feeds(shared: Path) -> dict[str, str]:
+    """Home page URL -> labelled main feed (first non-comments feed) from labels.jsonl."""
+    main = {}
+    for line in (shared / "corpus" / "labels.jsonl").read_text("utf-8").splitlines():
+        label = json.loads(line)
+        feeds = [f for f in label.get("feeds") or [] if "comment" not in f.lower()]
+        if label.get("url") and feeds and label["file"].startswith("pages/sites/"):
+            main[label["url"]] = feeds[0]
+    return main
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    shared = find_shared()
+    if shared is None:
+        pytest.skip("the shared corpus (../shared or $BLOGFEEDS_SHARED) is not available")
+    routes: dict[str, Any] = dict(routes_from_replay(shared / "corpus"))
+    routes.update(HAND_MADE)
+    tmp = tmp_path_factory.mktemp("crawl")
+    out, db = tmp / "blogs.jsonl", tmp / "blogfeeds.sqlite3"
+    with LittleWeb(routes, root=WEB) as web:
+        env = web.env()
+        env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+        cmd = [
+            sys.executable, "-m", "scrapy", "crawl", "blogs",
+            "-a", "start_urls=" + ",".join(SEEDS),
+            "-O", str(out),
+            "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False",
+            "-s", "DEPTH_LIMIT=2", "-s", "LOG_LEVEL=INFO",
+        ]  # fmt: skip
+        proc = subprocess.run(
+            cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        hits = [(h.method, h.url) for h in web.hits()]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    return {
+        "log": proc.stderr,
+        "blogs": [i for i in items if "blog_id" in i],
+        "links": [i for i in items if "source_blog_id" in i],
+        "db": db,
+        "hits": hits,
+        "labels": _labelled_main_feeds(shared),
+    }
+
+
+def test_every_reachable_blog_found_once(crawl: dict[str, Any]) -> None:
+    ids = Counter(b["blog_id"] for b in crawl["blogs"])
+    assert [bid for bid, n in ids.items() if n > 1] == []
+    for bid in ["alpha.example", "beta-example.org", "gamma-example.com", "0xo7.github.io"]:
+        assert bid in ids
+    assert "Traceback" not in crawl["log"]
+
+
+def test_blog_fields_and_statuses(crawl: dict[str, Any]) -> None:
+    blogs = {b["blog_id"]: b for b in crawl["blogs"]}
+    alpha = blogs["alpha.example"]
+    assert alpha["title"] == "Alpha 的笔记"
+    assert alpha["generator"] == "Hexo 7.3.0"
+    assert alpha["language"] == "zh-CN"
+    assert alpha["feed_url"] == "http://alpha.example/atom.xml"
+    assert alpha["status"] == "ok"
+    assert alpha["abstract"].startswith("这个周末我用 Scrapy")
+    assert len(alpha["abstract"]) <= 100
+    assert alpha["friend_count"] == 5
+    # the comments feed is listed first but is not the main feed
+    assert blogs["beta-example.org"]["feed_url"] == "https://www.beta-example.org/feed/"
+    # a redirect: the final URL is stored, the blog has no feed
+    gamma = blogs["gamma-example.com"]
+    assert (gamma["url"], gamma["status"]) == ("https://gamma-example.com/blog/", "no_feed")
+    assert blogs["delta.example"]["status"] == "http_4xx"
+    assert blogs["epsilon.example"]["status"] == "blocked"
+
+
+def test_real_blogs_get_their_labelled_main_feed(crawl: dict[str, Any]) -> None:
+    checked = 0
+    for blog in crawl["blogs"]:
+        labelled = crawl["labels"].get(blog["url"])
+        if labelled:
+            assert blog["feed_url"] == labelled, blog["url"]
+            checked += 1
+    assert checked >= 2  # 0xo7.github.io (a seed) and 0day404/birdzhang (friends)
+
+
+def test_friend_edges(crawl: dict[str, Any]) -> None:
+    edges: dict[str, set[str]] = {}
+    for link in crawl["links"]:
+        edges.setdefault(link["source_blog_id"], set()).add(link["target_blog_id"])
+    for source, targets in EXPECTED_EDGES.items():
+        assert edges.get(source) == targets, source
+
+
+def test_each_page_fetched_once(crawl: dict[str, Any]) -> None:
+    counts = Counter(crawl["hits"])
+    assert [hit for hit, n in counts.items() if n > 1] == []
+    # robots.txt refused the page, so it was never requested
+    assert ("GET", "https://epsilon.example/") not in counts
+
+
+def test_sqlite_rows(crawl: dict[str, Any]) -> None:
+    with sqlite3.connect(crawl["db"]) as con:
+        blogs = dict(con.execute("SELECT blog_id, feed_url FROM blogs").fetchall())
+        links = con.execute(
+            "SELECT COUNT(*) FROM friend_links WHERE source_blog_id = 'alpha.example'"
+        ).fetchone()[0]
+        feeds = con.execute(
+            "SELECT url FROM feeds WHERE blog_id = 'beta-example.org' ORDER BY position"
+        ).fetchall()
+    assert set(blogs) == {b["blog_id"] for b in crawl["blogs"]}
+    assert blogs["alpha.example"] == "http://alpha.example/atom.xml"
+    assert links == 5
+    assert feeds[0] == ("https://www.beta-example.org/feed/",)

@@ -1,0 +1,171 @@
+"""Seed parsing: hand-made text and OPML files in tests/data/seeds/, and the shared real lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blogfeeds.seeds import Seed, SeedError, check_url, load_seeds
+from tests.cases import shared_dir
+
+DATA = Path(__file__).parent / "data" / "seeds"
+
+
+def path(name: str) -> str:
+    return str(DATA / name)
+
+
+def test_nothing_given_is_nothing() -> None:
+    assert load_seeds() == ([], [])
+    assert load_seeds("", "") == ([], [])
+
+
+def test_start_urls_comma_separated() -> None:
+    seeds, errors = load_seeds(" https://alice.example/ ,,http://bob-example.org, ftp://x.example/")
+    assert seeds == [
+        Seed("https://alice.example/", source="start_urls"),
+        Seed("http://bob-example.org", source="start_urls"),
+    ]
+    assert errors == [SeedError("start_urls", None, "not an http(s) URL: 'ftp://x.example/'")]
+    assert errors[0].where == "start_urls"
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("https://alice.example/", None),
+        ("http://localhost:8080/blog", None),
+        ("HTTPS://Alice.Example", None),
+        ("", "empty URL"),
+        ("alice.example", "not an http(s) URL: 'alice.example' (add https://)"),
+        ("/relative/path", "not an http(s) URL: '/relative/path'"),
+        ("javascript:alert(1)", "not an http(s) URL: 'javascript:alert(1)'"),
+        ("https://", "URL has no host: 'https://'"),
+        ("https:///path", "URL has no host: 'https:///path'"),
+        ("https://a.example/x y", "URL contains whitespace: 'https://a.example/x y'"),
+        (
+            "http://a.example:99999/",
+            "invalid URL 'http://a.example:99999/': Port out of range 0-65535",
+        ),
+    ],
+)
+def test_check_url(url: str, problem: str | None) -> None:
+    assert check_url(url) == problem
+
+
+def test_text_file_comments_blank_and_bad_lines() -> None:
+    seeds, errors = load_seeds(seeds=path("blogs.txt"))
+    p = path("blogs.txt")
+    assert seeds == [
+        Seed("https://alice.example/", source=f"{p}:3"),
+        Seed("http://bob-example.org/blog/", source=f"{p}:4"),  # inline comment dropped
+        Seed("https://carol.example/#about", source=f"{p}:5"),  # a fragment is not a comment
+        Seed("https://dave.example/posts", source=f"{p}:6"),
+        # line 14, https://ALICE.example, is line 3 again: deduplicated
+    ]
+    assert [(e.line, e.message.split(":")[0]) for e in errors] == [
+        (9, "not an http(s) URL"),
+        (10, "not an http(s) URL"),
+        (11, "URL has no host"),
+        (12, "expected one URL a line, got 'https"),
+        (13, "invalid URL 'https"),
+    ]
+    assert all(e.source == p for e in errors)
+    assert str(errors[0]) == f"{p}:9: not an http(s) URL: 'ftp://files.example/pub/'"
+
+
+def test_start_urls_come_first_and_win_duplicates() -> None:
+    seeds, errors = load_seeds("https://dave.example/posts", path("blogs.txt"))
+    assert seeds[0] == Seed("https://dave.example/posts", source="start_urls")
+    assert [s.url for s in seeds].count("https://dave.example/posts") == 1
+    assert len(seeds) == 4
+    assert len(errors) == 5
+
+
+def test_nested_opml_with_good_and_bad_outlines() -> None:
+    p = path("nested.opml")
+    seeds, errors = load_seeds(seeds=p)
+    assert seeds == [
+        Seed("https://alice.example/", "https://alice.example/feed.xml", "Alice Writes", f"{p}:6"),
+        # only xmlUrl: the feed host's root, feed kept
+        Seed("https://bob-example.org/", "https://bob-example.org/blog/atom.xml", "Bob", f"{p}:8"),
+        # lower-case attribute names, IDN host as written
+        Seed("https://博客.example/", "https://博客.example/rss", "博客", f"{p}:12"),
+        # bad htmlUrl: reported, and the feed's host is used instead
+        Seed("https://carol.example/", "https://carol.example/feed", "Bad html", f"{p}:13"),
+        # bad xmlUrl: reported, the blog kept without it
+        Seed("https://dave.example/", None, "Bad feed", f"{p}:14"),
+        # line 16 (https://alice.example, no slash) duplicates line 6
+    ]
+    assert [(e.line, e.message) for e in errors] == [
+        (13, "bad htmlUrl: not an http(s) URL: 'javascript:alert(1)'"),
+        (14, "bad xmlUrl: URL contains whitespace: 'not a url'"),
+        (15, "bad htmlUrl: not an http(s) URL: 'mailto:eve@example.com'"),
+    ]
+
+
+def test_malformed_opml_is_reported_and_salvaged() -> None:
+    p = path("malformed.opml")
+    seeds, errors = load_seeds("https://zed.example/", p)
+    assert [e.where for e in errors] == [f"{p}:6"]
+    assert errors[0].message.startswith("malformed OPML: ")
+    assert [s.url for s in seeds] == [
+        "https://zed.example/",
+        "https://alice.example/",
+        "https://broken.example/",  # recovered by lxml's recovery mode
+    ]
+
+
+def test_opml_external_entities_are_never_loaded() -> None:
+    p = path("entities.opml")
+    seeds, errors = load_seeds(seeds=p)
+    assert len(errors) == 1
+    assert "external entity 'secret'" in errors[0].message
+    assert [(s.url, s.title) for s in seeds] == [("https://entity.example/", "")]
+
+
+def test_opml_sniffed_by_content_and_non_opml_xml_rejected() -> None:
+    seeds, errors = load_seeds(seeds=path("sniffed.list"))
+    assert (seeds, errors) == (
+        [Seed("https://sniffed.example/", None, "Sniffed", f"{path('sniffed.list')}:3")],
+        [],
+    )
+    seeds, errors = load_seeds(seeds=path("feed.xml"))
+    assert seeds == []
+    assert errors == [SeedError(path("feed.xml"), 2, "not OPML: root element is <rss>")]
+
+
+def test_unreadable_files_are_errors_and_start_urls_still_load() -> None:
+    missing = path("no-such-file.txt")
+    seeds, errors = load_seeds("https://alice.example/", missing)
+    assert seeds == [Seed("https://alice.example/", source="start_urls")]
+    assert errors == [SeedError(missing, None, "cannot read seeds file: No such file or directory")]
+    seeds, errors = load_seeds(seeds=str(DATA))
+    assert seeds == []
+    assert errors[0].message == "cannot read seeds file: Is a directory"
+    seeds, errors = load_seeds(seeds=path("latin1.txt"))
+    assert seeds == []
+    assert [(e.line, e.message.split(":")[0]) for e in errors] == [(2, "not UTF-8 text")]
+
+
+@pytest.mark.parametrize(
+    ("name", "outlines", "loaded"),
+    [
+        # 1326 outlines with htmlUrl, one a trailing-slash duplicate (blog.kevinzhow.com)
+        ("chinese-independent-blogs.opml", 1326, 1325),
+        # 422 blogs under one category outline
+        ("engineering-blogs.opml", 423, 422),
+    ],
+)
+def test_real_opml_lists(name: str, outlines: int, loaded: int) -> None:
+    shared = shared_dir()
+    if shared is None or not (shared / "data" / name).is_file():
+        pytest.skip(f"shared data/{name} not found (set BLOGFEEDS_SHARED)")
+    file = shared / "data" / name
+    assert file.read_text("utf-8").count("<outline") == outlines
+    seeds, errors = load_seeds(seeds=str(file))
+    assert errors == []
+    assert len(seeds) == loaded
+    assert all(s.feed_url and s.title and s.url.startswith("http") for s in seeds)
+    assert len({s.url for s in seeds}) == loaded
