@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.littleweb import LittleWeb
 
 REPO = Path(__file__).resolve().parent.parent
