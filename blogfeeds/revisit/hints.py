@@ -1,0 +1,233 @@
+"""Protocol hints for revisit scheduling: Retry-After, HTTP freshness lifetime, RSS channel
+hints, GUID-rewrite detection, seen-id summaries and per-host pauses.
+
+Units as in :mod:`blogfeeds.revisit.core`: instants are epoch minutes (UTC), durations minutes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import lxml.etree
+
+from blogfeeds.revisit.core import DAY, HINT_CAP, HOUR, FeedState, http_date_minutes
+
+_SY_PERIODS = {
+    "hourly": HOUR,
+    "daily": DAY,
+    "weekly": 7 * DAY,
+    "monthly": 30 * DAY,
+    "yearly": 365 * DAY,
+}
+_DAYS = {
+    name: i
+    for i, name in enumerate(
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    )
+}
+_XML = lxml.etree.XMLParser(
+    recover=True, resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+)
+#: Seen-id summaries keep at most this many hashes (a few windows' worth).
+SEEN_IDS_MAX = 300
+
+
+def _text(value: str | bytes | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    return value.strip()
+
+
+def header(headers: Mapping[Any, Any], name: str) -> str | None:
+    """A header value by case-insensitive name from a ``dict`` (str or bytes keys and values) or
+    a Scrapy ``Headers``; repeated values (a list) are joined with ``", "``. None when absent."""
+    lname = name.lower()
+    for key, value in headers.items():
+        k = key.decode("latin-1") if isinstance(key, bytes) else str(key)
+        if k.lower() != lname:
+            continue
+        if isinstance(value, list | tuple):
+            parts = [_text(v) or "" for v in value]
+            return ", ".join(p for p in parts if p)
+        return _text(value)
+    return None
+
+
+def parse_retry_after(value: str | bytes | None, now: float) -> float | None:
+    """Retry-After (RFC 9110 §10.2.3) as minutes from ``now`` (epoch minutes).
+
+    Accepts delay-seconds or an HTTP-date; the result is clamped to [0, 1440] (absurd values
+    are capped at 24 h, cf. Feedbin's 8-h cap). None when absent or unparseable.
+    """
+    text = _text(value)
+    if not text:
+        return None
+    if re.fullmatch(r"\d+", text):
+        minutes = int(text) / 60.0
+    else:
+        when = http_date_minutes(text)
+        if when is None:
+            return None
+        minutes = when - now
+    return min(max(minutes, 0.0), HINT_CAP)
+
+
+def cache_lifetime(headers: Mapping[Any, Any], now: float) -> float | None:
+    """Minutes this response stays fresh (RFC 9111 §4.2): ``max-age`` (else ``Expires`` minus
+    ``Date``, or minus ``now`` without ``Date``) minus ``Age``, never below 0.
+
+    ``no-store``/``no-cache`` and an unparseable or past ``Expires`` (e.g. ``0``) give 0. None
+    when the response says nothing about freshness. Not capped here; policies cap the floor.
+    """
+    cc = header(headers, "Cache-Control")
+    lifetime: float | None = None
+    if cc:
+        directives: dict[str, str] = {}
+        for part in cc.split(","):
+            key, _, val = part.strip().partition("=")
+            directives[key.strip().lower()] = val.strip().strip('"')
+        if "no-store" in directives or "no-cache" in directives:
+            return 0.0
+        if "max-age" in directives:
+            raw = directives["max-age"]
+            lifetime = int(raw) / 60.0 if raw.isdigit() else 0.0
+    if lifetime is None:
+        expires = header(headers, "Expires")
+        if expires is None:
+            return None
+        when = http_date_minutes(expires)
+        if when is None:
+            return 0.0
+        date = http_date_minutes(header(headers, "Date"))
+        lifetime = when - (date if date is not None else now)
+    age_text = header(headers, "Age")
+    age = int(age_text) / 60.0 if age_text and age_text.isdigit() else 0.0
+    return max(lifetime - age, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class RssHints:
+    """Channel-level hints (minutes; hours are UTC 0-23, days 0 = Monday)."""
+
+    ttl: float | None = None
+    skip_hours: frozenset[int] = field(default_factory=frozenset)
+    skip_days: frozenset[int] = field(default_factory=frozenset)
+    update_period: float | None = None
+
+
+def _positive_int(value: Any) -> int | None:
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+def rss_hints(parsed: Mapping[str, Any], body: bytes | None = None) -> RssHints:
+    """Hints from a feedparser result (or its ``.feed``) and, for skip lists, the raw body.
+
+    - ``<ttl>`` (RSS 2.0): minutes the channel may be cached.
+    - ``sy:updatePeriod`` × ``sy:updateFrequency`` (RSS 1.0 Syndication module; period default
+      ``daily``, frequency default 1): ``update_period`` = period / frequency, a prior only.
+    - ``<skipHours><hour>`` (0-23 GMT; 24 read as 0) and ``<skipDays><day>`` (weekday names):
+      feedparser keeps only the last ``<hour>``/``<day>``, so they are read from ``body``.
+    """
+    feed = parsed.get("feed", parsed)
+    ttl = _positive_int(feed.get("ttl"))
+    period_name = str(feed.get("sy_updateperiod", "")).strip().lower()
+    frequency = _positive_int(feed.get("sy_updatefrequency"))
+    update_period = None
+    if period_name or frequency:
+        base = _SY_PERIODS.get(period_name or "daily")
+        if base is not None:
+            update_period = base / (frequency or 1)
+    hours: set[int] = set()
+    days: set[int] = set()
+    if body:
+        try:
+            root = lxml.etree.fromstring(body, _XML)
+        except lxml.etree.XMLSyntaxError:
+            root = None
+        if root is not None:
+            for el in root.iterfind("channel/skipHours/hour"):
+                text = (el.text or "").strip()
+                if text.isdigit() and int(text) <= 24:
+                    hours.add(int(text) % 24)
+            for el in root.iterfind("channel/skipDays/day"):
+                d = _DAYS.get((el.text or "").strip().lower())
+                if d is not None:
+                    days.add(d)
+    return RssHints(
+        ttl=float(ttl) if ttl else None,
+        skip_hours=frozenset(hours),
+        skip_days=frozenset(days),
+        update_period=update_period,
+    )
+
+
+def is_guid_rewrite(
+    new_entry_dates: Sequence[float | None],
+    all_entry_dates: Sequence[float | None],
+    newest_seen: float | None,
+) -> bool:
+    """True when a fetch's "new" entries are old entries re-keyed (miniflux/v2#3390: http→https
+    GUIDs): most of the window is new at once (at least 3 entries and more than half of it) and
+    more than half of the window is new entries dated no later than ``newest_seen``, the newest
+    entry date seen before this fetch (:attr:`FeedState.newest_claimed`). Such entries are not
+    news and must not raise the rate. Comparing with seen dates, not with the previous fetch
+    time, keeps a feed whose dates are hours behind (a time-zone bug) from looking re-keyed.
+    False when nothing was seen before (``newest_seen`` None).
+    """
+    if newest_seen is None or len(new_entry_dates) < 3:
+        return False
+    window = max(len(all_entry_dates), len(new_entry_dates))
+    if 2 * len(new_entry_dates) <= window:
+        return False
+    old = sum(1 for d in new_entry_dates if d is not None and d <= newest_seen)
+    return 2 * old > window
+
+
+def entry_key(entry_id: str) -> str:
+    """A short stable hash (16 hex digits of SHA-1) of an entry id, for ``seen_ids``."""
+    return hashlib.sha1(entry_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def split_new_ids(state: FeedState, entry_ids: Iterable[str]) -> list[bool]:
+    """For each entry id (document order), True when it is not in the state's seen summary."""
+    seen = set(state.seen_ids)
+    return [entry_key(i) not in seen for i in entry_ids]
+
+
+def remember_ids(state: FeedState, entry_ids: Iterable[str]) -> FeedState:
+    """``state`` with ``entry_ids`` added to ``seen_ids`` (newest kept, at most
+    :data:`SEEN_IDS_MAX`)."""
+    keys = [entry_key(i) for i in entry_ids]
+    known = set(keys)
+    kept = [k for k in state.seen_ids if k not in known]
+    merged = (keys + kept)[:SEEN_IDS_MAX]
+    return replace(state, seen_ids=tuple(merged))
+
+
+class HostPauses:
+    """Per-host pauses from 429/503 + Retry-After: a rate limit is per client, so one feed's
+    429 pauses every feed of its host (FreshRSS PR #7760)."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def note(self, host: str, state: FeedState) -> None:
+        """Record ``state.host_pause_until`` (if any) for ``host``."""
+        until = state.host_pause_until
+        if until is not None and until > self._until.get(host, -math.inf):
+            self._until[host] = until
+
+    def delay(self, host: str, due: float) -> float:
+        """``due`` moved past the host's pause, if one is running."""
+        return max(due, self._until.get(host, -math.inf))
