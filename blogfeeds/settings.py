@@ -69,21 +69,51 @@ DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 # --- Extractors ---------------------------------------------------------------------------------
 # Scoring rules, ordered like middleware dicts: {dotted path: order}; None disables a rule.
 # (filled in by blogfeeds.extract.feeds / blogfeeds.extract.friends)
-# Feed autodiscovery, the original <link> rule: RSS/Atom types, out of 10, -3 without
-# rel=alternate, -5 for comments feeds, -5 for rpc/rsd endpoints. Also available, off by
-# default: blogfeeds.extract.feeds.RdfType, blogfeeds.extract.feeds.JsonFeedType.
+# Feed autodiscovery (blogfeeds.extract.feeds.find_feeds): "blogfeeds" = the staged, validated
+# pipeline (Link header, <link>/<a> alternates, feed-like anchors, platform paths, guesses, one
+# hop; every candidate validated by content); "original" = the original page-only <link> rule
+# (RSS/Atom types, out of 10, -3 without rel=alternate, -5 comments, -5 rpc/rsd), nothing fetched.
+BLOGFEEDS_FEED_RULESET = "blogfeeds"
+# Rules of the "blogfeeds" set, in order (mirrors blogfeeds.extract.feeds.DEFAULT_FEED_RULES; the
+# original set is ORIGINAL_FEED_RULES there). Disabling a stage rule (AnchorHints, PlatformPaths,
+# GuessedPaths, OneHop) switches that stage off.
 BLOGFEEDS_FEED_SCORERS: dict[str, int | None] = {
-    "blogfeeds.extract.feeds.RssAtomType": 100,
+    "blogfeeds.extract.feeds.FeedTypes": 100,
+    "blogfeeds.extract.feeds.AnchorHints": 110,
+    "blogfeeds.extract.feeds.PlatformPaths": 120,
+    "blogfeeds.extract.feeds.GuessedPaths": 130,
+    "blogfeeds.extract.feeds.OneHop": 140,
+    "blogfeeds.extract.feeds.NotAFeed": 150,
     "blogfeeds.extract.feeds.NoAlternate": 200,
     "blogfeeds.extract.feeds.CommentsFeed": 300,
+    "blogfeeds.extract.feeds.CommentsTitle": 310,
+    "blogfeeds.extract.feeds.PerPostFeed": 320,
     "blogfeeds.extract.feeds.RpcRsdLink": 400,
+    "blogfeeds.extract.feeds.TaxonomyFeed": 450,
+    "blogfeeds.extract.feeds.OtherSite": 500,
 }
-# Friend-link container, the original formula: (external - internal) x 1000, link-text and
-# link-density factors, containers under 1000 rejected.
+# Per-blog budget of feed discovery: requests (403 retries and a meta-refresh hop included) and
+# seconds of fetch time (a request still running at the cap is cancelled).
+BLOGFEEDS_FEED_MAX_REQUESTS = 10
+BLOGFEEDS_FEED_MAX_FETCH_SECONDS = 10.0
+# User-Agent of the one retry after a 403 to ours (servers that block "bot" agents); "" disables.
+BLOGFEEDS_FEED_RETRY_USER_AGENT = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/126.0 Safari/537.36"
+)
+# Friend links: "blogfeeds" = the layered extractor (machine-readable blogrolls, widget and
+# theme rules as data, the statistical container detector, filters); "original" = the original
+# container formula alone (blogfeeds.extract.friends.ORIGINAL_FRIEND_RULES as scorers).
+BLOGFEEDS_FRIEND_RULESET = "blogfeeds"
+# The statistical layer's container rules: (external - internal) x 1000, link-text and
+# link-density factors, repeated cards, page chrome, distinct friends, under 1000 rejected.
 BLOGFEEDS_FRIEND_SCORERS: dict[str, int | None] = {
     "blogfeeds.extract.friends.LinkBalance": 100,
     "blogfeeds.extract.friends.LinkTextRatio": 200,
     "blogfeeds.extract.friends.LinkDensity": 300,
+    "blogfeeds.extract.friends.CardRepetition": 400,
+    "blogfeeds.extract.friends.ChromeZone": 500,
+    "blogfeeds.extract.friends.DistinctFriends": 600,
     "blogfeeds.extract.friends.MinimumScore": 900,
 }
 

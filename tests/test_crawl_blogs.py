@@ -44,6 +44,10 @@ HAND_MADE: dict[str, dict[str, Any]] = {
         "file": "gamma-friends.html",
         "content_type": HTML,
     },
+    "https://gamma-example.com/blog/blogroll.opml": {
+        "file": "gamma-blogroll.opml",
+        "content_type": "text/x-opml",
+    },
     # delta.example serves nothing (404); epsilon.example forbids crawling.
     "https://epsilon.example/robots.txt": {
         "body": "User-agent: *\nDisallow: /\n",
@@ -62,7 +66,13 @@ EXPECTED_EDGES = {
         "birdzhang.xyz",
     },
     "beta-example.org": {"alpha.example", "gamma-example.com"},
-    "gamma-example.com": {"alpha.example", "beta-example.org", "epsilon.example"},
+    # the friends page lists three; its OPML blogroll (<link rel=blogroll>) adds zeta
+    "gamma-example.com": {
+        "alpha.example",
+        "beta-example.org",
+        "epsilon.example",
+        "zeta-example.net",
+    },
 }
 
 

@@ -1,4 +1,5 @@
-"""Feed autodiscovery, original ``<link>`` rule: one hand-made page per rule and per number."""
+"""Feed autodiscovery on the page alone (:func:`discover_feeds`): the original ``<link>`` rule set
+and the blogfeeds set, one hand-made page per rule and per number."""
 
 from __future__ import annotations
 
@@ -8,12 +9,23 @@ import pytest
 
 from blogfeeds import settings
 from blogfeeds.extract.feeds import (
+    BROWSER_USER_AGENT,
     DEFAULT_FEED_RULES,
+    LINK_HINT,
+    ORIGINAL_FEED_RULES,
+    RULESETS,
+    DiscoveryConfig,
     FeedCandidate,
     RulesSpec,
+    detect_platforms,
     discover_feeds,
+    guess_candidates,
+    guess_paths,
     media_type,
+    parse_link_header,
+    platform_candidates,
     to_feed_info,
+    url_key,
 )
 from blogfeeds.extract.page import Page, parse_page
 from blogfeeds.extract.scoring import Adjustment, Reject
@@ -26,7 +38,7 @@ def page(head: str, url: str = URL) -> Page:
     return parse_page(url, f"<html><head>{head}</head><body><p>x</p></body></html>".encode(), {})
 
 
-def only(head: str, url: str = URL, rules: RulesSpec = None) -> FeedCandidate:
+def only(head: str, url: str = URL, rules: RulesSpec = ORIGINAL_FEED_RULES) -> FeedCandidate:
     found = discover_feeds(page(head, url), rules)
     assert len(found) == 1, found
     return found[0]
@@ -94,7 +106,12 @@ def test_entity_encoded_type_is_decoded() -> None:
     ],
 )
 def test_other_types_are_not_candidates_by_default(declared: str) -> None:
-    assert discover_feeds(page(f'<link rel="alternate" type="{declared}" href="/x">')) == []
+    assert (
+        discover_feeds(
+            page(f'<link rel="alternate" type="{declared}" href="/x">'), ORIGINAL_FEED_RULES
+        )
+        == []
+    )
 
 
 def test_missing_alternate_costs_3() -> None:
@@ -153,7 +170,8 @@ def test_best_first_ties_keep_document_order() -> None:
             '<link type="application/atom+xml" href="/atom.xml">'
             '<link rel="alternate" type="application/rss+xml" href="/feed/">'
             '<link rel="alternate" type="application/atom+xml" href="/atom-all.xml">'
-        )
+        ),
+        ORIGINAL_FEED_RULES,
     )
     assert [c.url for c in found] == [
         "https://blog.example/feed/",
@@ -185,7 +203,8 @@ def test_duplicate_urls_keep_the_first() -> None:
         page(
             '<link type="application/rss+xml" href="/feed" title="first">'
             '<link rel="alternate" type="application/atom+xml" href="https://blog.example/feed">'
-        )
+        ),
+        ORIGINAL_FEED_RULES,
     )
     assert [(c.url, c.title, c.score) for c in found] == [("https://blog.example/feed", "first", 7)]
 
@@ -196,17 +215,17 @@ def test_links_without_usable_href_are_skipped() -> None:
         '<link rel="alternate" type="application/rss+xml" href="  ">'
         '<link rel="alternate" type="application/rss+xml" href="javascript:void(0)">'
     )
-    assert discover_feeds(page(head)) == []
+    assert discover_feeds(page(head), ORIGINAL_FEED_RULES) == []
 
 
 def test_a_rule_is_disabled_with_order_none() -> None:
-    rules = {**DEFAULT_FEED_RULES, "blogfeeds.extract.feeds.NoAlternate": None}
+    rules = {**ORIGINAL_FEED_RULES, "blogfeeds.extract.feeds.NoAlternate": None}
     c = only('<link type="application/rss+xml" href="/feed">', rules=rules)
     assert (c.score, c.reasons) == (10, ["base 10"])
 
 
 def test_disabling_the_type_rule_discovers_nothing() -> None:
-    rules = {**DEFAULT_FEED_RULES, "blogfeeds.extract.feeds.RssAtomType": None}
+    rules = {**ORIGINAL_FEED_RULES, "blogfeeds.extract.feeds.RssAtomType": None}
     assert (
         discover_feeds(page('<link rel="alternate" type="application/rss+xml" href="/f">'), rules)
         == []
@@ -214,7 +233,7 @@ def test_disabling_the_type_rule_discovers_nothing() -> None:
 
 
 def test_custom_rule_by_dotted_path_runs_in_order() -> None:
-    rules = {**DEFAULT_FEED_RULES, "tests.test_extract_feeds.PreferAtom": 50}
+    rules = {**ORIGINAL_FEED_RULES, "tests.test_extract_feeds.PreferAtom": 50}
     found = discover_feeds(
         page(
             '<link rel="alternate" type="application/rss+xml" href="/rss.xml">'
@@ -231,7 +250,7 @@ def test_custom_rule_by_dotted_path_runs_in_order() -> None:
 
 
 def test_a_rejecting_rule_drops_the_candidate() -> None:
-    rules: dict[Any, int | None] = {**DEFAULT_FEED_RULES, DropFeedburner: 500}
+    rules: dict[Any, int | None] = {**ORIGINAL_FEED_RULES, DropFeedburner: 500}
     head = (
         '<link rel="alternate" type="application/rss+xml" href="https://feedburner.example/x">'
         '<link rel="alternate" type="application/rss+xml" href="/feed">'
@@ -241,7 +260,7 @@ def test_a_rejecting_rule_drops_the_candidate() -> None:
 
 def test_optional_rdf_and_json_feed_type_rules() -> None:
     rules = {
-        **DEFAULT_FEED_RULES,
+        **ORIGINAL_FEED_RULES,
         "blogfeeds.extract.feeds.RdfType": 110,
         "blogfeeds.extract.feeds.JsonFeedType": 120,
     }
@@ -280,3 +299,295 @@ def test_to_feed_info() -> None:
 
 def test_settings_mirror_the_default_rules() -> None:
     assert settings.BLOGFEEDS_FEED_SCORERS == DEFAULT_FEED_RULES
+
+
+# --- The blogfeeds rule set (default) ---------------------------------------------------------
+
+
+def found(html: str, url: str = URL, *, hints: bool = False, headers: dict[str, str] | None = None):
+    p = parse_page(url, f"<html>{html}</html>".encode(), headers or {})
+    return discover_feeds(p, hints=hints)
+
+
+def urls(cands: list[FeedCandidate]) -> list[str]:
+    return [c.url.removeprefix("https://blog.example") for c in cands]
+
+
+def test_default_rules_are_the_blogfeeds_set() -> None:
+    assert DEFAULT_FEED_RULES is RULESETS["blogfeeds"]
+    assert RULESETS["original"] is ORIGINAL_FEED_RULES
+    assert "blogfeeds.extract.feeds.RssAtomType" not in DEFAULT_FEED_RULES
+
+
+@pytest.mark.parametrize(
+    ("declared", "score"),
+    [
+        ("application/rss+xml", 10),
+        ("application/atom+xml", 10),
+        ("application/rdf+xml", 10),
+        ("application/feed+json", 10),
+        ("application/x-atom+xml", 10),
+        ("application/xml", 8),
+        ("text/xml", 8),
+        ("application/json", 8),
+    ],
+)
+def test_feed_and_maybe_types(declared: str, score: float) -> None:
+    (c,) = found(f'<link rel="alternate" type="{declared}" href="/f">')
+    assert (c.type, c.score, c.source) == (declared, score, "link")
+    if score == 8:
+        assert c.reasons[-1] == f"-2 maybe type {declared}: validate"
+
+
+def test_untyped_rel_feed_is_a_maybe_and_untyped_alternate_is_nothing() -> None:
+    (c,) = found('<link rel="feed" href="/f">')
+    assert c.reasons == ["base 10", "-2 maybe type (none): validate", "-3 no rel=alternate"]
+    assert found('<link rel="alternate" href="/de/" hreflang="de">') == []
+
+
+def test_non_feed_alternates_are_not_candidates() -> None:
+    head = (
+        '<link rel="alternate" hreflang="de" href="/de/">'
+        '<link rel="alternate" media="only screen" href="https://m.blog.example/">'
+        '<link rel="alternate" type="text/html" href="/">'
+        '<link rel="alternate" type="application/json+oembed" href="/oembed?x">'
+        '<link rel="sitemap" type="application/xml" href="/sitemap.xml">'
+    )
+    assert found(head, hints=True) == []
+
+
+@pytest.mark.parametrize(
+    "href", ["/wp-json/wp/v2/pages/7", "/?rest_route=/wp/v2/posts/1", "/x/oembed/1.0/embed?url=y"]
+)
+def test_wordpress_rest_and_oembed_json_alternates_are_rejected(href: str) -> None:
+    assert found(f'<link rel="alternate" type="application/json" href="{href}">') == []
+
+
+def test_typed_anchor_with_rel_alternate_is_advertised() -> None:
+    (c,) = found('<a rel="alternate" type="application/rss+xml" href="/cat/index.xml">x</a>')
+    assert (c.source, c.score) == ("a", 10)
+    assert found('<a type="application/rss+xml" href="/page/">x</a>') == []
+
+
+def test_link_header_candidates() -> None:
+    header = (
+        '</feed.atom>; rel="alternate"; type="application/atom+xml"; title="Posts", '
+        '<https://blog.example/>; rel="canonical", </x.json>; rel=alternate; type="text/html"'
+    )
+    (c,) = found("<p>x</p>", headers={"Link": header})
+    assert (c.url, c.source, c.title, c.score) == (
+        "https://blog.example/feed.atom",
+        "header",
+        "Posts",
+        10,
+    )
+
+
+def test_parse_link_header() -> None:
+    assert parse_link_header('<a>; rel="alternate feed"; type=application/rss+xml, <b>') == [
+        ("a", {"rel": "alternate feed", "type": "application/rss+xml"}),
+        ("b", {}),
+    ]
+    assert parse_link_header("") == []
+
+
+def test_link_without_alternate_is_a_hint_validated_later() -> None:
+    head = '<link rel="alternative" type="application/atom+xml" href="/atom.xml">'
+    assert found(head) == []
+    (c,) = found(head, hints=True)
+    assert (c.source, c.score) == (LINK_HINT, 7)
+    assert ORIGINAL_FEED_RULES and only(head).score == 7  # the original rule reports it
+
+
+@pytest.mark.parametrize(
+    "title", ["Blog » Comments Feed", "Blog » Kommentar-Feed", "博客 » 评论", "Commentaires"]
+)
+def test_comments_title_costs_5(title: str) -> None:
+    (c,) = found(f'<link rel="alternate" type="application/rss+xml" href="/x/" title="{title}">')
+    assert c.score == 5
+    assert c.reasons[-1] == "-5 title says comments"
+
+
+def test_main_feed_ranks_above_comments_per_post_and_category_feeds() -> None:
+    head = (
+        '<link rel="alternate" type="application/rss+xml" href="/2024/05/walk/feed/" title="W">'
+        '<link rel="alternate" type="application/rss+xml" href="/category/film/feed/" title="F">'
+        '<link rel="alternate" type="application/rss+xml" href="/comments/feed/" title="C">'
+        '<link rel="alternate" type="application/rss+xml" href="/feed/" title="Main">'
+    )
+    cands = found(head, "https://blog.example/2024/05/walk/")
+    assert urls(cands) == [
+        "/feed/",
+        "/category/film/feed/",
+        "/2024/05/walk/feed/",
+        "/comments/feed/",
+    ]
+    assert [c.score for c in cands] == [10, 9, 7, 5]
+    assert cands[2].reasons[-1] == "-3 per-post feed"
+
+
+def test_category_page_feed_is_not_a_per_post_feed() -> None:
+    (c,) = found(
+        '<link rel="alternate" type="application/rss+xml" href="feed/">',
+        "https://blog.example/category/film/",
+    )
+    assert c.reasons == ["base 10", "-1 category/tag feed"]
+
+
+def test_advertised_feed_on_another_site_costs_1() -> None:
+    (c,) = found(
+        '<link rel="alternate" type="application/rss+xml" href="https://feeds.other.example/x">'
+    )
+    assert c.reasons == ["base 10", "-1 on another site"]
+
+
+def test_anchor_candidates_need_hints() -> None:
+    body = '<body><a href="/feed/"><img src="/i/feed.svg" alt="feed icon"></a></body>'
+    assert found(body) == []
+    (c,) = found(body, hints=True)
+    assert (c.url, c.source, c.hint, c.score) == ("https://blog.example/feed/", "anchor", "href", 8)
+    assert c.reasons == ["base 10", "-2 anchor (href)"]
+
+
+@pytest.mark.parametrize(
+    ("anchor", "url", "hint"),
+    [
+        ('<a href="/atom.xml"><i class="fa fa-rss"></i> 订阅</a>', "/atom.xml", "href"),
+        ('<a class="rss" href="/?feed=rss2">RSS</a>', "/?feed=rss2", "href"),
+        ('<a href="index.xml">x</a>', "/index.xml", "href"),
+        ('<a href="/notes.rss">x</a>', "/notes.rss", "href"),
+        ('<a href="/blog.atom">x</a>', "/blog.atom", "href"),
+        ('<a href="/rss/feed.xml">x</a>', "/rss/feed.xml", "href"),
+        ('<a href="/forum.php?mod=rss">x</a>', "/forum.php?mod=rss", "href"),
+        ('<a href="feed:https://blog.example/f.xml">x</a>', "/f.xml", "href"),
+        ('<a href="/subscribe/">RSS feeds</a>', "/subscribe/", "text"),
+        ('<a href="/s/" class="icon-feed">x</a>', "/s/", "text"),
+        ('<a href="/s/">订阅本站</a>', "/s/", "text"),
+    ],
+)
+def test_anchor_hints(anchor: str, url: str, hint: str) -> None:
+    (c,) = found(f"<body>{anchor}</body>", hints=True)
+    assert (urls([c]), c.hint) == ([url], hint)
+
+
+@pytest.mark.parametrize(
+    "anchor",
+    [
+        '<a href="/feedback/">Feedback</a>',
+        '<a href="/anatomy/">Anatomy</a>',
+        '<a href="/sitemap.xml">Site map</a>',
+        '<a href="https://friend.example/feed/">friend</a>',
+        '<a href="https://feedly.com/i/subscription/feed/https://blog.example/feed">Feedly</a>',
+        '<a href="mailto:rss@blog.example">RSS</a>',
+        '<a href="#rss">RSS</a>',
+    ],
+)
+def test_not_anchor_hints(anchor: str) -> None:
+    assert found(f"<body>{anchor}</body>", hints=True) == []
+
+
+def test_anchor_to_a_feed_host_is_kept() -> None:
+    (c,) = found('<body><a href="https://feeds.feedburner.com/blog">RSS</a></body>', hints=True)
+    assert c.reasons == ["base 10", "-2 anchor (feed host)", "-1 on another site"]
+
+
+@pytest.mark.parametrize(
+    ("html", "url", "want"),
+    [
+        ('<meta name="generator" content="WordPress 6.5">', URL, ["/feed/", "/?feed=rss2"]),
+        (
+            '<link rel="stylesheet" href="/blog/wp-content/themes/x.css">',
+            URL,
+            ["/blog/feed/", "/blog/?feed=rss2", "/feed/", "/?feed=rss2"],
+        ),
+        ('<meta name="generator" content="Typecho 1.2.1">', URL, ["/feed/", "/index.php/feed/"]),
+        (
+            '<meta name="generator" content="Hexo 7.1.1">',
+            URL,
+            ["/atom.xml", "/rss2.xml", "/rss.xml"],
+        ),
+        ('<meta name="generator" content="Hugo 0.120">', URL, ["/index.xml"]),
+        (
+            '<meta name="generator" content="Joomla! - Open Source Content Management">',
+            URL,
+            ["/?format=feed&type=rss", "/?format=feed&type=atom"],
+        ),
+        (
+            '<meta name="generator" content="Eleventy v2.0.1">',
+            URL,
+            ["/feed/feed.xml", "/feed.xml", "/feed/feed.json"],
+        ),
+    ],
+)
+def test_platform_paths(html: str, url: str, want: list[str]) -> None:
+    cands = [c for c in found(f"<head>{html}</head>", url, hints=True) if c.source == "platform"]
+    assert urls(cands) == want
+    assert all(c.reasons[1].startswith("-4 platform path (") for c in cands)
+
+
+def test_platform_by_host_and_user_path() -> None:
+    cands = platform_candidates(parse_page("https://medium.com/@alice", b"<p>x</p>", {}))
+    assert [c.url for c in cands] == ["https://medium.com/feed/@alice", "https://medium.com/feed"]
+
+
+def test_platform_by_header() -> None:
+    p = parse_page(
+        URL, b"<p>x</p>", {"Link": '<https://blog.example/wp-json/>; rel="https://api.w.org/"'}
+    )
+    assert [m.platform.name for m in detect_platforms(p)] == ["WordPress"]
+    assert detect_platforms(parse_page(URL, b"<p>x</p>", {})) == []
+
+
+def test_guess_candidates_entry_path_then_root() -> None:
+    cands = guess_candidates(parse_page("https://blog.example/notes/", b"<p>x</p>", {}))
+    assert [c.url for c in cands[:4]] == [
+        "https://blog.example/notes/atom.xml",
+        "https://blog.example/atom.xml",
+        "https://blog.example/notes/feed/",
+        "https://blog.example/feed/",
+    ]
+    assert len(guess_candidates(page(""))) == len(guess_paths())
+
+
+def test_guess_table_is_ordered_and_documented() -> None:
+    paths = guess_paths()
+    assert paths[:5] == ("atom.xml", "feed/", "feed.xml", "index.xml", "rss.xml")
+    assert len(set(paths)) == len(paths)
+    for path in ("feed/feed.xml", "feed.json", "?feed=rss2"):
+        assert paths.index(path) < 12
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("HTTPS://Blog.Example:443/Feed/#top", "https://blog.example/Feed/"),
+        ("http://blog.example", "http://blog.example/"),
+        ("http://blog.example:8080/f?a=1", "http://blog.example:8080/f?a=1"),
+    ],
+)
+def test_url_key(url: str, key: str) -> None:
+    assert url_key(url) == key
+
+
+def test_discovery_config_from_settings() -> None:
+    config = DiscoveryConfig.from_settings(Settings(vars(settings)))
+    assert config == DiscoveryConfig(rules=DEFAULT_FEED_RULES)
+    assert config.page_rules() == DEFAULT_FEED_RULES
+    original = DiscoveryConfig.from_settings(
+        Settings({"BLOGFEEDS_FEED_RULESET": "original", "BLOGFEEDS_FEED_RETRY_USER_AGENT": ""})
+    )
+    assert (original.ruleset, original.retry_user_agent) == ("original", None)
+    assert original.page_rules() is ORIGINAL_FEED_RULES
+    with pytest.raises(ValueError, match="BLOGFEEDS_FEED_RULESET"):
+        DiscoveryConfig.from_settings(Settings({"BLOGFEEDS_FEED_RULESET": "nope"}))
+
+
+class Settings(dict[str, Any]):
+    """The ``get`` part of Scrapy's Settings, over a dict."""
+
+
+def test_settings_select_the_blogfeeds_ruleset_and_budget() -> None:
+    assert settings.BLOGFEEDS_FEED_RULESET == "blogfeeds"
+    assert settings.BLOGFEEDS_FEED_MAX_REQUESTS == DiscoveryConfig().max_requests == 10
+    assert settings.BLOGFEEDS_FEED_MAX_FETCH_SECONDS == DiscoveryConfig().max_fetch_seconds == 10
+    assert settings.BLOGFEEDS_FEED_RETRY_USER_AGENT == BROWSER_USER_AGENT

@@ -1,4 +1,5 @@
-"""Friend-link container, original formula: one hand-made page per rule and per number."""
+"""Friend-link container, original formula (``ruleset="original"``): one hand-made page per rule
+and per number. The layered default ruleset is tested in ``tests/test_friend_layers.py``."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import pytest
 from blogfeeds import settings
 from blogfeeds.extract.friends import (
     DEFAULT_FRIEND_RULES,
+    ORIGINAL_FRIEND_RULES,
     Container,
     Friend,
+    FriendExtraction,
     LinkTextRatio,
+    RulesSpec,
     affect,
     extract_friends,
     find_friend_pages,
@@ -28,6 +32,11 @@ URL = "https://me-example.com/links/"
 
 def page(body: str, url: str = URL) -> Page:
     return parse_page(url, f"<html><head></head><body>{body}</body></html>".encode(), {})
+
+
+def extract(pg: Page, rules: RulesSpec = None) -> FriendExtraction:
+    """The original formula."""
+    return extract_friends(pg, rules, ruleset="original")
 
 
 def container(body: str, url: str = URL, desc: str = "") -> Container:
@@ -150,7 +159,7 @@ def test_exact_score_computed_by_hand() -> None:
         + a("https://c-example.com/", "Carol")
         + "</div>"
     )
-    result = extract_friends(page(body))
+    result = extract(page(body))
     best = result.best
     assert best is not None
     c = best.container
@@ -173,7 +182,7 @@ def test_exact_score_computed_by_hand() -> None:
 
 def test_internal_links_are_subtracted() -> None:
     links = [a("https://a-example.com/", blank=True), a("https://b-example.com/"), a("/about/")]
-    best = extract_friends(page("<ul>" + "".join(f"<li>{x}</li>" for x in links) + "</ul>")).best
+    best = extract(page("<ul>" + "".join(f"<li>{x}</li>" for x in links) + "</ul>")).best
     assert best is not None
     # (2 + 1 - 1) x 1000; text ratio 1; density 3 links / 6 tags -> x0.55
     assert best.reasons[0] == "+2000 (3 external - 1 internal) x 1000"
@@ -181,7 +190,7 @@ def test_internal_links_are_subtracted() -> None:
 
 
 def test_no_more_external_than_internal_rejects() -> None:
-    result = extract_friends(
+    result = extract(
         page(f"<ul><li>{a('https://a-example.com/')}</li><li>{a('/about/')}</li></ul>")
     )
     assert result.best is None
@@ -200,7 +209,7 @@ def test_below_1000_rejects() -> None:
         + a("https://b-example.com/", "fghij", blank=True)
         + "</div>"
     )
-    result = extract_friends(page(body))
+    result = extract(page(body))
     (only,) = result.containers
     assert only.rejected
     assert only.reasons[:3] == [
@@ -213,15 +222,15 @@ def test_below_1000_rejects() -> None:
 
 
 def test_exactly_1000_is_kept() -> None:
-    result = extract_friends(page(f"<div>{a('https://a-example.com/', 'A')}</div>"))
+    result = extract(page(f"<div>{a('https://a-example.com/', 'A')}</div>"))
     assert result.best is not None
     assert result.best.score == 1000
-    assert result.friends == [Friend("https://a-example.com/", "A", 1000)]
+    assert result.friends == [Friend("https://a-example.com/", "A", 1000, how="container")]
 
 
 def test_container_without_text_has_text_ratio_one() -> None:
     body = '<ul><li><a href="https://a-example.com/"><img src="a.png"></a></li></ul>'
-    (only,) = extract_friends(page(body)).containers
+    (only,) = extract(page(body)).containers
     # 1000 x 1 (no text) x (0.1 + 0.9 x 1/3) = 400: rejected
     assert only.reasons == [
         "+1000 (1 external - 0 internal) x 1000",
@@ -240,7 +249,7 @@ def test_best_container_wins_and_friends_are_its_external_links() -> None:
         )
         + f"<li>{a('https://f0-example.com/', 'dup')}</li><li>{a('/links/', 'self')}</li></ul>"
     )
-    result = extract_friends(page(small + big))
+    result = extract(page(small + big))
     assert result.best is not None
     assert result.best.container.description == "ul#friends"
     assert result.best.tag == "ul"
@@ -269,7 +278,7 @@ def test_nested_containers_accumulate_and_the_denser_one_wins() -> None:
     assert (inner.external, inner.links, inner.tags) == (3, 3, 6)
     assert [r.url for r in outer.external_links][-1] == "https://o-example.com/"
     assert len(inner.external_links) == 3
-    result = extract_friends(page(body))
+    result = extract(page(body))
     assert result.best is not None
     assert result.best.container.description == "ul#inner"
     assert result.best.container.xpath == "/html/body/div/ul"
@@ -282,15 +291,15 @@ def test_a_rule_is_disabled_with_order_none() -> None:
         + a("https://b-example.com/", "fghij", blank=True)
         + "</div>"
     )
-    rules = {**DEFAULT_FRIEND_RULES, "blogfeeds.extract.friends.MinimumScore": None}
-    best = extract_friends(page(body), rules).best
+    rules = {**ORIGINAL_FRIEND_RULES, "blogfeeds.extract.friends.MinimumScore": None}
+    best = extract(page(body), rules).best
     assert best is not None
     assert best.score == pytest.approx(910)
 
 
 def test_custom_rules_by_path_and_by_instance() -> None:
     rules: dict[Any, int | None] = {
-        **DEFAULT_FRIEND_RULES,
+        **ORIGINAL_FRIEND_RULES,
         "blogfeeds.extract.friends.LinkTextRatio": None,
         LinkTextRatio(power=1): 200,
         "tests.test_extract_friends.PlusOne": 950,
@@ -301,7 +310,7 @@ def test_custom_rules_by_path_and_by_instance() -> None:
         + a("https://b-example.com/", "fghij", blank=True)
         + "</div>"
     )
-    best = extract_friends(page(body), rules).best
+    best = extract(page(body), rules).best
     assert best is not None
     # 4000 x (0.1 + 0.9 x 0.5) x 0.7 + 1
     assert best.score == pytest.approx(4000 * 0.55 * 0.7 + 1)
@@ -310,6 +319,13 @@ def test_custom_rules_by_path_and_by_instance() -> None:
 
 def test_settings_mirror_the_default_rules() -> None:
     assert settings.BLOGFEEDS_FRIEND_SCORERS == DEFAULT_FRIEND_RULES
+    assert settings.BLOGFEEDS_FRIEND_RULESET == "blogfeeds"
+    assert set(ORIGINAL_FRIEND_RULES) < set(DEFAULT_FRIEND_RULES)
+
+
+def test_unknown_ruleset_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown friend ruleset"):
+        extract_friends(page(""), ruleset="newest")
 
 
 # --- Linear time -----------------------------------------------------------------------------
@@ -360,7 +376,7 @@ def test_one_pass_over_20000_nested_elements(depth: int, monkeypatch: pytest.Mon
     elements = sum(1 for _ in pg.tree.iter())
     assert elements == 2 + 2 * depth
     calls = _spy(monkeypatch)
-    result = extract_friends(pg)
+    result = extract(pg)
     assert result.elements == elements  # every element visited exactly once
     assert len(result.containers) == depth
     # the outermost div holds every link: depth x 1000 x 1 x affect(0.1, depth/(2 depth - 1))
@@ -409,3 +425,18 @@ def test_find_friend_pages_keeps_path_hosted_blogs_apart() -> None:
     assert find_friend_pages(page(body, url="https://www.cnblogs.com/alice/")) == [
         "https://www.cnblogs.com/alice/links/"
     ]
+
+
+def test_the_layered_default_rules_leave_the_original_formula_unchanged() -> None:
+    """Settings' scorers (the layered set) given to the original ruleset: same verdicts."""
+    body = (
+        '<ul id="friends">'
+        + "".join(f"<li>{a(f'https://f{i}-example.com/', f'F{i}')}</li>" for i in range(3))
+        + f"</ul><div>{a('https://x-example.com/', 'X')}</div>"
+    )
+    plain = extract(page(body))
+    with_settings = extract(page(body), DEFAULT_FRIEND_RULES)
+    assert [(s.score, s.reasons) for s in plain.containers] == [
+        (s.score, s.reasons) for s in with_settings.containers
+    ]
+    assert plain.friends == with_settings.friends

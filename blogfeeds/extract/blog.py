@@ -39,12 +39,16 @@ def analyze_page(
     *,
     feed_rules: Sequence[Any] | None = None,
     friend_rules: Sequence[Any] | None = None,
+    friend_ruleset: str = "blogfeeds",
+    page_feeds: bool = True,
 ) -> PageAnalysis:
     """Decode, parse and run every extractor over one page.
 
     ``url`` is the final URL after redirects. Raises
     :class:`~blogfeeds.extract.page.DecodeError` when the body is not usable HTML and
-    ``ValueError`` when ``url`` is not http(s).
+    ``ValueError`` when ``url`` is not http(s). ``page_feeds=False`` skips the page-only feed
+    candidates (``feeds`` is then empty): the crawler runs the fetching
+    :func:`~blogfeeds.extract.feeds.find_feeds` instead.
     """
     bid = blog_id(url)
     page = parse_page(url, body, headers)
@@ -52,7 +56,7 @@ def analyze_page(
         page=page,
         blog_id=bid,
         metadata=extract_metadata(page),
-        feeds=discover_feeds(page, feed_rules),
-        friends=extract_friends(page, friend_rules),
+        feeds=discover_feeds(page, feed_rules) if page_feeds else [],
+        friends=extract_friends(page, friend_rules, ruleset=friend_ruleset),
         friend_pages=find_friend_pages(page),
     )

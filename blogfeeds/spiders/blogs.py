@@ -24,8 +24,14 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
-from blogfeeds.extract.feeds import to_feed_info
-from blogfeeds.extract.friends import Friend
+from blogfeeds.extract.feeds import (
+    DiscoveryConfig,
+    Fetched,
+    FetchRequest,
+    find_feeds,
+    to_feed_info,
+)
+from blogfeeds.extract.friends import Friend, friends_from_data_source
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.scoring import build_rules
@@ -40,12 +46,20 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _headers(response: Response) -> dict[str, str]:
+    """Response headers as ``str -> str``, repeated headers joined with ``", "``."""
+    return {
+        k.decode("latin-1"): b", ".join(v).decode("latin-1") for k, v in response.headers.items()
+    }
+
+
 class BlogsSpider(scrapy.Spider):
     name = "blogs"
     max_blogs: int = 0
     max_pages: int = 3
-    feed_rules: list[Any] | None = None
+    discovery: DiscoveryConfig
     friend_rules: list[Any] | None = None
+    friend_ruleset: str = "blogfeeds"
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -64,8 +78,9 @@ class BlogsSpider(scrapy.Spider):
         settings = crawler.settings
         spider.max_blogs = settings.getint("BLOGFEEDS_MAX_BLOGS")
         spider.max_pages = max(1, settings.getint("BLOGFEEDS_MAX_PAGES_PER_BLOG", 3))
-        spider.feed_rules = build_rules(settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None
+        spider.discovery = DiscoveryConfig.from_settings(settings)
         spider.friend_rules = build_rules(settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None
+        spider.friend_ruleset = settings.get("BLOGFEEDS_FRIEND_RULESET", "blogfeeds")
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -114,8 +129,12 @@ class BlogsSpider(scrapy.Spider):
         self._done.add(analysis.blog_id)
         self._scheduled.add(analysis.blog_id)
 
+        report = await find_feeds(analysis.page, self._fetch_for_discovery, config=self.discovery)
+        self.crawler.stats.inc_value("blogfeeds/feed_discovery/requests", report.requests)
+        if report.budget_exhausted:
+            self.crawler.stats.inc_value("blogfeeds/feed_discovery/budget_exhausted")
         friends, friend_source, container_score = await self._friends(analysis)
-        feeds = [to_feed_info(c) for c in analysis.feeds]
+        feeds = [to_feed_info(feed) for feed in report.feeds]
         meta = analysis.metadata
         yield Blog(
             blog_id=analysis.blog_id,
@@ -149,51 +168,72 @@ class BlogsSpider(scrapy.Spider):
                 yield request
 
     async def _friends(self, analysis: PageAnalysis) -> tuple[list[Friend], str, float]:
-        """Friend links from the blog's blogroll page if it has one, else from the home page.
+        """Friend links from the blog's blogroll page if it has one, else from the home page,
+        plus the machine-readable lists (OPML, JSON) that page points to.
 
         Returns ``(friends, page they were read from, container score)``.
         """
-        home = analysis.friends
-        best = (home.friends, analysis.page.url, home.best_score)
+        found, source = analysis.friends, analysis.page.url
         for url in analysis.friend_pages[: self.max_pages - 1]:
+            response = await self._fetch(url)
+            sub = self._analyze(response) if response is not None else None
+            if sub is not None and (sub.friends.friends or sub.friends.data_sources):
+                self.crawler.stats.inc_value("blogfeeds/friend_page_used")
+                found, source = sub.friends, sub.page.url
+                break
+        friends = list(found.friends)
+        known = {f.url for f in friends}
+        for url in found.data_sources[: self.max_pages]:
             response = await self._fetch(url)
             if response is None:
                 continue
-            sub = self._analyze(response)
-            if sub is not None and sub.friends.friends:
-                self.crawler.stats.inc_value("blogfeeds/friend_page_used")
-                return sub.friends.friends, response.url, sub.friends.best_score
-        return best
+            content_type = _headers(response).get("Content-Type", "")
+            listed = friends_from_data_source(response.url, response.body, content_type)
+            self.crawler.stats.inc_value("blogfeeds/data_source_friends", len(listed))
+            for friend in listed:
+                if friend.url not in known:
+                    known.add(friend.url)
+                    friends.append(friend)
+        return friends, source, found.best_score
 
-    async def _fetch(self, url: str) -> Response | None:
-        """Fetch an extra page of the current blog through the downloader (robots, retries,
-        politeness apply); None on any failure or a non-2xx answer."""
+    async def _download(self, url: str, headers: dict[str, str] | None = None) -> Response | None:
+        """Fetch an extra page of the current blog through the downloader (robots.txt,
+        redirects, retries and politeness apply), outside the scheduler; None on failure."""
         self.crawler.stats.inc_value("blogfeeds/extra_page_requests")
+        request = scrapy.Request(url, headers=headers, dont_filter=True)
         try:
-            response = await self.crawler.engine.download_async(scrapy.Request(url))
+            return await self.crawler.engine.download_async(request)
         except Exception as exc:  # any failure just means "no page"
             logger.debug("Extra page %s failed: %s", url, exc)
             self.crawler.stats.inc_value(f"blogfeeds/extra_page_failed/{failure_status(exc)}")
             return None
-        if not 200 <= response.status < 300:
+
+    async def _fetch(self, url: str) -> Response | None:
+        """A same-blog page (friend-link page), or None unless it answered 2xx."""
+        response = await self._download(url)
+        if response is None or not 200 <= response.status < 300:
             return None
         return response
+
+    async def _fetch_for_discovery(self, req: FetchRequest) -> Fetched | None:
+        """The fetcher :func:`find_feeds` validates candidates with (any status returned)."""
+        response = await self._download(req.url, req.headers)
+        if response is None:
+            return None
+        return Fetched(response.url, response.status, _headers(response), response.body)
 
     def _analyze(self, response: Response) -> PageAnalysis | None:
         if not isinstance(response, TextResponse):
             self.crawler.stats.inc_value("blogfeeds/not_html")
             return None
-        headers = {
-            k.decode("latin-1"): b", ".join(v).decode("latin-1")
-            for k, v in response.headers.items()
-        }
         try:
             return analyze_page(
                 response.url,
                 response.body,
-                headers,
-                feed_rules=self.feed_rules,
+                _headers(response),
                 friend_rules=self.friend_rules,
+                friend_ruleset=self.friend_ruleset,
+                page_feeds=False,
             )
         except (DecodeError, ValueError) as exc:
             logger.warning("Cannot read %s: %s", response.url, exc)

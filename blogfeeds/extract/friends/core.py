@@ -1,6 +1,6 @@
-"""Friend links (blogroll, 友情链接): the container that lists them, and the page holding it.
+"""The original friend-link container formula (``ruleset="original"``), and the shared types.
 
-The default scoring is blogfeeds' original container formula, exactly:
+blogfeeds' original container formula, exactly:
 
 For each ``div``, ``table`` and ``ul`` (a *container*), count its links to other blogs
 (*external*; a ``target="_blank"`` link counts twice) and to the page's own blog (*internal*).
@@ -22,17 +22,17 @@ descendants; ``link_text`` / ``total_text`` = non-whitespace characters of visib
 has a text ratio of 1. All measures come from one bottom-up pass over the tree (linear in the
 page size): nested containers never rescan their subtrees.
 
-Rules are configured as ``{dotted path: order}`` (``None`` disables one), the
-``BLOGFEEDS_FRIEND_SCORERS`` setting; see :mod:`blogfeeds.extract.scoring`.
+Rules are configured as ``{dotted path: order}`` (``None`` disables one), see
+:mod:`blogfeeds.extract.scoring`; :data:`ORIGINAL_FRIEND_RULES` is this formula. The layered
+default (:mod:`blogfeeds.extract.friends.layers`) reuses these types and rules.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import lxml.html
 
@@ -45,13 +45,13 @@ CONTAINER_TAGS = frozenset({"div", "table", "ul"})
 
 _NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 
-DEFAULT_FRIEND_RULES: dict[str, int | None] = {
+ORIGINAL_FRIEND_RULES: dict[str, int | None] = {
     "blogfeeds.extract.friends.LinkBalance": 100,
     "blogfeeds.extract.friends.LinkTextRatio": 200,
     "blogfeeds.extract.friends.LinkDensity": 300,
     "blogfeeds.extract.friends.MinimumScore": 900,
 }
-"""The original formula, mirrored by ``BLOGFEEDS_FRIEND_SCORERS`` in the settings."""
+"""The original formula (``ruleset="original"``)."""
 
 RulesSpec = Mapping[Any, int | None] | Iterable[Callable[..., Adjustment | None]] | None
 
@@ -99,6 +99,21 @@ class Container:
     _refs: Sequence[LinkRef] = field(default=(), repr=False, compare=False)
     _start: int = field(default=0, repr=False, compare=False)
     _end: int = field(default=0, repr=False, compare=False)
+    friends: int = 0
+    """Layered ruleset only: distinct friend-eligible blogs linked (after the filters)."""
+    cards: int = 0
+    """Layered ruleset only: child elements that each link exactly one of them (cards)."""
+    child_text: int = 0
+    """Layered ruleset only: visible characters directly inside the child elements (prose
+    around a link; a card keeps its text in its own fields)."""
+    anchored: bool = False
+    """Layered ruleset only: a friend keyword labels it (its own text or a heading before it)."""
+    chrome: bool = False
+    """Layered ruleset only: inside page chrome (header, nav, footer, menus, share, comments)."""
+    span: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
+    """Layered ruleset only: pre-order index range of the subtree (nesting tests in O(1))."""
+    layered: bool = False
+    """Measured by the layered ruleset (the rules reading the fields above skip others)."""
 
     @property
     def external_links(self) -> list[LinkRef]:
@@ -143,11 +158,28 @@ class ScoredContainer:
 
 @dataclass(frozen=True)
 class Friend:
-    """One friend link: URL as linked, anchor text, and its container's score."""
+    """One friend link.
+
+    ``url`` as linked (layered ruleset: Wayback-unwrapped, fragment, ``index.html`` and
+    tracking parameters dropped, host lower-cased); ``name`` as shown; ``score`` the
+    evidence in the formula's points (a container's score; 1000 per listed friend for the
+    machine-readable and theme layers); ``avatar`` an absolute image URL (lazy-load
+    attributes first) or ``""``; ``how`` the layer that found it (``container``,
+    ``xfn``, ``widget:wordpress-links``, ``theme:butterfly``, ``inline``, ``script``,
+    ``opml``, ``json``); ``rels`` the XFN relationship values on the link (XFN 1.1);
+    ``listed_as`` is ``"dead"`` when the owner lists it under a lost/invalid heading;
+    ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its site (Blogger
+    BlogList, OPML ``xmlUrl``).
+    """
 
     url: str
     name: str
     score: float
+    avatar: str = ""
+    how: str = ""
+    rels: tuple[str, ...] = ()
+    listed_as: str = ""
+    kind: str = ""
 
 
 @dataclass
@@ -157,9 +189,20 @@ class FriendExtraction:
     containers: list[ScoredContainer]
     """Every container, best first (rejected ones last, in document order)."""
     friends: list[Friend]
-    """External links of the best accepted container, deduped by URL; empty when none."""
+    """The friends, deduped (original: the best container's external links by URL)."""
     elements: int = 0
     """Elements visited by the measuring pass (equals the tree's element count)."""
+    excluded: list[tuple[str, str]] = field(default_factory=list)
+    """Layered ruleset: candidate links dropped by a filter, ``(url, reason)``."""
+    circles: list[Friend] = field(default_factory=list)
+    """Layered ruleset: webrings / blog circles the blog belongs to (memberships)."""
+    data_sources: list[str] = field(default_factory=list)
+    """Layered ruleset: machine-readable friend lists the page points to (OPML, JSON,
+    issue lists), to be fetched next and read with :func:`friends_from_data_source`."""
+    owner_aliases: list[str] = field(default_factory=list)
+    """Layered ruleset: other roots of the page's own blog (``rel=me``, mirrors, ...)."""
+    ruleset: str = "original"
+    """Which ruleset produced it."""
 
     @property
     def best(self) -> ScoredContainer | None:
@@ -362,22 +405,25 @@ def scan_containers(page: Page) -> tuple[list[Container], int]:
 # --- Extraction ------------------------------------------------------------------------------
 
 
-def _rules(rules: RulesSpec) -> list[Callable[..., Adjustment | None]]:
+def built_rules(
+    rules: RulesSpec, default: Mapping[Any, int | None]
+) -> list[Callable[..., Adjustment | None]]:
+    """``rules`` built (``None`` means ``default``)."""
     if rules is None:
-        return build_rules(DEFAULT_FRIEND_RULES)
+        return build_rules(default)
     if isinstance(rules, Mapping):
         return build_rules(rules)
     return list(rules)
 
 
-def extract_friends(page: Page, rules: RulesSpec = None) -> FriendExtraction:
+def extract_original(page: Page, rules: RulesSpec = None) -> FriendExtraction:
     """Score every container of ``page`` and return the best one's external links as friends.
 
-    ``rules`` is a ``{dotted path or class: order}`` spec (default :data:`DEFAULT_FRIEND_RULES`)
+    ``rules`` is a ``{dotted path or class: order}`` spec (default :data:`ORIGINAL_FRIEND_RULES`)
     or an already built rule list; scoring starts at 0. Friends are deduped by URL (first
     anchor text kept) and never include the page's own blog. Never raises on odd markup.
     """
-    built = _rules(rules)
+    built = built_rules(rules, ORIGINAL_FRIEND_RULES)
     containers, elements = scan_containers(page)
     scored: list[ScoredContainer] = []
     for c in containers:
@@ -395,57 +441,5 @@ def extract_friends(page: Page, rules: RulesSpec = None) -> FriendExtraction:
         for ref in best.container.external_links:
             if ref.url not in seen:
                 seen.add(ref.url)
-                friends.append(Friend(url=ref.url, name=ref.name, score=best.score))
+                friends.append(Friend(ref.url, ref.name, best.score, how="container"))
     return FriendExtraction(containers=scored, friends=friends, elements=elements)
-
-
-# --- Friend-link pages -----------------------------------------------------------------------
-
-_TEXT_WORDS = re.compile(
-    r"友情链接|友链|友人帐|友人|朋友|伙伴|\b(?:links|friends?|blogroll)\b", re.IGNORECASE
-)
-_PATH_SEGMENT = re.compile(
-    r"^(?:links?|friends?|blogroll|友情链接|友链|友人帐|友人)(?:\.html?|\.php)?$", re.IGNORECASE
-)
-MAX_NAV_TEXT = 20
-"""Anchor texts longer than this (characters) are post titles, not menu entries."""
-
-
-def find_friend_pages(page: Page) -> list[str]:
-    """Same-blog links that look like the blog's friend-link page, best first.
-
-    A link qualifies when its anchor text (at most :data:`MAX_NAV_TEXT` characters) names
-    one (友情链接, 友链, 友人帐, 友人, 朋友, 伙伴, Links, Friends, Blogroll) or a path segment
-    does (``/links/``, ``/friends/``, ``link.html``, ``/友链/``, ...). Text matches rank
-    before path-only matches, then shorter paths, then document order. The page itself and
-    other blogs are excluded; URLs are returned without fragment, deduped.
-    """
-    try:
-        own = blog_id(page.url)
-    except ValueError:
-        return []
-    here = page.url.split("#", 1)[0]
-    ranked: dict[str, tuple[int, int, int]] = {}
-    for order, el in enumerate(page.tree.iter("a")):
-        href = (el.get("href") or "").strip()
-        if not href or href.startswith("#"):
-            continue
-        try:
-            url = page.absolute(href).split("#", 1)[0]
-            parts = urlsplit(url)
-            if parts.scheme.lower() not in ("http", "https") or blog_id(url) != own:
-                continue
-        except ValueError:
-            continue
-        if url == here:
-            continue
-        label = " ".join(el.text_content().split())
-        text_hit = len(label) <= MAX_NAV_TEXT and bool(_TEXT_WORDS.search(label))
-        path = unquote(parts.path)
-        path_hit = any(_PATH_SEGMENT.match(s) for s in path.split("/") if s)
-        if not (text_hit or path_hit):
-            continue
-        key = (0 if text_hit else 1, len(path), order)
-        if url not in ranked or key < ranked[url]:
-            ranked[url] = key
-    return sorted(ranked, key=ranked.__getitem__)

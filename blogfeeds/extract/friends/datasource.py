@@ -1,0 +1,176 @@
+"""Machine-readable friend lists a page points to: OPML blogrolls and JSON friend lists.
+
+:func:`friends_from_data_source` reads what the crawler fetched from a URL listed in
+:attr:`FriendExtraction.data_sources`:
+
+- OPML (opml.org spec 2.0; the blogroll convention of ``<link rel="blogroll">`` and
+  ``/.well-known/recommendations.opml``): every ``<outline>`` with an ``htmlUrl`` (the site) or,
+  failing that, an ``xmlUrl`` (its feed) or a ``type="link"`` ``url``; the name is ``text``
+  (else ``title``). rss-blogroll-network#4: ``htmlUrl``-only outlines count.
+- JSON (Hexo/Butterfly ``link.json``, Friend-Circle-Lite ``friend.json``, Yun ``links.json``,
+  fcircle APIs): every object, at any depth, with a URL key (``link``, ``url``, ``href``,
+  ``site``, ``blog``, ``homepage``) and a name key (``name``, ``title``, ``nickname``,
+  ``sitename``, ``author``); the avatar from ``avatar``/``img``/``image``/``icon``/``logo``.
+- A GitHub issues API answer (Volantis/Stellar issue-backed friend lists): the same keys read
+  from each open issue's body (a JSON block, or ``key: value`` lines), the issue title as the
+  name when the body has none.
+
+The friend filters apply (platforms, badges, circles, ...). Never raises: a body that is
+neither gives ``[]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urljoin
+
+import lxml.etree
+
+from blogfeeds.extract.friends.core import Friend
+from blogfeeds.extract.friends.filters import filters, friend_key
+from blogfeeds.extract.identity import blog_id
+
+_URL_KEYS = ("link", "url", "href", "site", "blog", "homepage", "siteurl", "website")
+_NAME_KEYS = ("name", "title", "nickname", "sitename", "site_name", "author")
+_AVATAR_KEYS = ("avatar", "img", "image", "icon", "logo")
+_BODY_JSON = re.compile(r"\{[\s\S]*?\}")
+_BODY_LINE = re.compile(
+    r"^\s*[-*]?\s*[\"']?(\w+)[\"']?\s*[:：=]\s*[\"']?(.+?)[\"']?\s*,?\s*$", re.M
+)
+_XML_PARSER = lxml.etree.XMLParser(
+    resolve_entities=False, no_network=True, recover=True, huge_tree=False
+)
+
+
+def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> str:
+    lowered = {str(k).lower(): v for k, v in obj.items()}
+    for key in keys:
+        value = lowered.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _walk(value: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
+    """Every dict in a JSON value, depth first, document order (bounded depth)."""
+    if depth > 8:
+        return
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _walk(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v, depth + 1)
+
+
+def _issue_fields(issue: dict[str, Any]) -> dict[str, Any]:
+    body = issue.get("body") or ""
+    for block in _BODY_JSON.findall(body):
+        try:
+            data = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and _pick(data, _URL_KEYS):
+            data.setdefault("title", issue.get("title", ""))
+            return data
+    fields: dict[str, Any] = {k.lower(): v for k, v in _BODY_LINE.findall(body)}
+    if not _pick(fields, _NAME_KEYS) and issue.get("title"):
+        fields["name"] = issue["title"]
+    return fields
+
+
+def _from_json(url: str, data: Any) -> list[tuple[str, str, str, str]]:
+    items = []
+    if (
+        isinstance(data, list)
+        and data
+        and all(isinstance(d, dict) and "body" in d and "html_url" in d for d in data)
+    ):
+        for issue in data:
+            if str(issue.get("state", "open")) != "open":
+                continue
+            fields = _issue_fields(issue)
+            link = _pick(fields, _URL_KEYS)
+            if link:
+                items.append(
+                    (link, _pick(fields, _NAME_KEYS), _pick(fields, _AVATAR_KEYS), "issues")
+                )
+        return items
+    for obj in _walk(data):
+        link, name = _pick(obj, _URL_KEYS), _pick(obj, _NAME_KEYS)
+        if link and name:
+            items.append((link, name, _pick(obj, _AVATAR_KEYS), "json"))
+    return items
+
+
+def _from_opml(body: bytes) -> list[tuple[str, str, str, str]]:
+    try:
+        root = lxml.etree.fromstring(body, parser=_XML_PARSER)
+    except (lxml.etree.XMLSyntaxError, ValueError):
+        return []
+    if root is None:
+        return []
+    items = []
+    for outline in root.iter("{*}outline"):
+        html, xml = outline.get("htmlUrl"), outline.get("xmlUrl")
+        link = html or xml
+        if not link and (outline.get("type") or "").lower() == "link":
+            link = outline.get("url")
+        if link:
+            name = outline.get("text") or outline.get("title") or ""
+            items.append((link, name, "", "opml" if html or not xml else "opml-feed"))
+    return items
+
+
+def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> list[Friend]:
+    """Friends listed by a fetched data source (OPML or JSON; see the module docstring).
+
+    ``url`` is the source's final URL (relative links resolve against it), ``body`` the raw
+    bytes, ``content_type`` the HTTP header (may be empty: the body is sniffed). Friends come
+    in source order, deduped by blog identity, each scoring 1000.
+    """
+    text = body.lstrip()[:1].decode("ascii", "replace") if body.strip() else ""
+    ctype = content_type.lower()
+    if "json" in ctype or text in ("[", "{"):
+        try:
+            items = _from_json(url, json.loads(body.decode("utf-8-sig", "replace")))
+        except ValueError:
+            items = []
+    elif "xml" in ctype or "opml" in ctype or text == "<":
+        items = _from_opml(body)
+    else:
+        items = []
+    flt = filters()
+    try:
+        source_id: str | None = blog_id(url)
+    except ValueError:
+        source_id = None
+    out: list[Friend] = []
+    seen: set[str] = set()
+    for link, name, avatar, how in items:
+        try:
+            clean = flt.clean_url(urljoin(url, link))
+            identity = blog_id(clean)
+            picture = urljoin(url, avatar) if avatar else ""
+        except ValueError:
+            continue
+        key = friend_key(clean)
+        if identity == source_id or key in seen or flt.verdict(clean, name) is not None:
+            continue
+        seen.add(key)
+        kind = "feed" if how == "opml-feed" else ""
+        out.append(
+            Friend(
+                clean,
+                " ".join(name.split()),
+                1000.0,
+                picture,
+                how.removesuffix("-feed"),
+                kind=kind,
+            )
+        )
+    return out

@@ -1,0 +1,269 @@
+"""Friend URLs and the filters that keep non-friends out.
+
+URL clean-up (:func:`clean_url`): Wayback Machine wrappers are unwrapped
+(``web.archive.org/web/<timestamp>[flags]/<url>``), the scheme and host are lower-cased, the
+fragment, a trailing ``index.html``/``index.htm`` and click-tracking query keys are dropped.
+
+The lists live in ``blogfeeds/data/friend_filters.toml`` (circles, badges, platforms,
+shorteners, referral keys, placeholders, commercial words, page zones); :func:`filters` loads
+them once. :meth:`Filters.verdict` says why a link is not a friend, or ``None``.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from blogfeeds.extract.identity import blog_id, normalize_host
+
+_WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.+)$", re.I)
+_INDEX = re.compile(r"/index\.html?$", re.I)
+
+
+def unwrap_wayback(url: str) -> str:
+    """The original URL of a Wayback Machine capture URL; other URLs unchanged."""
+    m = _WAYBACK.match(url.strip())
+    if not m:
+        return url
+    inner = m.group(1)
+    inner = re.sub(r"^(https?):/+", r"\1://", inner, flags=re.I)
+    return inner if re.match(r"^https?://", inner, re.I) else "http://" + inner
+
+
+def host_of(url: str) -> str:
+    """Normalised host of ``url`` (``""`` when none)."""
+    try:
+        return normalize_host(urlsplit(url).hostname or "")
+    except ValueError:
+        return ""
+
+
+def is_ip_host(host: str) -> bool:
+    """Whether ``host`` is an IPv4/IPv6 literal."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+class HostList:
+    """Hosts and ``host/path`` prefixes.
+
+    ``"github.com"`` matches the host and its subdomains, ``"=baidu.com"`` only the host
+    itself (``www.`` ignored), ``"github.com/travellings-link"`` that path prefix.
+    """
+
+    def __init__(self, entries: Iterable[str]) -> None:
+        self.hosts: set[str] = set()
+        self.exact: set[str] = set()
+        self.prefixes: list[tuple[str, str]] = []
+        for raw in entries:
+            entry = raw.strip().lower()
+            exact = entry.startswith("=")
+            host, _, path = entry.lstrip("=").partition("/")
+            host = normalize_host(host)
+            host = host[4:] if host.startswith("www.") else host
+            if path:
+                self.prefixes.append((host, "/" + path.rstrip("/")))
+            elif exact:
+                self.exact.add(host)
+            else:
+                self.hosts.add(host)
+
+    def __contains__(self, url: object) -> bool:
+        return isinstance(url, str) and self.entry(url) is not None
+
+    def entry(self, url: str) -> str | None:
+        """The entry ``url`` (absolute) matches: a host, ``host/path``, or None."""
+        parts = urlsplit(url)
+        host = normalize_host(parts.hostname or "")
+        bare = host[4:] if host.startswith("www.") else host
+        if bare in self.exact:
+            return bare
+        labels = bare.split(".")
+        for i in range(len(labels) - 1):
+            suffix = ".".join(labels[i:])
+            if suffix in self.hosts:
+                return suffix
+        path = parts.path.rstrip("/").lower()
+        for phost, prefix in self.prefixes:
+            if (bare == phost or bare.endswith("." + phost)) and (
+                path == prefix or path.startswith(prefix + "/")
+            ):
+                return phost + prefix
+        return None
+
+
+def zone_match(tokens: Iterable[str], words: Iterable[str]) -> bool:
+    """Whether a class/id token holds one of ``words``.
+
+    A one-part word matches any ``-``/``_`` part of a token (``links-of-author`` holds
+    ``author``); a hyphenated word matches a token's start (``back-menu-list`` holds
+    ``back-menu``, ``friends_card-info`` does not hold ``card-info``).
+    """
+    for token in tokens:
+        t = token.lower().replace("_", "-")
+        parts = set(t.split("-"))
+        for w in words:
+            if ("-" in w and (t == w or t.startswith(w + "-"))) or w in parts:
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The loaded filter table (see the module docstring)."""
+
+    circles: HostList
+    circle_names: tuple[str, ...]
+    badges: HostList
+    platforms: HostList
+    shorteners: HostList
+    referral_keys: frozenset[str]
+    referral_rels: frozenset[str]
+    tracking_keys: tuple[str, ...]
+    placeholder_hosts: HostList
+    placeholder_names: tuple[str, ...]
+    repeats: int
+    commercial_words: tuple[str, ...]
+    chrome_words: tuple[str, ...]
+    chrome_tags: frozenset[str]
+    owner_words: tuple[str, ...]
+    about_headings: tuple[str, ...]
+
+    def is_tracking(self, key: str) -> bool:
+        """Whether a query key only tracks the click (``utm_source``, ``zx``)."""
+        k = key.lower()
+        return any(k.startswith(t[:-1]) if t.endswith("*") else k == t for t in self.tracking_keys)
+
+    def clean_url(self, url: str) -> str:
+        """Unwrap, lower-case scheme and host, drop fragment, ``index.html`` and tracking keys."""
+        url = unwrap_wayback(url.strip())
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" not in netloc:
+            netloc = netloc.lower()
+        path = _INDEX.sub("/", parts.path)
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            kept = [(k, v) for k, v in pairs if not self.is_tracking(k)]
+            if len(kept) != len(pairs):
+                query = urlencode(kept)
+        return urlunsplit((parts.scheme.lower(), netloc, path, query, ""))
+
+    def verdict(self, url: str, name: str = "", rels: Iterable[str] = ()) -> str | None:
+        """Why ``url`` (cleaned, absolute) named ``name`` is not a friend, or None.
+
+        Reasons: ``circle``, ``badge``, ``placeholder``, ``platform``, ``sponsored``,
+        ``referral``, ``shortener``, ``commercial``. Owner checks are the caller's (they need
+        the page).
+        """
+        return self.url_verdict(url, tuple(rels)) or self.name_verdict(name)
+
+    def name_verdict(self, name: str) -> str | None:
+        """The name-only part of :meth:`verdict` (circle names, placeholders, link swaps)."""
+        lname = " ".join(name.split()).lower()
+        if not lname:
+            return None
+        if any(n.lower() == lname for n in self.circle_names):
+            return "circle"
+        if any(p.lower() in lname for p in self.placeholder_names):
+            return "placeholder"
+        if any(w.lower() in lname for w in self.commercial_words):
+            return "commercial"
+        return None
+
+    def url_verdict(self, url: str, rels: tuple[str, ...] = ()) -> str | None:
+        """The URL-and-rel part of :meth:`verdict`."""
+        if url in self.circles:
+            return "circle"
+        if url in self.badges:
+            return "badge"
+        if url in self.placeholder_hosts:
+            return "placeholder"
+        if url in self.platforms and not _hosted_blog(url, self.platforms.entry(url) or ""):
+            return "platform"
+        if self.referral_rels & {r.lower() for r in rels}:
+            return "sponsored"
+        parts = urlsplit(url)
+        if parts.query and any(
+            k.lower() in self.referral_keys for k, _ in parse_qsl(parts.query, True)
+        ):
+            return "referral"
+        if url in self.shorteners or _looks_short(parts.path):
+            return "shortener"
+        return None
+
+
+def _hosted_blog(url: str, entry: str) -> bool:
+    """Whether ``url`` is a user's own blog on the platform ``entry`` names (its identity is a
+    subdomain of the platform, ``alice.wordpress.com``, or a user path, ``hi.baidu.com/bob``)."""
+    try:
+        identity = blog_id(url)
+    except ValueError:
+        return False
+    return "/" in identity or identity.endswith("." + entry.split("/", 1)[0])
+
+
+_TOKEN = re.compile(r"^/([A-Za-z0-9]{3,10})/?$")
+
+
+def _looks_short(path: str) -> bool:
+    """A short-link token path (``/xYz9``, ``/A6xYz``): one random-looking segment.
+
+    Random means mixed case with a digit (never a word like ``/blog``, ``/Blog`` or
+    ``/OrbitLog``), so only machine-made tokens match.
+    """
+    m = _TOKEN.match(path)
+    token = m.group(1) if m else ""
+    return bool(re.search(r"[a-z0-9][A-Z]", token) and re.search(r"\d", token))
+
+
+def friend_key(url: str) -> str:
+    """One key per friend: the host without ``www.`` (so scheme, ``www.``, slash, case and
+    sub-page variants merge, but ``blog.x.com`` and ``x.com`` stay apart), the blog identity
+    for path-hosted blogs (``cnblogs.com/alice``), the whole URL on feed proxies."""
+    host = host_of(url)
+    if host.startswith(("feeds.", "feeds2.", "feedproxy.")):
+        return url.rstrip("/").lower()
+    try:
+        identity = blog_id(url)
+    except ValueError:
+        return url
+    if "/" in identity:
+        return identity
+    return host[4:] if host.startswith("www.") else host
+
+
+@functools.cache
+def filters() -> Filters:
+    """The bundled filter table (``blogfeeds/data/friend_filters.toml``), loaded once."""
+    raw = tomllib.loads(
+        resources.files("blogfeeds").joinpath("data/friend_filters.toml").read_text("utf-8")
+    )
+    return Filters(
+        circles=HostList(raw["circles"]["hosts"]),
+        circle_names=tuple(raw["circles"].get("names", [])),
+        badges=HostList(raw["badges"]["hosts"]),
+        platforms=HostList(raw["platforms"]["hosts"]),
+        shorteners=HostList(raw["shorteners"]["hosts"]),
+        referral_keys=frozenset(k.lower() for k in raw["referral"]["query_keys"]),
+        referral_rels=frozenset(r.lower() for r in raw["referral"]["rels"]),
+        tracking_keys=tuple(k.lower() for k in raw["referral"]["tracking_keys"]),
+        placeholder_hosts=HostList(raw["placeholders"]["hosts"]),
+        placeholder_names=tuple(raw["placeholders"]["names"]),
+        repeats=int(raw["placeholders"].get("repeats", 3)),
+        commercial_words=tuple(raw["commercial"]["words"]),
+        chrome_words=tuple(w.lower() for w in raw["zones"]["chrome"]),
+        chrome_tags=frozenset(raw["zones"]["chrome_tags"]),
+        owner_words=tuple(w.lower() for w in raw["zones"]["owner"]),
+        about_headings=tuple(raw["owner"]["about_headings"]),
+    )

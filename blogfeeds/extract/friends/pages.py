@@ -1,0 +1,58 @@
+"""Friend-link pages: same-blog links that look like the blog's blogroll page."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.page import Page
+
+_TEXT_WORDS = re.compile(
+    r"友情链接|友链|友人帐|友人|朋友|伙伴|\b(?:links|friends?|blogroll)\b", re.IGNORECASE
+)
+_PATH_SEGMENT = re.compile(
+    r"^(?:links?|friends?|blogroll|友情链接|友链|友人帐|友人)(?:\.html?|\.php)?$", re.IGNORECASE
+)
+MAX_NAV_TEXT = 20
+"""Anchor texts longer than this (characters) are post titles, not menu entries."""
+
+
+def find_friend_pages(page: Page) -> list[str]:
+    """Same-blog links that look like the blog's friend-link page, best first.
+
+    A link qualifies when its anchor text (at most :data:`MAX_NAV_TEXT` characters) names
+    one (友情链接, 友链, 友人帐, 友人, 朋友, 伙伴, Links, Friends, Blogroll) or a path segment
+    does (``/links/``, ``/friends/``, ``link.html``, ``/友链/``, ...). Text matches rank
+    before path-only matches, then shorter paths, then document order. The page itself and
+    other blogs are excluded; URLs are returned without fragment, deduped.
+    """
+    try:
+        own = blog_id(page.url)
+    except ValueError:
+        return []
+    here = page.url.split("#", 1)[0]
+    ranked: dict[str, tuple[int, int, int]] = {}
+    for order, el in enumerate(page.tree.iter("a")):
+        href = (el.get("href") or "").strip()
+        if not href or href.startswith("#"):
+            continue
+        try:
+            url = page.absolute(href).split("#", 1)[0]
+            parts = urlsplit(url)
+            if parts.scheme.lower() not in ("http", "https") or blog_id(url) != own:
+                continue
+        except ValueError:
+            continue
+        if url == here:
+            continue
+        label = " ".join(el.text_content().split())
+        text_hit = len(label) <= MAX_NAV_TEXT and bool(_TEXT_WORDS.search(label))
+        path = unquote(parts.path)
+        path_hit = any(_PATH_SEGMENT.match(s) for s in path.split("/") if s)
+        if not (text_hit or path_hit):
+            continue
+        key = (0 if text_hit else 1, len(path), order)
+        if url not in ranked or key < ranked[url]:
+            ranked[url] = key
+    return sorted(ranked, key=ranked.__getitem__)
