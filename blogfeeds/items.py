@@ -71,3 +71,56 @@ class FriendLink:
     """Score of the container the link was found in (original formula: points)."""
     source_url: str = ""
     """The page the link was read from (home page or friend-link page)."""
+
+
+@dataclass
+class Entry:
+    """One feed entry to store (``scrapy crawl feeds``), deduplicated per feed by ``guid``."""
+
+    feed_url: str
+    """The feed's stored URL (after a permanent redirect, the new one)."""
+    guid: str
+    """Dedupe key: the entry's id/guid, else its canonical link, else title + date, else a
+    content hash (:func:`blogfeeds.extract.entries.entry_key`)."""
+    link: str | None = None
+    """Absolute entry link, or None."""
+    title: str | None = None
+    author: str | None = None
+    published: str | None = None
+    """ISO 8601 UTC as given by the feed, or None."""
+    updated: str | None = None
+    """ISO 8601 UTC, or None."""
+    summary: str | None = None
+    """Summary or content as given (HTML), at most 4000 characters, or None."""
+    first_seen: str = ""
+    """When blogfeeds first read it: ISO 8601 UTC."""
+
+
+@dataclass
+class FeedFetch:
+    """One revisit of a feed by ``scrapy crawl feeds``: its new schedule state and new entries."""
+
+    feed_url: str
+    """The URL the feed was scheduled under (the key of its ``schedule`` row)."""
+    fetched_at: str
+    """ISO 8601 UTC of the fetch (the spider's clock, which tests may set)."""
+    status: str
+    """``ok``, ``not_modified`` (304), ``throttled`` (429/503), ``html`` (the URL now serves a web
+    page), ``other``/``empty`` (not a feed), ``dead``, or a failure status of
+    :mod:`blogfeeds.failures` (``http_4xx``, ``http_5xx``, ``timeout``, ``dns``, ...)."""
+    http_status: int = 0
+    """Final HTTP status, 0 when no response arrived."""
+    state: dict[str, object] = field(default_factory=dict)
+    """The feed's :class:`blogfeeds.revisit.FeedState` after this fetch, as a dict."""
+    level: int = 0
+    """The level (1..5) whose interval is nearest below the planned revisit interval."""
+    entries: list[Entry] = field(default_factory=list)
+    """Entries not seen before (may still exist in storage: the store ignores known guids)."""
+    moved_to: str | None = None
+    """New URL after a permanent redirect (301/308) to a working feed; the old URL becomes an
+    alias."""
+    blog_id: str | None = None
+    changed: bool = False
+    """The revisit policy counted new entries (never on a first fetch or a GUID rewrite)."""
+    host_pause_until: str | None = None
+    """ISO 8601 UTC until which the feed's host asked for no requests (429/503 Retry-After)."""

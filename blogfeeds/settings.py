@@ -33,6 +33,9 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 DOWNLOAD_TIMEOUT = 20
 RETRY_TIMES = 2
 REDIRECT_MAX_TIMES = 5
+# Size caps (compressed and decompressed): a blog page is rarely over 1 MB; a 1 GB "feed" is
+# refused from its Content-Length, a body without one is cut at the cap, a gzip bomb is stopped
+# while decompressing (status too_large).
 DOWNLOAD_MAXSIZE = 8 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 COOKIES_ENABLED = False
@@ -40,11 +43,42 @@ TELNETCONSOLE_ENABLED = False
 # Scrapy 2.19's RemoteControl runs Python sent to it: never on crawl workers.
 REMOTE_CONTROL_ENABLED = False
 
+# --- Robustness and security (blogfeeds/middlewares/; README "Robustness and security") -------
+DOWNLOADER_MIDDLEWARES = {
+    # Only http(s), only public addresses (checked on the resolved IP, after every redirect).
+    "blogfeeds.middlewares.ssrf.SsrfGuardMiddleware": 50,
+    # URL length and per-blog request caps against crawler traps.
+    "blogfeeds.middlewares.limits.CrawlLimitsMiddleware": 60,
+    # Retries of transient failures wait: exponential backoff, Retry-After honoured.
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "blogfeeds.middlewares.retry.BackoffRetryMiddleware": 550,
+}
+# True lets the crawler fetch loopback/private/link-local targets: tests and local use only.
+_ALLOW_PRIVATE = os.environ.get("BLOGFEEDS_ALLOW_PRIVATE_TARGETS", "")
+BLOGFEEDS_ALLOW_PRIVATE_TARGETS = _ALLOW_PRIVATE.lower() in ("1", "true", "yes")
+BLOGFEEDS_MAX_URL_LENGTH = 2083
+# Requests per blog identity (home, friend pages, feed candidates, robots.txt, retries); 0 = no cap.
+BLOGFEEDS_MAX_REQUESTS_PER_BLOG = 50
+# Friend links read from one page (the rest are ignored and counted).
+BLOGFEEDS_MAX_FRIENDS_PER_PAGE = 500
+BLOGFEEDS_RETRY_BACKOFF_BASE = 1.0
+BLOGFEEDS_RETRY_BACKOFF_MAX = 30.0
+# A <meta http-equiv=refresh> is followed when its delay is at most this many seconds.
+METAREFRESH_MAXDELAY = 30
+
 # --- Breadth-first walk of the friend-link graph ------------------------------------------------
 DEPTH_LIMIT = 3
 DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# Crawl strategy (blogfeeds/strategies.py; README "Crawl strategies"): the order the frontier is
+# walked in: "bfs" (the original breadth-first walk), "dfs", "backlinks" (in-degree so far),
+# "opic" (On-line Page Importance Computation) or "big-site-first". Its priority supersedes
+# DEPTH_PRIORITY for blog home pages; the log reports the frontier size every interval (s).
+BLOGFEEDS_STRATEGY = "bfs"
+BLOGFEEDS_STRATEGY_LOG_INTERVAL = 60.0
+SPIDER_MIDDLEWARES = {"blogfeeds.strategies.StrategyMiddleware": 750}  # after DepthMiddleware
+DOWNLOADER_MIDDLEWARES["blogfeeds.strategies.StaleRequestMiddleware"] = 40  # drops stale re-pushes
 # Blogs stored at most (0 = no cap).
 BLOGFEEDS_MAX_BLOGS = 0
 # Pages fetched per blog for discovery (home page, friend-link page, ...).
@@ -53,8 +87,10 @@ BLOGFEEDS_MAX_PAGES_PER_BLOG = 3
 BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED = True
 
 # --- Storage ------------------------------------------------------------------------------------
-# A database URL: sqlite:///path (the default, embedded) or, later, mysql://user:pass@host/db.
+# A database URL: sqlite:///path (the default, embedded) or mysql://user:pass@host:port/db.
 BLOGFEEDS_DATABASE_URL = os.environ.get("BLOGFEEDS_DATABASE_URL", "sqlite:///blogfeeds.sqlite3")
+# MySQL 8 / MariaDB (PyMySQL, utf8mb4): when set, it wins over BLOGFEEDS_DATABASE_URL.
+MYSQL_URL = os.environ.get("MYSQL_URL")
 ITEM_PIPELINES = {
     "blogfeeds.pipelines.BlogDedupePipeline": 100,
     "blogfeeds.pipelines.StoragePipeline": 300,
@@ -64,7 +100,35 @@ ITEM_PIPELINES = {
 BLOGFEEDS_DB_BATCH_SIZE = 500
 BLOGFEEDS_DB_MAX_ATTEMPTS = 3
 BLOGFEEDS_SPOOL_PATH = "blogfeeds-spool.jsonl"
+# Seconds between timed flushes of a partly filled batch (0 = only when full and at close).
+BLOGFEEDS_DB_FLUSH_INTERVAL = 2.0
+# MySQL: seconds of lost/refused connections (retried with backoff) before the crawl stops,
+# with everything unwritten in the spool file.
+BLOGFEEDS_DB_DOWN_LIMIT = 60.0
 DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
+
+# --- Shared frontier (Redis) --------------------------------------------------------------------
+# On when REDIS_URL is in the environment (redis://:password@host:6379/0): several crawl
+# processes, on any machines, share one queue, one dupefilter and one set of blog ids
+# (blogfeeds/redis_compat.py; README "Many machines with Redis"). Off: Scrapy's own scheduler.
+REDIS_URL = os.environ.get("REDIS_URL")
+# Put before every Redis key, so that crawls (and tests) can share one Redis.
+BLOGFEEDS_REDIS_PREFIX = os.environ.get("BLOGFEEDS_REDIS_PREFIX", "blogfeeds:")
+# A restarted worker re-queues the in-flight requests left by its predecessor of the same id;
+# default: the host name. Several workers on one host need distinct ids.
+BLOGFEEDS_WORKER_ID = os.environ.get("BLOGFEEDS_WORKER_ID", "")
+BLOGFEEDS_WORKER_TTL = 15.0
+if REDIS_URL:
+    SCHEDULER = "blogfeeds.redis_compat.Scheduler"
+    # Must be scrapy-redis's (or a subclass): Scrapy's own crashes its scheduler at start-up.
+    DUPEFILTER_CLASS = "blogfeeds.redis_compat.RFPDupeFilter"
+    SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
+    # JSON, not pickle: a request read from Redis cannot run code on the worker.
+    SCHEDULER_SERIALIZER = "blogfeeds.redis_compat.JsonRequestSerializer"
+    SCHEDULER_PERSIST = True  # a stopped crawl resumes where it was
+    SCHEDULER_IDLE_BEFORE_CLOSE = 0
+    # Seconds a worker with nothing to do waits for work before closing; 0 = never.
+    MAX_IDLE_TIME_BEFORE_CLOSE = 0
 
 # --- Extractors ---------------------------------------------------------------------------------
 # Scoring rules, ordered like middleware dicts: {dotted path: order}; None disables a rule.
@@ -116,6 +180,38 @@ BLOGFEEDS_FRIEND_SCORERS: dict[str, int | None] = {
     "blogfeeds.extract.friends.DistinctFriends": 600,
     "blogfeeds.extract.friends.MinimumScore": 900,
 }
+# User extraction rules (TOML; blogfeeds/data/rules.example.toml, README "Your own extraction
+# rules"): per blog, host or theme fingerprint, they set the encoding, feed, abstract, friend
+# pages and friend cards before the built-in rules. Empty = none. A bad file stops the start-up.
+BLOGFEEDS_RULES_FILE = os.environ.get("BLOGFEEDS_RULES_FILE", "")
+
+# --- Crawl summary (blogfeeds/extensions/summary.py; `scrapy stats` prints it from the database)
+EXTENSIONS = {"blogfeeds.extensions.summary.CrawlSummary": 500}
+BLOGFEEDS_SUMMARY_ENABLED = True
+BLOGFEEDS_SUMMARY_TOP = 10  # most linked blogs listed
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = os.environ.get("BLOGFEEDS_LOG_LEVEL", "INFO")
+
+# --- Feed revisits (scrapy crawl feeds) ----------------------------------------------------------
+# Revisit policy (blogfeeds.revisit): "levels" = the original five levels (20, 200, 1000, 2000,
+# 10000 min; T / 1.2 on change, x 1.2 otherwise); "estimate" = posting-rate estimate with the
+# square-root allocation of a fetch budget (README "Keeping feeds fresh").
+BLOGFEEDS_REVISIT_POLICY = "levels"
+# "estimate": fetches per feed per day on average, over all feeds.
+BLOGFEEDS_REVISIT_BUDGET = 3.0
+# "estimate": snap every interval to the nearest of the five levels.
+BLOGFEEDS_REVISIT_LEVEL_MODE = False
+# RssRank of newly scheduled feeds, 0..5 (each rank = one level down, fetched more often), or
+# "auto": from how many other blogs' friend links point at the blog (2, 5, 10, 25, 50 -> 1..5).
+# The stored column schedule.rank_score is user-settable and always wins.
+BLOGFEEDS_REVISIT_RANK: int | str = 0
+# "levels": T (minutes) of a new feed; 1000 = Level[3].
+BLOGFEEDS_REVISIT_INITIAL_T = 1000
+# Keep running and sleep until the next feed is due (long-lived scrapyd workers); -a loop=true.
+BLOGFEEDS_FEEDS_LOOP = False
+# Due feeds leased per claim; loop mode: longest sleep (seconds) before looking for new feeds.
+BLOGFEEDS_FEEDS_BATCH = 500
+BLOGFEEDS_FEEDS_MAX_SLEEP = 60.0
+# Virtual "now" (ISO 8601 UTC) at spider start, for tests and replays; empty = the real clock.
+BLOGFEEDS_NOW = os.environ.get("BLOGFEEDS_NOW", "")

@@ -35,7 +35,7 @@ import ssl
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import Message
 from pathlib import Path
@@ -78,6 +78,8 @@ class Route:
     - ``deny_ua``: User-Agent substrings (case-sensitive) answered with 403; a request without
       a User-Agent also gets 403 when this is non-empty.
     - ``delay``: seconds to wait before answering.
+    - ``handler``: a callable ``(url) -> Route`` asked at every request for the route that
+      answers it (dynamic, endless webs; not in the cases format); the other fields are ignored.
     """
 
     status: int = 200
@@ -89,6 +91,7 @@ class Route:
     deny_ua: tuple[str, ...] = ()
     delay: float = 0.0
     decompress: bool = True
+    handler: Callable[[str], Route] | None = None
 
     def __post_init__(self) -> None:
         if self.file is not None and self.body is not None:
@@ -424,6 +427,8 @@ class LittleWeb:
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         """(status, headers, body) for one request; also logs the hit."""
         route = self.route_for(url)
+        if route is not None and route.handler is not None:
+            route = route.handler(url)
         user_agent = request_headers.get("User-Agent")
         headers: list[tuple[str, str]] = []
         body = b""
@@ -533,12 +538,14 @@ class LittleWeb:
 
         Sets ``http_proxy``/``https_proxy`` and their upper-case forms to :attr:`proxy_url`,
         and ``no_proxy``/``NO_PROXY`` to empty so that no host (not even localhost) bypasses
-        the proxy.
+        the proxy. Sets ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1`` (the SSRF guard lets the fictional
+        hosts through; set it to ``0`` in ``base`` to keep the guard's address check on).
         """
         env = dict(os.environ if base is None else base)
         for name in ("http_proxy", "https_proxy"):
             env[name] = env[name.upper()] = self.proxy_url
         env["no_proxy"] = env["NO_PROXY"] = ""
+        env.setdefault("BLOGFEEDS_ALLOW_PRIVATE_TARGETS", "1")
         return env
 
 

@@ -104,16 +104,16 @@ def link(
 
 
 def test_schema_created_and_version_stored(store: Store) -> None:
-    assert store.schema_version() == schema.SCHEMA_VERSION == 1
+    assert store.schema_version() == schema.SCHEMA_VERSION == len(schema.MIGRATIONS)
     for table in schema.TABLES:
-        assert store.count(table) == (1 if table == "schema_version" else 0)
+        assert store.count(table) == (schema.SCHEMA_VERSION if table == "schema_version" else 0)
 
 
 def test_reopen_and_ensure_schema_are_idempotent(url: str) -> None:
     for _ in range(2):
         with Store.open(url) as store:
-            assert store.ensure_schema() == 1
-            assert store.count("schema_version") == 1
+            assert store.ensure_schema() == schema.SCHEMA_VERSION
+            assert store.count("schema_version") == schema.SCHEMA_VERSION
 
 
 def test_migration_rerun_after_lost_version_row(store: Store) -> None:
@@ -121,19 +121,22 @@ def test_migration_rerun_after_lost_version_row(store: Store) -> None:
     store.write([blog()], [link()])
     execute(store, "DELETE FROM schema_version")
     assert store.schema_version() == 0
-    assert store.ensure_schema() == 1
+    assert store.ensure_schema() == schema.SCHEMA_VERSION
     assert store.count("blogs") == 1  # existing data untouched
 
 
 def test_forward_migration_applied_once(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    v2 = (2, ["{create_index} blogs_depth ON blogs (depth)"])
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    assert store.ensure_schema() == 2
-    assert store.ensure_schema() == 2
-    assert store.count("schema_version") == 2
+    current = schema.SCHEMA_VERSION
+    nxt = (current + 1, ["{create_index} blogs_depth ON blogs (depth)"])
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, nxt])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
+    assert store.ensure_schema() == current + 1
+    assert store.ensure_schema() == current + 1
+    assert store.count("schema_version") == current + 1
     monkeypatch.undo()
-    with pytest.raises(ValueError, match="schema version 2 is newer than this code's 1"):
+    with pytest.raises(
+        ValueError, match=f"schema version {current + 1} is newer than this code's {current}"
+    ):
         store.ensure_schema()
 
 
@@ -284,7 +287,7 @@ def test_sqlite_relative_absolute_and_memory_urls(
     absolute = tmp_path / "abs.sqlite3"
     assert str(absolute).startswith("/")
     with Store.open(f"sqlite:///{absolute}") as store:  # sqlite:////tmp/... (four slashes)
-        assert store.schema_version() == 1
+        assert store.schema_version() == schema.SCHEMA_VERSION
     assert absolute.is_file()
     with Store.open("sqlite:///:memory:") as store:
         store.upsert_blogs([blog()])

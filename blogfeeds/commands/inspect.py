@@ -22,6 +22,7 @@ from w3lib.url import is_url
 
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
 from blogfeeds.extract.scoring import build_rules
+from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
 
 
 def analysis_to_dict(analysis: PageAnalysis) -> dict[str, Any]:
@@ -45,6 +46,7 @@ def analysis_to_dict(analysis: PageAnalysis) -> dict[str, Any]:
         ],
         "friends": [{"url": f.url, "name": f.name} for f in analysis.friends.friends],
         "friend_pages": analysis.friend_pages,
+        "rules_fired": analysis.rules,
     }
 
 
@@ -70,11 +72,17 @@ def render_text(data: dict[str, Any]) -> str:
     lines += [f"  {f['url']}  {f['name']}" for f in data["friends"]]
     lines += ["", "Friend-link pages: " + (", ".join(data["friend_pages"]) or "none")]
     lines += ["", f"Abstract: {data['abstract']}"]
+    fired: dict[str, list[str]] = {}
+    for what, rule in data.get("rules_fired", {}).items():
+        fired.setdefault(rule, []).append(what)
+    if fired:
+        lines += ["", *(f"rule fired: {rule} ({', '.join(what)})" for rule, what in fired.items())]
     return "\n".join(lines)
 
 
 class Command(ScrapyCommand):
     requires_project = True
+    user_rules: RuleSet | None = None
 
     def syntax(self) -> str:
         return "[options] <url>"
@@ -87,9 +95,17 @@ class Command(ScrapyCommand):
         parser.add_argument("--file", help="read the page from this file instead of fetching")
         parser.add_argument("--url", help="the page's URL (with --file)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--rules", help="user extraction rules (TOML; default: BLOGFEEDS_RULES_FILE)"
+        )
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
+        rules_file = opts.rules or self.settings.get("BLOGFEEDS_RULES_FILE")
+        try:
+            self.user_rules = load_rules(rules_file) if rules_file else None
+        except RuleError as exc:
+            raise UsageError(str(exc), print_help=False) from exc
         if opts.file:
             url = opts.url or (args[0] if args else None)
             if not url or not is_url(url):
@@ -138,6 +154,7 @@ class Command(ScrapyCommand):
             headers,
             feed_rules=build_rules(self.settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None,
             friend_rules=build_rules(self.settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None,
+            user_rules=self.user_rules,
         )
         data = analysis_to_dict(analysis)
         if opts.json:

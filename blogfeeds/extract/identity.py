@@ -171,10 +171,12 @@ def registered_domain(host: str) -> str:
     return domain
 
 
+@functools.lru_cache(maxsize=16384)
 def blog_id(url: str) -> str:
     """Identity of the blog ``url`` belongs to, e.g. ``alice.github.io`` or ``cnblogs.com/alice``.
 
-    Raises ``ValueError`` on a non-HTTP URL or one without a host.
+    Raises ``ValueError`` on a non-HTTP URL or one without a host. Results are cached (every
+    extractor of a page asks for the same links).
     """
     host, segments = split_url(url)
     bare = _WWW.sub("", host)

@@ -231,8 +231,11 @@ def abstract(page: Page, max_chars: int = ABSTRACT_CHARS) -> str:
     kickers, bylines, dates, "Reading time: 1 min"); list bullets are dropped and the rest is
     cut by :func:`cut`. Falls back to ``og:description``, then ``<meta name=description>``,
     then the unskipped main text, then trafilatura's default (non-precise, with tables) main
-    text. Never raises: returns ``""`` when nothing is found (logged at DEBUG).
+    text. Never raises: returns ``""`` when nothing is found (logged at DEBUG), and at once
+    when ``max_chars`` ≤ 0.
     """
+    if max_chars <= 0:  # every cut would be empty: skip trafilatura
+        return ""
     try:
         meta = _meta(page)
         lines = _lines(main_text(page))

@@ -1,19 +1,44 @@
 """Decode and parse a fetched page once; every extractor reads the same :class:`Page`.
 
-Decoding follows the HTML Living Standard's order as w3lib implements it: the HTTP
-``Content-Type`` charset, then a byte-order mark, then a ``<meta>`` charset, then detection.
-Legacy Chinese labels (``gb2312``, ``gbk``) decode as ``gb18030``, their superset.
+Decoding (:func:`decode_html`) follows the HTML Living Standard's "determining the character
+encoding" (§13.2.3.2), w3lib first, then the steps it leaves to the user agent:
+
+1. a byte-order mark (it wins over everything, as the standard says);
+2. the HTTP ``Content-Type`` charset;
+3. a ``<meta charset>`` / ``http-equiv`` declaration or XML declaration: w3lib's prescan of the
+   first 4096 bytes, then every ``<meta>`` of the ``<head>`` (up to ``</head>``/``<body>``,
+   within :data:`HEAD_SCAN_BYTES`), since pages with long ``<head>``s declare it late;
+4. UTF-16/UTF-32 without a BOM, recognised by the NUL bytes ASCII markup leaves in them;
+5. bytes that are valid UTF-8 are UTF-8;
+6. the per-TLD fallback of :data:`TLD_ENCODINGS` (the locale defaults of the standard's
+   §13.2.3.3 table, keyed by country-code TLD, as Apache Nutch planned) when the bytes decode
+   cleanly with it;
+7. statistical detection (charset-normalizer);
+8. UTF-8 with replacement characters.
+
+Labels go through w3lib's ``resolve_encoding`` (the WHATWG Encoding Standard's supersets:
+``gb2312``/``gbk`` → ``gb18030``, ``shift_jis`` → ``cp932``, ``euc-kr`` → ``cp949``, Latin-1 →
+``cp1252``). A declared Japanese encoding that fails on the bytes is retried as its JIS X 0213
+variant (``shift_jis_2004``, ``euc_jis_2004``), which real Shift_JIS pages often are.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 import lxml.html
-from w3lib.encoding import html_to_unicode
+from charset_normalizer import from_bytes
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    http_content_type_encoding,
+    read_bom,
+    resolve_encoding,
+    to_unicode,
+)
 
 _PARSER = lxml.html.HTMLParser(recover=True, remove_comments=True, remove_pis=True)
 
@@ -50,13 +75,188 @@ class Page:
         return ""
 
 
-def decode_html(body: bytes, content_type: str = "") -> tuple[str, str]:
-    """Decode an HTML body; return ``(encoding, text)``.
+HEAD_SCAN_BYTES = 64 * 1024
+"""How far into the body step 3 looks for a ``<meta>`` declaration after the first 4096 bytes."""
 
-    ``content_type`` is the HTTP ``Content-Type`` header value (may be empty).
+DETECT_BYTES = 256 * 1024
+"""Bytes handed to statistical detection (it samples them; a bigger page adds nothing)."""
+
+TLD_ENCODINGS: dict[str, str] = {
+    "cn": "gb18030",
+    "tw": "big5",
+    "hk": "big5hkscs",
+    "mo": "big5hkscs",
+    "jp": "shift_jis",
+    "kr": "euc-kr",
+    **dict.fromkeys(("ru", "by", "ua", "bg", "kz", "kg", "mk", "rs"), "windows-1251"),
+    **dict.fromkeys(("cz", "sk", "pl", "hu", "si", "hr"), "iso-8859-2"),
+    **dict.fromkeys(("lt", "lv"), "windows-1257"),
+    "gr": "iso-8859-7",
+    "tr": "windows-1254",
+    "il": "windows-1255",
+    **dict.fromkeys(("ir", "sa", "eg", "ae", "iq", "sy"), "windows-1256"),
+    "th": "windows-874",
+    "vn": "windows-1258",
+}
+"""Encoding assumed for an undeclared, non-UTF-8 page under a country-code TLD."""
+
+_JIS_VARIANTS = {
+    "cp932": ("shift_jis_2004", "shift_jisx0213"),
+    "shift_jis": ("cp932", "shift_jis_2004", "shift_jisx0213"),
+    "euc_jp": ("euc_jis_2004", "euc_jisx0213", "cp932"),
+}
+_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_META_OR_XML = re.compile(rb"<!--.*?-->|<meta[\s/][^>]*>|<\?xml\s[^>]*>", re.IGNORECASE | re.DOTALL)
+
+
+def _codec(name: str | None) -> str | None:
+    """A codec name Python knows for a label (w3lib's WHATWG supersets), or None."""
+    if not name:
+        return None
+    resolved = resolve_encoding(name)
+    if resolved is None:
+        return None
+    if resolved in ("utf-16", "utf-32"):  # no BOM left to tell the byte order
+        resolved += "-le"
+    return resolved
+
+
+def _clean(body: bytes, encoding: str) -> bool:
+    """Whether ``body`` decodes with ``encoding`` without an error."""
+    try:
+        body.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return False
+    return True
+
+
+def head_declared_encoding(body: bytes) -> str | None:
+    """The encoding a ``<meta>`` or XML declaration names anywhere in the ``<head>``
+    (w3lib's prescan rules, over the head's meta tags rather than the first 4096 bytes), or
+    None. Comments are skipped."""
+    found = html_body_declared_encoding(body)
+    if found is not None:
+        return found
+    head = body[:HEAD_SCAN_BYTES]
+    end = _HEAD_END.search(head)
+    if end is not None:
+        head = head[: end.start()]
+    tags = [m.group(0) for m in _META_OR_XML.finditer(head) if not m.group(0).startswith(b"<!--")]
+    return html_body_declared_encoding(b"\n".join(tags)[:4096]) if tags else None
+
+
+def sniff_utf16(body: bytes) -> str | None:
+    """``utf-16-le``/``-be`` or ``utf-32-le``/``-be`` for BOM-less text whose ASCII markup
+    leaves the telltale NUL bytes (WHATWG step "UTF-16 without BOM"), else None."""
+    head = body[:1024]
+    if len(head) < 8 or head.count(0) < len(head) // 4:
+        return None
+    if head[1:4] == b"\0\0\0" and head[0]:
+        return "utf-32-le"
+    if head[:3] == b"\0\0\0" and head[3]:
+        return "utf-32-be"
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if odd > 3 * even and odd > len(head) // 4:
+        return "utf-16-le"
+    if even > 3 * odd and even > len(head) // 4:
+        return "utf-16-be"
+    return None
+
+
+def tld_encoding(url: str) -> str | None:
+    """The fallback encoding of ``url``'s country-code TLD (:data:`TLD_ENCODINGS`), or None."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return None
+    return TLD_ENCODINGS.get(host.rstrip(".").rpartition(".")[2].lower())
+
+
+def detect_encoding(body: bytes) -> str | None:
+    """charset-normalizer's best guess for ``body`` (resolved to a codec), or None."""
+    best = from_bytes(body[:DETECT_BYTES]).best()
+    return _codec(best.encoding) if best is not None else None
+
+
+# Where Microsoft's cp932 and the Encoding Standard's Shift_JIS decoder (index-jis0208, which
+# JIS X 0213's shift_jis_2004 follows here) map the same JIS X 0208 byte pair differently.
+_CP932_VS_JIS = frozenset(
+    {
+        ("\uff0d", "\u2212"),  # 0x817C minus sign
+        ("\uff5e", "\u301c"),  # 0x8160 wave dash
+        ("\u2225", "\u2016"),  # 0x8161 double vertical line
+        ("\uffe0", "\u00a2"),  # 0x8191 cent sign
+        ("\uffe1", "\u00a3"),  # 0x8192 pound sign
+        ("\uffe2", "\u00ac"),  # 0x81CA not sign
+    }
+)
+
+
+def _shift_jis(body: bytes) -> tuple[str, str]:
+    """Shift_JIS as browsers decode it: cp932 (NEC and IBM extensions), except the six JIS X 0208
+    pairs :data:`_CP932_VS_JIS` mapped as the Encoding Standard maps them; a body cp932 cannot
+    decode is tried as ``shift_jis_2004`` / ``shift_jisx0213``."""
+    try:
+        text = body.decode("cp932")
+    except UnicodeDecodeError:
+        for variant in _JIS_VARIANTS["cp932"]:
+            if _clean(body, variant):
+                return variant, body.decode(variant)
+        return "cp932", to_unicode(body, "cp932")
+    if not any(ms in text for ms, _ in _CP932_VS_JIS):
+        return "cp932", text
+    try:
+        jis = body.decode("shift_jis_2004")
+    except UnicodeDecodeError:
+        return "cp932", text
+    if len(jis) == len(text) and all(
+        a == b or (a, b) in _CP932_VS_JIS for a, b in zip(text, jis, strict=True)
+    ):
+        return "shift_jis_2004", jis
+    return "cp932", text
+
+
+def _declared(body: bytes, label: str) -> tuple[str, str]:
+    """Decode with a declared ``label``; a Japanese label that fails on the bytes falls back to
+    the variant that decodes them cleanly."""
+    codec = _codec(label) or "utf-8"
+    if codec == "cp932":
+        return _shift_jis(body)
+    if codec in _JIS_VARIANTS and not _clean(body, codec):
+        for variant in _JIS_VARIANTS[codec]:
+            if _clean(body, variant):
+                return variant, body.decode(variant)
+    return codec, to_unicode(body, codec)
+
+
+def decode_html(body: bytes, content_type: str = "", url: str = "") -> tuple[str, str]:
+    """Decode an HTML body; return ``(codec name, text)``. Never raises.
+
+    ``content_type`` is the HTTP ``Content-Type`` header value (may be empty); ``url`` (may be
+    empty) gives the country-code TLD of the fallback. The steps are in the module docstring;
+    undecodable bytes become U+FFFD.
     """
-    encoding, text = html_to_unicode(content_type or None, body)
-    return encoding, text
+    bom, mark = read_bom(body)
+    if bom is not None and mark is not None:
+        return bom, to_unicode(body[len(mark) :], bom)
+    header = http_content_type_encoding(content_type or None)
+    if header is not None and header not in ("utf-16", "utf-32"):
+        return _declared(body, header)
+    wide = sniff_utf16(body)
+    if wide is not None:
+        return wide, to_unicode(body, wide)
+    declared = header or head_declared_encoding(body)
+    if declared is not None and declared not in ("utf-16", "utf-32"):
+        return _declared(body, declared)
+    if _clean(body, "utf-8"):
+        return "utf-8", body.decode("utf-8")
+    fallback = _codec(tld_encoding(url))
+    if fallback is not None and _clean(body, fallback):
+        return _declared(body, fallback)
+    detected = detect_encoding(body)
+    if detected is not None:
+        return _declared(body, detected)
+    return "utf-8", to_unicode(body, "utf-8")
 
 
 def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = None) -> Page:
@@ -70,7 +270,7 @@ def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = 
     if isinstance(body, str):
         encoding, text = "utf-8", body
     else:
-        encoding, text = decode_html(body, content_type)
+        encoding, text = decode_html(body, content_type, url)
     # lxml refuses str input that carries an XML encoding declaration, and NUL bytes.
     cleaned = text.replace("\x00", "")
     if cleaned.lstrip().startswith("<?xml"):

@@ -24,6 +24,7 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
+from blogfeeds.extract.directives import RobotsDirectives, crawl_url, robots_directives
 from blogfeeds.extract.feeds import (
     DiscoveryConfig,
     Fetched,
@@ -33,11 +34,15 @@ from blogfeeds.extract.feeds import (
 )
 from blogfeeds.extract.friends import Friend, friends_from_data_source
 from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.metadata import ABSTRACT_CHARS, PageMetadata
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.scoring import build_rules
+from blogfeeds.extract.userrules import RuleSet, load_rules
 from blogfeeds.failures import failure_status
 from blogfeeds.items import Blog, FriendLink
+from blogfeeds.redis_compat import RedisFrontierMixin
 from blogfeeds.seeds import load_seeds
+from blogfeeds.strategies import StaleRequest
 
 logger = logging.getLogger(__name__)
 
@@ -53,13 +58,21 @@ def _headers(response: Response) -> dict[str, str]:
     }
 
 
-class BlogsSpider(scrapy.Spider):
+class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     name = "blogs"
+    # The crawl strategy (blogfeeds.strategies) orders blog requests across hosts: one priority
+    # queue, not Scrapy's default per-host DownloaderAwarePriorityQueue (a -s setting wins).
+    custom_settings = {  # noqa: RUF012 - Scrapy reads it as a class attribute
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"
+    }
+    strategy_frontier = True  # StrategyMiddleware applies to this spider
     max_blogs: int = 0
     max_pages: int = 3
     discovery: DiscoveryConfig
     friend_rules: list[Any] | None = None
     friend_ruleset: str = "blogfeeds"
+    user_rules: RuleSet | None = None
+    max_friends: int = 500
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -81,6 +94,9 @@ class BlogsSpider(scrapy.Spider):
         spider.discovery = DiscoveryConfig.from_settings(settings)
         spider.friend_rules = build_rules(settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None
         spider.friend_ruleset = settings.get("BLOGFEEDS_FRIEND_RULESET", "blogfeeds")
+        spider.max_friends = max(0, settings.getint("BLOGFEEDS_MAX_FRIENDS_PER_PAGE", 500))
+        rules_file = settings.get("BLOGFEEDS_RULES_FILE")  # RuleError: a clear start-up error
+        spider.user_rules = load_rules(rules_file) if rules_file else None
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -88,17 +104,24 @@ class BlogsSpider(scrapy.Spider):
         for error in errors:
             logger.error("Bad seed %s: %s", error.where, error.message)
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
-        if not seeds and not errors:
+        if not seeds and not errors and self.frontier() is None:
             logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
         for seed in seeds:
             request = self._blog_request(seed.url, depth=0)
             if request is not None:
                 yield request
+        async for request in self.frontier_seeds():  # seeds pushed to Redis (`scrapy seed`)
+            yield request
+
+    def seed_request(self, url: str, meta: dict[str, Any]) -> scrapy.Request | None:
+        """A seed popped from the Redis frontier: the blog's home page, like ``-a`` seeds."""
+        return self._blog_request(url, depth=0)
 
     # --- routing ---------------------------------------------------------------------------
 
     def _blog_request(self, url: str, depth: int | None = None) -> scrapy.Request | None:
         """A request for a blog's home page, or None when it is known or over the cap."""
+        url = crawl_url(url)  # no credentials, no session ids (blogfeeds.extract.directives)
         try:
             bid = blog_id(url)
         except ValueError:
@@ -128,14 +151,25 @@ class BlogsSpider(scrapy.Spider):
             return
         self._done.add(analysis.blog_id)
         self._scheduled.add(analysis.blog_id)
+        for what, rule in analysis.rules.items():  # user rules that fired (BLOGFEEDS_RULES_FILE)
+            self.crawler.stats.inc_value(f"blogfeeds/rule_fired/{rule}/{what}")
 
-        report = await find_feeds(analysis.page, self._fetch_for_discovery, config=self.discovery)
-        self.crawler.stats.inc_value("blogfeeds/feed_discovery/requests", report.requests)
-        if report.budget_exhausted:
-            self.crawler.stats.inc_value("blogfeeds/feed_discovery/budget_exhausted")
-        friends, friend_source, container_score = await self._friends(analysis)
-        feeds = [to_feed_info(feed) for feed in report.feeds]
-        meta = analysis.metadata
+        robots = self._robots(analysis)
+        feeds = []
+        if not robots.noindex and "feed" in analysis.rules:  # a user rule names the feed
+            feeds = [to_feed_info(feed) for feed in analysis.feeds]
+        elif not robots.noindex:  # noindex: keep the blog's identity, not its content
+            report = await find_feeds(
+                analysis.page, self._fetch_for_discovery, config=self.discovery
+            )
+            self.crawler.stats.inc_value("blogfeeds/feed_discovery/requests", report.requests)
+            if report.budget_exhausted:
+                self.crawler.stats.inc_value("blogfeeds/feed_discovery/budget_exhausted")
+            feeds = [to_feed_info(feed) for feed in report.feeds]
+        friends, friend_source, container_score = (
+            ([], response.url, 0.0) if robots.nofollow else await self._friends(analysis)
+        )
+        meta = PageMetadata("", "", "", "") if robots.noindex else analysis.metadata
         yield Blog(
             blog_id=analysis.blog_id,
             url=response.url,
@@ -146,7 +180,7 @@ class BlogsSpider(scrapy.Spider):
             feed_url=feeds[0].url if feeds else None,
             feeds=feeds,
             friend_count=len(friends),
-            status="ok" if feeds else "no_feed",
+            status="noindex" if robots.noindex else "ok" if feeds else "no_feed",
             fetched_at=_now(),
             depth=response.meta.get("depth", 0),
         )
@@ -167,6 +201,15 @@ class BlogsSpider(scrapy.Spider):
             if request is not None:
                 yield request
 
+    def _robots(self, analysis: PageAnalysis) -> RobotsDirectives:
+        """The page's noindex/nofollow (meta robots, X-Robots-Tag), counted and logged."""
+        robots = robots_directives(analysis.page)
+        for name in ("noindex", "nofollow"):
+            if getattr(robots, name):
+                self.crawler.stats.inc_value(f"blogfeeds/robots/{name}")
+                logger.info("%s asks %s (%s)", analysis.page.url, name, ", ".join(robots.sources))
+        return robots
+
     async def _friends(self, analysis: PageAnalysis) -> tuple[list[Friend], str, float]:
         """Friend links from the blog's blogroll page if it has one, else from the home page,
         plus the machine-readable lists (OPML, JSON) that page points to.
@@ -176,7 +219,11 @@ class BlogsSpider(scrapy.Spider):
         found, source = analysis.friends, analysis.page.url
         for url in analysis.friend_pages[: self.max_pages - 1]:
             response = await self._fetch(url)
-            sub = self._analyze(response) if response is not None else None
+            # a friend-link page: its friends are read, its abstract never (no trafilatura)
+            sub = self._analyze(response, abstract=False) if response is not None else None
+            if sub is not None and robots_directives(sub.page).nofollow:
+                self.crawler.stats.inc_value("blogfeeds/robots/nofollow_friend_page")
+                continue
             if sub is not None and (sub.friends.friends or sub.friends.data_sources):
                 self.crawler.stats.inc_value("blogfeeds/friend_page_used")
                 found, source = sub.friends, sub.page.url
@@ -194,6 +241,11 @@ class BlogsSpider(scrapy.Spider):
                 if friend.url not in known:
                     known.add(friend.url)
                     friends.append(friend)
+        if len(friends) > self.max_friends:  # BLOGFEEDS_MAX_FRIENDS_PER_PAGE
+            self.crawler.stats.inc_value(
+                "blogfeeds/friends_over_cap", len(friends) - self.max_friends
+            )
+            friends = friends[: self.max_friends]
         return friends, source, found.best_score
 
     async def _download(self, url: str, headers: dict[str, str] | None = None) -> Response | None:
@@ -222,7 +274,7 @@ class BlogsSpider(scrapy.Spider):
             return None
         return Fetched(response.url, response.status, _headers(response), response.body)
 
-    def _analyze(self, response: Response) -> PageAnalysis | None:
+    def _analyze(self, response: Response, abstract: bool = True) -> PageAnalysis | None:
         if not isinstance(response, TextResponse):
             self.crawler.stats.inc_value("blogfeeds/not_html")
             return None
@@ -234,6 +286,8 @@ class BlogsSpider(scrapy.Spider):
                 friend_rules=self.friend_rules,
                 friend_ruleset=self.friend_ruleset,
                 page_feeds=False,
+                user_rules=self.user_rules,
+                abstract_chars=ABSTRACT_CHARS if abstract else 0,
             )
         except (DecodeError, ValueError) as exc:
             logger.warning("Cannot read %s: %s", response.url, exc)
@@ -242,6 +296,8 @@ class BlogsSpider(scrapy.Spider):
 
     def home_failed(self, failure: Failure) -> Blog | None:
         request = failure.request  # type: ignore[attr-defined]
+        if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.strategies)
+            return None
         status = failure_status(failure)
         self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
         logger.info("Blog %s failed: %s", request.url, status)

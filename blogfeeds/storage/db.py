@@ -43,6 +43,7 @@ updates ``status`` and ``fetched_at`` of a known blog, so a failed re-crawl eras
 _MYSQL_ALREADY_EXISTS = {1050, 1060, 1061}  # table, column, index name already exists
 _SCHEMA_LOCK = "blogfeeds_schema"
 _DELETE_CHUNK = 500  # below SQLite's 999 host-parameter limit of old builds
+_MYSQL_IO_TIMEOUT = 120  # seconds
 
 _BLOG_COLUMNS = (
     "blog_id",
@@ -156,6 +157,11 @@ def _connect_mysql(url: str) -> Any:
         database=database,
         charset="utf8mb4",
         autocommit=False,
+        # A server that stops answering (network partition, frozen host) becomes error 2013
+        # instead of a read that blocks forever; above the 60 s GET_LOCK of ensure_schema().
+        connect_timeout=10,
+        read_timeout=_MYSQL_IO_TIMEOUT,
+        write_timeout=_MYSQL_IO_TIMEOUT,
     )
 
 
@@ -221,8 +227,8 @@ class Store:
         except BaseException:
             try:
                 raw.rollback()
-            except Exception:
-                logger.exception("rollback failed")
+            except Exception as exc:  # the connection is gone: the server rolls back itself
+                logger.warning("rollback failed: %s", exc)
             raise
         else:
             raw.commit()

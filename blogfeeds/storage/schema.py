@@ -13,6 +13,21 @@ Every statement is written once, as a template; the few places where the two SQL
 ``friend_links``
     the blogroll graph: one row per ``(source_blog_id, target_url_hash)`` edge, with
     ``first_seen`` (insert) and ``last_seen`` (every write).
+``feed_aliases`` (version 2)
+    other URLs of a known feed (redirects, ``http``/``https``, ``/feed`` vs ``/rss.xml``): one
+    row per alias, unique on ``alias_url_hash``, pointing at ``feed_url_hash``.
+``entries`` (version 2)
+    feed entries, unique on ``(feed_url_hash, guid_hash)``; ``published``/``updated`` are ISO
+    8601 UTC strings as given by the feed, ``first_seen`` when blogfeeds first read it.
+``schedule`` (version 2)
+    one row per feed to revisit, unique on ``feed_url_hash``: revisit interval
+    ``interval_minutes`` (T), ``rank_score``, ``level``, ``next_due``, the conditional GET
+    validators ``etag``/``last_modified``, ``consecutive_failures``, ``status``, ``last_fetch``,
+    ``last_change`` and a lease (``lease_owner``, ``lease_until``) so that several workers can
+    claim due feeds without overlap.
+``feed_state`` (version 3)
+    the full revisit state of each scheduled feed, unique on ``feed_url_hash``: ``state`` is
+    the JSON of :class:`blogfeeds.revisit.FeedState`.
 ``schema_version``
     one row per applied migration; the stored schema version is ``MAX(version)``.
 
@@ -24,7 +39,7 @@ Timestamps are ISO 8601 UTC strings (``2026-11-29T20:36:29Z``) in both dialects.
 
 Forward migrations: :data:`MIGRATIONS` is a list of ``(version, [statement templates])`` applied
 in order when the stored version is lower; version 1 is the initial schema. To change the schema,
-append ``(2, [...])`` and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
+append ``(3, [...])`` and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
 """
 
 from __future__ import annotations
@@ -190,8 +205,76 @@ _V1 = [
     "{create_index} friend_links_target ON friend_links (target_blog_id)",
 ]
 
+# Version 2: the tables of the feed-revisit side (``scrapy crawl feeds``): the generic columns
+# that spider needs; it owns the rows. ``rank_score`` is not called ``rank`` because RANK is a
+# reserved word in MySQL ≥ 8.0.2 (a window function).
+_V2 = [
+    """CREATE TABLE IF NOT EXISTS feed_aliases (
+    id {pk},
+    alias_url {text} NOT NULL,
+    alias_url_hash {hash} NOT NULL,
+    feed_url {text} NOT NULL,
+    feed_url_hash {hash} NOT NULL,
+    blog_id {key},
+    reason {short} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (alias_url_hash)
+){table_options}""",
+    "{create_index} feed_aliases_feed ON feed_aliases (feed_url_hash)",
+    """CREATE TABLE IF NOT EXISTS entries (
+    id {pk},
+    feed_url_hash {hash} NOT NULL,
+    guid_hash {hash} NOT NULL,
+    guid {text} NOT NULL,
+    link {text},
+    title {text},
+    author {text},
+    published {short},
+    updated {short},
+    summary {text},
+    first_seen {short} NOT NULL,
+    UNIQUE (feed_url_hash, guid_hash)
+){table_options}""",
+    "{create_index} entries_first_seen ON entries (first_seen)",
+    """CREATE TABLE IF NOT EXISTS schedule (
+    id {pk},
+    feed_url_hash {hash} NOT NULL,
+    feed_url {text} NOT NULL,
+    blog_id {key},
+    interval_minutes {real} NOT NULL,
+    rank_score {real} NOT NULL DEFAULT 0,
+    level INTEGER NOT NULL DEFAULT 0,
+    next_due {short} NOT NULL,
+    etag {text},
+    last_modified {short},
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    status {short} NOT NULL,
+    last_fetch {short},
+    last_change {short},
+    lease_owner {key},
+    lease_until {short},
+    UNIQUE (feed_url_hash)
+){table_options}""",
+    "{create_index} schedule_next_due ON schedule (next_due)",
+]
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, _V1),
+    (2, _V2),
+    # Version 3: the full revisit state of each feed (JSON of blogfeeds.revisit.FeedState), so
+    # that ``scrapy crawl feeds`` resumes every policy exactly (blogfeeds.storage.feedstore). A
+    # table, not ``ALTER TABLE schedule ADD COLUMN``: SQLite cannot re-run that statement.
+    (
+        3,
+        [
+            """CREATE TABLE IF NOT EXISTS feed_state (
+    feed_url_hash {hash} NOT NULL,
+    state {text} NOT NULL,
+    UNIQUE (feed_url_hash)
+){table_options}"""
+        ],
+    ),
 ]
 """Forward migrations ``(version, [statement templates])``, ascending; 1 = the initial schema.
 
@@ -202,7 +285,16 @@ Each statement must be safe to re-run after a partial failure (MySQL commits DDL
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The version this code writes and reads."""
 
-TABLES = ("blogs", "feeds", "friend_links", "schema_version")
+TABLES = (
+    "blogs",
+    "feeds",
+    "friend_links",
+    "feed_aliases",
+    "entries",
+    "schedule",
+    "feed_state",
+    "schema_version",
+)
 
 
 def url_hash(url: str) -> str:

@@ -36,6 +36,7 @@ def unwrap_wayback(url: str) -> str:
     return inner if re.match(r"^https?://", inner, re.I) else "http://" + inner
 
 
+@functools.lru_cache(maxsize=65536)
 def host_of(url: str) -> str:
     """Normalised host of ``url`` (``""`` when none)."""
     try:
@@ -44,6 +45,7 @@ def host_of(url: str) -> str:
         return ""
 
 
+@functools.lru_cache(maxsize=65536)
 def is_ip_host(host: str) -> bool:
     """Whether ``host`` is an IPv4/IPv6 literal."""
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import cssselect
 import lxml.html
 from lxml.cssselect import CSSSelector
 
@@ -124,6 +125,8 @@ def user_theme_rules(user_rules: Iterable[ThemeRule | Mapping[str, Any]] | None)
 
 def text_of(el: lxml.html.HtmlElement) -> str:
     """Visible text of ``el``, whitespace collapsed."""
+    if len(el) == 0:  # no child nodes: its text is all there is (no XPath call)
+        return " ".join((el.text or "").split())
     return " ".join(el.text_content().split())
 
 
@@ -228,30 +231,95 @@ def heading_before(el: lxml.html.HtmlElement, levels: int = 4, siblings: int = 6
     return ""
 
 
+def _classes_in(node: Any) -> set[str] | None:
+    """Class names every element matching a parsed cssselect compound must carry (those under
+    ``:not()``, ``:is()``, ``:where()`` and ``:has()`` are not required); None when the parsed
+    tree holds a node this does not know."""
+    required: set[str] = set()
+    while True:
+        kind = type(node).__name__
+        if kind == "Element":
+            return required
+        if kind == "Class":
+            required.add(node.class_name)
+        elif kind == "CombinedSelector":
+            sub = _classes_in(node.subselector)
+            if sub is None:
+                return None
+            required |= sub
+        elif kind not in (
+            "Attrib", "Hash", "Pseudo", "Function", "Negation", "Matching",
+            "SpecificityAdjustment", "Relation",
+        ):  # fmt: skip
+            return None
+        node = node.selector
+
+
+@functools.lru_cache(maxsize=1024)
+def required_classes(css: str) -> tuple[frozenset[str], ...] | None:
+    """For each comma-separated selector of ``css``, the class names a matching element (or
+    its matching ancestors and siblings) must carry; None when unknown (always run it).
+
+    A page whose elements carry none of a group's classes cannot match that group, which
+    :func:`run_rules` uses to skip a rule without evaluating its XPath over the tree.
+    """
+    try:
+        groups = []
+        for selector in cssselect.parse(css):
+            classes = _classes_in(selector.parsed_tree)
+            if classes is None:
+                return None
+            groups.append(frozenset(classes))
+        return tuple(groups)
+    except Exception:  # cssselect's SelectorSyntaxError: the rule's own select() reports it
+        return None
+
+
 def run_rules(
     rules: Sequence[ThemeRule], tree: lxml.html.HtmlElement, source: str
 ) -> Iterator[Card]:
     """Every card each rule finds in ``tree`` (``source`` is the page text for fingerprints).
 
     Rules whose fingerprint is present run first; an ``<a>`` already read by an earlier rule
-    is not read again.
+    is not read again. Rules whose card selector needs a class no element of the document
+    carries are skipped before their XPath runs (:func:`required_classes`).
     """
+    classes: set[str] | None = None
+
+    def can_match(rule: ThemeRule) -> bool:
+        nonlocal classes
+        groups = required_classes(rule.cards)
+        if groups is None:
+            return True
+        if classes is None:
+            classes = set(" ".join(tree.xpath("//@class")).split())
+        return any(group <= classes for group in groups)
+
+    viable = [rule for rule in rules if can_match(rule)]
+    if not viable:
+        return
     lowered = source.lower()
+    found: dict[tuple[str, ...], bool] = {}
 
     def present(rule: ThemeRule) -> bool:
-        return any(marker.lower() in lowered for marker in rule.fingerprint)
+        hit = found.get(rule.fingerprint)
+        if hit is None:
+            hit = found[rule.fingerprint] = any(m.lower() in lowered for m in rule.fingerprint)
+        return hit
 
-    ordered = sorted(rules, key=lambda r: 0 if present(r) else 1)  # stable
+    ordered = sorted(viable, key=lambda r: 0 if present(r) else 1)  # stable
     seen: set[lxml.html.HtmlElement] = set()
     for rule in ordered:
         if rule.require_fingerprint and not present(rule):
             continue
-        groups = set(rule.select(rule.group)(tree)) if rule.group else set()
+        groups: set[lxml.html.HtmlElement] | None = None
         for card in rule.select(rule.cards)(tree):
             link = _card_link(rule, card)
             if link is None or link in seen:
                 continue
             seen.add(link)
+            if groups is None:
+                groups = set(rule.select(rule.group)(tree)) if rule.group else set()
             title, group_id = _group_of(rule, card, groups)
             yield Card(
                 rule=rule,

@@ -1,0 +1,382 @@
+"""``scrapy export FORMAT``: the stored blogs and their friend-link graph, for other tools.
+
+Formats:
+
+``opml``
+    OPML 2.0 subscription list (one ``<outline type="rss">`` per main feed, each feed URL once:
+    ``text``/``title``, ``xmlUrl``, ``htmlUrl``, ``language``), which feed readers import
+    (Miniflux, FreshRSS, NetNewsWire, Feedly, Thunderbird);
+``csv`` / ``jsonl``
+    one row / JSON object per blog: its stored columns plus ``in_degree`` and ``out_degree``
+    (``jsonl`` also lists every feed candidate);
+``graphml``
+    the friend-link graph as GraphML (Gephi, networkx ``read_graphml``, yEd, Cytoscape): one
+    node per blog (``title``, ``url``, ``feed``, ``status``, ``language``, ``platform``,
+    ``in_degree``, ``out_degree``) and one directed edge per friend link (``name``);
+``edges``
+    the same edges as CSV with Gephi's column names (``Source,Target,Label`` plus
+    ``target_url`` and ``source_url``, the page the link was read from).
+
+Filters (``--status ok,no_feed``, ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``),
+``--min-in-degree N``, ``--has-feed``) select blogs; the graph formats keep the edges between
+selected blogs (``--all-targets``: every edge leaving a selected blog, its target a node even
+when not selected or not crawled). Degrees always count every stored link: distinct blogs that
+list a blog (in) and distinct blogs it lists (out), self-links ignored.
+
+The database is ``--database URL``, else ``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL`` (SQLite
+or MySQL/MariaDB, :mod:`blogfeeds.storage.db`). Output goes to ``-o FILE`` or standard output.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+from argparse import ArgumentParser, Namespace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import formatdate
+from pathlib import Path
+from typing import IO, Any
+
+from lxml import etree
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from blogfeeds.extensions.summary import platform
+from blogfeeds.storage.db import Store, redact
+
+FORMATS = ("opml", "csv", "jsonl", "graphml", "edges")
+BLOG_COLUMNS = (
+    "blog_id",
+    "url",
+    "title",
+    "feed_url",
+    "status",
+    "language",
+    "generator",
+    "friend_count",
+    "in_degree",
+    "out_degree",
+    "depth",
+    "first_seen",
+    "fetched_at",
+    "abstract",
+)
+"""Columns of ``scrapy export csv``, in order."""
+GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which blogs to export (empty = all)."""
+
+    statuses: frozenset[str] = frozenset()
+    languages: tuple[str, ...] = ()
+    """BCP 47 prefixes, lower case: ``zh`` matches ``zh``, ``zh-CN``, ``zh_TW``."""
+    min_in_degree: int = 0
+    has_feed: bool = False
+
+    def accepts(self, blog: Mapping[str, Any]) -> bool:
+        if self.statuses and blog.get("status") not in self.statuses:
+            return False
+        if self.languages:
+            lang = (blog.get("language") or "").lower().replace("_", "-")
+            if not any(lang == p or lang.startswith(p + "-") for p in self.languages):
+                return False
+        if blog.get("in_degree", 0) < self.min_in_degree:
+            return False
+        return not (self.has_feed and not blog.get("feed_url"))
+
+
+def degrees(links: Iterable[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """``(in_degree, out_degree)`` by blog id over distinct ``(source, target)`` blog pairs."""
+    pairs = {(link["source_blog_id"], link["target_blog_id"]) for link in links}
+    indeg: dict[str, int] = {}
+    outdeg: dict[str, int] = {}
+    for source, target in pairs:
+        if source != target:
+            indeg[target] = indeg.get(target, 0) + 1
+            outdeg[source] = outdeg.get(source, 0) + 1
+    return indeg, outdeg
+
+
+def select(
+    blogs: Iterable[Mapping[str, Any]], links: Sequence[Mapping[str, Any]], filters: Filters
+) -> list[dict[str, Any]]:
+    """The blogs ``filters`` accept, each with ``in_degree`` and ``out_degree`` added."""
+    indeg, outdeg = degrees(links)
+    out = []
+    for blog in blogs:
+        row = {**blog, "in_degree": indeg.get(blog["blog_id"], 0)}
+        row["out_degree"] = outdeg.get(blog["blog_id"], 0)
+        if filters.accepts(row):
+            out.append(row)
+    return out
+
+
+def graph_edges(
+    blogs: Sequence[Mapping[str, Any]], links: Iterable[Mapping[str, Any]], all_targets: bool
+) -> list[Mapping[str, Any]]:
+    """Friend links between selected blogs (``all_targets``: every link leaving one), one per
+    ``(source, target)`` blog pair (the first stored), self-links left out."""
+    chosen = {b["blog_id"] for b in blogs}
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for link in links:
+        pair = (link["source_blog_id"], link["target_blog_id"])
+        if pair[0] == pair[1] or pair in seen or pair[0] not in chosen:
+            continue
+        if all_targets or pair[1] in chosen:
+            seen.add(pair)
+            out.append(link)
+    return out
+
+
+def xml_text(value: Any) -> str:
+    """``value`` as text XML 1.0 can hold (control characters and lone surrogates dropped)."""
+    return _NOT_XML.sub("", "" if value is None else str(value))
+
+
+def write_opml(blogs: Iterable[Mapping[str, Any]], out: IO[bytes], title: str) -> int:
+    """OPML 2.0 of the blogs' main feeds, each feed URL once; returns the outlines written."""
+    root = etree.Element("opml", version="2.0")
+    head = etree.SubElement(root, "head")
+    etree.SubElement(head, "title").text = xml_text(title)
+    etree.SubElement(head, "dateCreated").text = formatdate(usegmt=True)
+    etree.SubElement(head, "docs").text = "http://opml.org/spec2.opml"
+    body = etree.SubElement(root, "body")
+    seen: set[str] = set()
+    for blog in blogs:
+        feed = blog.get("feed_url")
+        if not feed or feed in seen:
+            continue
+        seen.add(feed)
+        name = " ".join(xml_text(blog.get("title")).split()) or blog["blog_id"]
+        attrs = {"type": "rss", "text": name, "title": name, "xmlUrl": xml_text(feed)}
+        attrs["htmlUrl"] = xml_text(blog.get("url") or "")
+        if blog.get("language"):
+            attrs["language"] = xml_text(blog["language"])
+        etree.SubElement(body, "outline", attrs)
+    out.write(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
+    return len(seen)
+
+
+def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
+    """One CSV row per blog (:data:`BLOG_COLUMNS`, RFC 4180 quoting); returns the rows."""
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(BLOG_COLUMNS)
+    n = 0
+    for blog in blogs:
+        writer.writerow(["" if blog.get(c) is None else blog.get(c) for c in BLOG_COLUMNS])
+        n += 1
+    return n
+
+
+def write_jsonl(blogs: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
+    """One JSON object per line and blog (UTF-8, feeds included); returns the lines."""
+    n = 0
+    for blog in blogs:
+        out.write(json.dumps(dict(blog), ensure_ascii=False, sort_keys=True) + "\n")
+        n += 1
+    return n
+
+
+def write_edges(edges: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
+    """Edge-list CSV (``Source,Target,Label,target_url,source_url``); returns the rows."""
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(["Source", "Target", "Label", "target_url", "source_url"])
+    n = 0
+    for e in edges:
+        writer.writerow(
+            [e["source_blog_id"], e["target_blog_id"], e["name"], e["target_url"], e["source_url"]]
+        )
+        n += 1
+    return n
+
+
+_NODE_KEYS = (
+    ("title", "string"),
+    ("url", "string"),
+    ("feed", "string"),
+    ("status", "string"),
+    ("language", "string"),
+    ("platform", "string"),
+    ("in_degree", "int"),
+    ("out_degree", "int"),
+)
+
+
+def write_graphml(
+    blogs: Sequence[Mapping[str, Any]],
+    edges: Sequence[Mapping[str, Any]],
+    out: IO[bytes],
+    degree: tuple[Mapping[str, int], Mapping[str, int]] = ({}, {}),
+) -> tuple[int, int]:
+    """A directed GraphML graph (schema: graphml.graphdrawing.org); returns (nodes, edges).
+
+    Edge targets that are not among ``blogs`` become nodes with their degrees (from
+    ``degree``) only."""
+    nsmap = {None: GRAPHML_NS}
+    root = etree.Element(f"{{{GRAPHML_NS}}}graphml", nsmap=nsmap)
+    for name, kind in _NODE_KEYS:
+        etree.SubElement(
+            root, "key", {"id": name, "for": "node", "attr.name": name, "attr.type": kind}
+        )
+    etree.SubElement(
+        root, "key", {"id": "name", "for": "edge", "attr.name": "name", "attr.type": "string"}
+    )
+    graph = etree.SubElement(root, "graph", id="friend-links", edgedefault="directed")
+
+    def data(parent: Any, key: str, value: Any) -> None:
+        if value is not None and value != "":
+            etree.SubElement(parent, "data", key=key).text = xml_text(value)
+
+    nodes: dict[str, Mapping[str, Any]] = {b["blog_id"]: b for b in blogs}
+    indeg, outdeg = degree
+    for e in edges:
+        if e["target_blog_id"] not in nodes:
+            target = e["target_blog_id"]
+            nodes[target] = {"blog_id": target, "url": e["target_url"]}
+            nodes[target] = {**nodes[target], "in_degree": indeg.get(target, 0)}
+            nodes[target] = {**nodes[target], "out_degree": outdeg.get(target, 0)}
+    for blog_id, blog in nodes.items():
+        node = etree.SubElement(graph, "node", id=xml_text(blog_id))
+        data(node, "title", blog.get("title"))
+        data(node, "url", blog.get("url"))
+        data(node, "feed", blog.get("feed_url"))
+        data(node, "status", blog.get("status"))
+        data(node, "language", blog.get("language"))
+        if "generator" in blog:
+            data(node, "platform", platform(blog.get("generator")))
+        data(node, "in_degree", blog.get("in_degree", 0))
+        data(node, "out_degree", blog.get("out_degree", 0))
+    for n, e in enumerate(edges):
+        edge = etree.SubElement(
+            graph,
+            "edge",
+            id=f"e{n}",
+            source=xml_text(e["source_blog_id"]),
+            target=xml_text(e["target_blog_id"]),
+        )
+        data(edge, "name", e.get("name"))
+    out.write(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
+    return len(nodes), len(edges)
+
+
+def database_url(settings: Any, given: str | None = None) -> str:
+    """``given``, else ``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL`` (as the pipelines do)."""
+    url = (given or settings.get("MYSQL_URL") or "").strip()
+    return url or (settings.get("BLOGFEEDS_DATABASE_URL") or "").strip()
+
+
+def open_store(url: str) -> Store:
+    """Open the database for reading; ``UsageError`` when it cannot be (an SQLite file that does
+    not exist is an error here: an export never creates a database)."""
+    if not url:
+        raise UsageError("no database: set BLOGFEEDS_DATABASE_URL or MYSQL_URL, or --database")
+    path = url[10:] if url.lower().startswith("sqlite:///") else ""
+    if path and path != ":memory:" and not Path(path).is_file():
+        raise UsageError(f"no SQLite database at {url[10:]!r}", print_help=False)
+    try:
+        return Store.open(url)
+    except Exception as exc:
+        raise UsageError(f"cannot open {redact(url)}: {exc}", print_help=False) from exc
+
+
+def add_filter_options(parser: ArgumentParser) -> None:
+    parser.add_argument("--database", metavar="URL", help="database URL (default: the settings)")
+    parser.add_argument("--status", action="append", default=[], help="blog status(es), a,b")
+    parser.add_argument("--lang", action="append", default=[], help="language prefix(es): zh,en")
+    parser.add_argument("--min-in-degree", type=int, default=0, metavar="N")
+    parser.add_argument("--has-feed", action="store_true", help="only blogs with a main feed")
+
+
+def filters_from(opts: Namespace) -> Filters:
+    def split(values: list[str]) -> list[str]:
+        return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+    return Filters(
+        statuses=frozenset(split(opts.status)),
+        languages=tuple(v.lower().replace("_", "-") for v in split(opts.lang)),
+        min_in_degree=opts.min_in_degree,
+        has_feed=opts.has_feed,
+    )
+
+
+def export(
+    fmt: str,
+    blogs: Sequence[Mapping[str, Any]],
+    links: Sequence[Mapping[str, Any]],
+    filters: Filters,
+    out: IO[bytes],
+    *,
+    all_targets: bool = False,
+) -> str:
+    """Write ``fmt`` (one of :data:`FORMATS`) of stored rows to ``out``; returns a one-line
+    report (``"42 feeds"``). ``ValueError`` on an unknown format."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    chosen = select(blogs, links, filters)
+    if fmt == "opml":
+        return f"{write_opml(chosen, out, 'blogfeeds: blogs and their feeds')} feeds"
+    if fmt == "graphml":
+        edges = graph_edges(chosen, links, all_targets)
+        nodes, n_edges = write_graphml(chosen, edges, out, degrees(links))
+        return f"{nodes} nodes, {n_edges} edges"
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    try:
+        if fmt == "csv":
+            return f"{write_csv(chosen, text)} blogs"
+        if fmt == "jsonl":
+            return f"{write_jsonl(chosen, text)} blogs"
+        return f"{write_edges(graph_edges(chosen, links, all_targets), text)} edges"
+    finally:
+        text.flush()
+        text.detach()
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 - Scrapy reads it as a class attribute
+
+    def syntax(self) -> str:
+        return f"{{{'|'.join(FORMATS)}}} [-o FILE] [filters]"
+
+    def short_desc(self) -> str:
+        return "Export stored blogs as OPML, CSV, JSON lines, GraphML or a CSV edge list"
+
+    def add_options(self, parser: ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+        add_filter_options(parser)
+        parser.add_argument(
+            "--all-targets",
+            action="store_true",
+            help="graphml/edges: keep every edge leaving a selected blog",
+        )
+
+    def run(self, args: list[str], opts: Namespace) -> None:
+        assert self.settings is not None
+        if len(args) != 1 or args[0] not in FORMATS:
+            raise UsageError(f"give one format: {', '.join(FORMATS)}")
+        if opts.min_in_degree < 0:
+            raise UsageError("--min-in-degree must be 0 or more")
+        store = open_store(database_url(self.settings, opts.database))
+        try:
+            blogs, links = store.blogs(), store.friend_links()
+        finally:
+            store.close()
+        filters = filters_from(opts)
+        if opts.output:
+            with open(opts.output, "wb") as out:
+                report = export(args[0], blogs, links, filters, out, all_targets=opts.all_targets)
+            print(f"{args[0]}: {report} written to {opts.output}", file=sys.stderr)
+        else:
+            report = export(
+                args[0], blogs, links, filters, sys.stdout.buffer, all_targets=opts.all_targets
+            )
+            sys.stdout.buffer.flush()

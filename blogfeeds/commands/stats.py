@@ -1,0 +1,56 @@
+"""``scrapy stats``: the crawl summary of everything stored (blogs, with a feed, by status, by
+platform, the most linked blogs); the same report ``scrapy crawl blogs`` logs at its end
+(:mod:`blogfeeds.extensions.summary`). ``--json`` prints it as one JSON object; the filters of
+``scrapy export`` (``--status``, ``--lang``, ``--min-in-degree``, ``--has-feed``) apply."""
+
+from __future__ import annotations
+
+import json
+from argparse import ArgumentParser, Namespace
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from blogfeeds.commands.export import (
+    add_filter_options,
+    database_url,
+    filters_from,
+    open_store,
+    select,
+)
+from blogfeeds.extensions.summary import summarize
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 - Scrapy reads it as a class attribute
+
+    def syntax(self) -> str:
+        return "[--top N] [--json] [filters]"
+
+    def short_desc(self) -> str:
+        return "Summarise the stored blogs: feeds, statuses, platforms, most linked"
+
+    def add_options(self, parser: ArgumentParser) -> None:
+        super().add_options(parser)
+        add_filter_options(parser)
+        parser.add_argument("--top", type=int, default=10, help="most linked blogs to list")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(self, args: list[str], opts: Namespace) -> None:
+        assert self.settings is not None
+        if args:
+            raise UsageError("scrapy stats takes no arguments")
+        store = open_store(database_url(self.settings, opts.database))
+        try:
+            blogs, links = store.blogs(), store.friend_links()
+        finally:
+            store.close()
+        chosen = select(blogs, links, filters_from(opts))
+        ids = {b["blog_id"] for b in chosen}
+        kept = [link for link in links if link["source_blog_id"] in ids]
+        summary = summarize(chosen, kept, top=opts.top)
+        if opts.json:
+            print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
+        else:
+            print(summary.render())

@@ -1,0 +1,1 @@
+"""Scrapy extensions of blogfeeds (built by ``from_crawler``, listed in ``EXTENSIONS``)."""

@@ -1,0 +1,170 @@
+"""Crawl summary: blogs found, with a feed, by platform, by status, and the most linked blogs.
+
+:class:`CrawlSummary` logs it when ``scrapy crawl blogs`` ends, from the items that went
+through the pipelines (``item_scraped``: a dropped duplicate is not counted); ``scrapy stats``
+prints the same summary for everything stored (:func:`summarize`). The platform is the
+generator's product name (``<meta name="generator">`` without its version: ``Hexo 7.3.0`` →
+``Hexo``); in-degree counts distinct blogs that list a blog as a friend (self-links ignored).
+Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (default True), ``BLOGFEEDS_SUMMARY_TOP`` (how many of
+the most linked blogs, default 10).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from blogfeeds.items import Blog, FriendLink
+
+logger = logging.getLogger(__name__)
+
+_VERSION = re.compile(r"[\s/]+v?\d[\w.+-]*.*$|\s+v\d.*$", re.IGNORECASE)
+
+
+def platform(generator: str | None) -> str:
+    """The product name of a generator string (``"WordPress 6.4.2"`` → ``"WordPress"``,
+    ``"Hugo 0.120.4"`` → ``"Hugo"``), ``"(none)"`` when there is none."""
+    name = " ".join((generator or "").split())
+    name = _VERSION.sub("", name).strip(" -–—;,")
+    return name[:60] or "(none)"
+
+
+@dataclass
+class Summary:
+    """Counts over a set of blogs and friend links (see the module docstring)."""
+
+    blogs: int = 0
+    with_feed: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    by_platform: Counter[str] = field(default_factory=Counter)
+    links: int = 0
+    top: list[tuple[str, str, int]] = field(default_factory=list)
+    """``(blog_id, title, in-degree)``, most linked first (ties by blog id)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (``scrapy stats --json``)."""
+        return {
+            "blogs": self.blogs,
+            "with_feed": self.with_feed,
+            "friend_links": self.links,
+            "by_status": dict(self.by_status.most_common()),
+            "by_platform": dict(self.by_platform.most_common()),
+            "top_in_degree": [{"blog_id": b, "title": t, "in_degree": n} for b, t, n in self.top],
+        }
+
+    def render(self, platforms: int = 10) -> str:
+        """The summary as log/terminal lines."""
+        share = f" ({100 * self.with_feed / self.blogs:.0f} %)" if self.blogs else ""
+        lines = [
+            f"Blogs: {self.blogs}, with a feed: {self.with_feed}{share}; "
+            f"friend links: {self.links}",
+            "By status: " + (_counts(self.by_status.most_common()) or "-"),
+            "By platform: " + (_counts(self.by_platform.most_common(platforms)) or "-"),
+            "Most linked (in-degree):",
+        ]
+        lines += [f"  {n:>5}  {b}  {t}".rstrip() for b, t, n in self.top] or ["  -"]
+        return "\n".join(lines)
+
+
+def _counts(pairs: Iterable[tuple[str, int]]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in pairs)
+
+
+class SummaryBuilder:
+    """Accumulates blogs and friend links one at a time (a crawl's items or stored rows)."""
+
+    def __init__(self) -> None:
+        self.blogs: dict[str, tuple[str, str, bool, str]] = {}
+        self.sources: dict[str, set[str]] = {}
+        self.links = 0
+
+    def add_blog(
+        self, blog_id: str, *, status: str, generator: str = "", feed_url: str | None, title: str
+    ) -> None:
+        """One blog (a later call for the same id replaces the earlier)."""
+        self.blogs[blog_id] = (status or "", platform(generator), bool(feed_url), title or "")
+
+    def add_link(self, source: str, target: str) -> None:
+        """One friend link ``source`` → ``target`` (blog ids)."""
+        self.links += 1
+        if source != target:
+            self.sources.setdefault(target, set()).add(source)
+
+    def summary(self, top: int = 10) -> Summary:
+        """The counts so far, with the ``top`` most linked blogs."""
+        s = Summary(blogs=len(self.blogs), links=self.links)
+        for status, plat, has_feed, _ in self.blogs.values():
+            s.by_status[status] += 1
+            s.by_platform[plat] += 1
+            s.with_feed += has_feed
+        ranked = sorted(self.sources.items(), key=lambda kv: (-len(kv[1]), kv[0]))[: max(0, top)]
+        s.top = [(b, self.blogs.get(b, ("", "", False, ""))[3], len(src)) for b, src in ranked]
+        return s
+
+
+def summarize(
+    blogs: Iterable[Mapping[str, Any]], links: Iterable[Mapping[str, Any]], top: int = 10
+) -> Summary:
+    """The summary of stored rows (:meth:`blogfeeds.storage.db.Store.blogs` and
+    :meth:`~blogfeeds.storage.db.Store.friend_links` dicts)."""
+    builder = SummaryBuilder()
+    for row in blogs:
+        builder.add_blog(
+            row["blog_id"],
+            status=row.get("status") or "",
+            generator=row.get("generator") or "",
+            feed_url=row.get("feed_url"),
+            title=row.get("title") or "",
+        )
+    for link in links:
+        builder.add_link(link["source_blog_id"], link["target_blog_id"])
+    return builder.summary(top)
+
+
+class CrawlSummary:
+    """Extension: logs the :class:`Summary` of the crawl's items when the spider closes (only
+    when it scraped a blog) and stores the totals in the stats (``blogfeeds/summary/*``).
+    ``NotConfigured`` when ``BLOGFEEDS_SUMMARY_ENABLED`` is False."""
+
+    def __init__(self, crawler: Any, top: int) -> None:
+        self.crawler = crawler
+        self.top = top
+        self.builder = SummaryBuilder()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> CrawlSummary:
+        if not crawler.settings.getbool("BLOGFEEDS_SUMMARY_ENABLED", True):
+            raise NotConfigured("BLOGFEEDS_SUMMARY_ENABLED is False")
+        ext = cls(crawler, crawler.settings.getint("BLOGFEEDS_SUMMARY_TOP", 10))
+        crawler.signals.connect(ext.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    def item_scraped(self, item: Any) -> None:
+        if isinstance(item, Blog):
+            self.builder.add_blog(
+                item.blog_id,
+                status=item.status,
+                generator=item.generator,
+                feed_url=item.feed_url,
+                title=item.title,
+            )
+        elif isinstance(item, FriendLink):
+            self.builder.add_link(item.source_blog_id, item.target_blog_id)
+
+    def spider_closed(self, spider: Any, reason: str) -> None:
+        if not self.builder.blogs:
+            return
+        summary = self.builder.summary(self.top)
+        stats = self.crawler.stats
+        stats.set_value("blogfeeds/summary/blogs", summary.blogs)
+        stats.set_value("blogfeeds/summary/with_feed", summary.with_feed)
+        stats.set_value("blogfeeds/summary/friend_links", summary.links)
+        logger.info("Crawl summary (%s):\n%s", reason, summary.render())

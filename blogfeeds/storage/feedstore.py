@@ -1,0 +1,570 @@
+"""Storage of the feed-revisit side (``scrapy crawl feeds``): schedule rows, entries, aliases.
+
+:class:`FeedStore` is a :class:`~blogfeeds.storage.db.Store` (same connections, dialects,
+transactions and migrations) with the feed-side reads and writes:
+
+- :meth:`FeedStore.sync_feeds`: every main feed (``feeds.is_main = 1``, written by
+  ``scrapy crawl blogs``) without a ``schedule`` row gets one, due now;
+- :meth:`FeedStore.claim_due`: the multi-worker seam. One transaction leases up to ``limit``
+  due rows to ``owner`` (``lease_owner``, ``lease_until``): MySQL 8 / MariaDB 10.6 pick them
+  with ``SELECT ... ORDER BY next_due LIMIT n FOR UPDATE SKIP LOCKED`` (rows another worker is
+  claiming or saving are passed over, never waited for, so claims never deadlock), SQLite
+  serialises writers (``BEGIN IMMEDIATE``); then one ``UPDATE`` by primary key. A row leased by
+  another worker is skipped until its lease expires (:data:`LEASE_MINUTES`), so every due feed
+  goes to exactly one worker, and a worker that dies holding leases gives them back by expiry;
+- a MySQL deadlock or lock wait timeout (errors 1213, 1205: InnoDB rolled the transaction back)
+  is retried up to :data:`LOCK_ATTEMPTS` times by every write here;
+- :meth:`FeedStore.save_fetch`: one :class:`~blogfeeds.items.FeedFetch` in one transaction:
+  new entries (insert-or-ignore on ``(feed_url_hash, guid_hash)``), a permanent redirect (the
+  row moves to the new URL, the old URL becomes a ``feed_aliases`` row, entries follow), the
+  schedule row, the full :class:`~blogfeeds.revisit.FeedState` as JSON (table ``feed_state``),
+  the lease released, and a host pause (429/503 Retry-After) applied to every feed of the host.
+
+Times: the API takes epoch minutes (the unit of :mod:`blogfeeds.revisit`); columns hold ISO 8601
+UTC strings with seconds (``2026-11-29T20:36:29Z``), which sort as text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from blogfeeds.items import Entry, FeedFetch
+from blogfeeds.revisit import FeedState, auto_rank, from_minutes, to_minutes
+from blogfeeds.storage.db import Store, utc_now
+from blogfeeds.storage.schema import url_hash
+
+#: Minutes a claimed feed stays leased to its worker (a crashed worker's feeds come back after).
+LEASE_MINUTES = 30.0
+#: Attempts of a write that InnoDB aborted with a deadlock (1213) or a lock wait timeout (1205).
+LOCK_ATTEMPTS = 5
+_LOCK_ERRORS = frozenset({1205, 1213})
+_T = TypeVar("_T")
+#: ``last_modified`` is a short column (MySQL ``VARCHAR(64)``); the full value stays in ``state``.
+_SHORT_MAX = 64
+_CHUNK = 500
+_ENTRY_COLUMNS = (
+    "feed_url_hash",
+    "guid_hash",
+    "guid",
+    "link",
+    "title",
+    "author",
+    "published",
+    "updated",
+    "summary",
+    "first_seen",
+)
+_ALIAS_COLUMNS = (
+    "alias_url",
+    "alias_url_hash",
+    "feed_url",
+    "feed_url_hash",
+    "blog_id",
+    "reason",
+    "first_seen",
+    "last_seen",
+)
+_NEW_ROW_COLUMNS = (
+    "feed_url_hash",
+    "feed_url",
+    "blog_id",
+    "interval_minutes",
+    "rank_score",
+    "level",
+    "next_due",
+    "status",
+)
+_STATE_FIELDS = {f.name: f for f in fields(FeedState)}
+
+
+def iso(minutes: float) -> str:
+    """ISO 8601 UTC (seconds, ``Z``) of epoch minutes."""
+    return from_minutes(minutes).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def iso_minutes(value: str) -> float:
+    """Epoch minutes of an ISO 8601 string (``Z`` or offset; naive = UTC)."""
+    return to_minutes(datetime.fromisoformat(value.replace("Z", "+00:00")))
+
+
+def state_to_json(state: FeedState) -> str:
+    """JSON of a :class:`FeedState` (every field; tuples as arrays)."""
+    return json.dumps(asdict(state), ensure_ascii=False, separators=(",", ":"))
+
+
+def state_from_json(text: str | None) -> FeedState | None:
+    """The :class:`FeedState` of :func:`state_to_json` output; None for NULL, bad JSON or a
+    non-object. Unknown keys (from a newer version) are ignored, missing ones take defaults."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        if name not in _STATE_FIELDS:
+            continue
+        kwargs[name] = tuple(value) if isinstance(value, list) else value
+    try:
+        return FeedState(**kwargs)
+    except TypeError:
+        return None
+
+
+def host_of(url: str) -> str:
+    """Lower-case host name of ``url`` (Scrapy's download slot key), ``""`` if none."""
+    return (urlsplit(url).hostname or "").lower()
+
+
+@dataclass(frozen=True)
+class ScheduledFeed:
+    """A claimed schedule row: ``url`` to fetch, its ``blog_id``, the user-settable ``rank``
+    (RssRank 0..5, column ``rank_score``) and the stored ``state`` (None for a new feed)."""
+
+    url: str
+    url_hash: str
+    blog_id: str | None
+    rank: int
+    state: FeedState | None
+
+
+def _rank(value: Any) -> int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return 0 if math.isnan(number) else min(max(round(number), 0), 5)
+
+
+class FeedStore(Store):
+    """Feed-side reads and writes on the blogfeeds schema (see the module docstring)."""
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _rows(self, cursor: Any, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cursor.execute(sql, tuple(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of one read-only statement (``?`` placeholders are turned into the dialect's)."""
+        with self._transaction(write=False) as cursor:
+            return self._rows(cursor, sql.replace("?", self.dialect.param), params)
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", self.dialect.param)
+
+    def _retrying(self, work: Callable[[], _T]) -> _T:
+        """``work()`` (one whole transaction), run again when MySQL aborted it with a deadlock or
+        a lock wait timeout (up to :data:`LOCK_ATTEMPTS` runs, 50 ms, 100 ms, ... apart); any
+        other error, or the last one, propagates."""
+        for attempt in range(1, LOCK_ATTEMPTS + 1):
+            try:
+                return work()
+            except Exception as exc:
+                code = exc.args[0] if exc.args else None
+                if self.dialect.name != "mysql" or code not in _LOCK_ERRORS:
+                    raise
+                if attempt == LOCK_ATTEMPTS:
+                    raise
+                time.sleep(0.05 * attempt)
+        raise AssertionError("unreachable")
+
+    # --- which feeds ----------------------------------------------------------------------------
+
+    def sync_feeds(self, now: float, rank: int | str = 0) -> int:
+        """Give every main feed without a schedule row (and not an alias) one, due at ``now``.
+
+        ``rank`` is the RssRank of new rows: an int 0..5, or ``"auto"`` for
+        :func:`blogfeeds.revisit.auto_rank` of the number of distinct other blogs whose friend
+        links point at the feed's blog. Returns the number of rows added.
+        """
+        with self._transaction() as cursor:
+            missing = self._rows(
+                cursor,
+                "SELECT f.url, f.url_hash, f.blog_id FROM feeds f WHERE f.is_main = 1 "
+                "AND NOT EXISTS (SELECT 1 FROM schedule s WHERE s.feed_url_hash = f.url_hash) "
+                "AND NOT EXISTS (SELECT 1 FROM feed_aliases a WHERE a.alias_url_hash = f.url_hash)"
+                " ORDER BY f.id",
+            )
+            if not missing:
+                return 0
+            unique = {row["url_hash"]: row for row in missing}
+            ranks = self._auto_ranks(cursor, {r["blog_id"] for r in unique.values()})
+            due = iso(now)
+            sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
+            cursor.executemany(
+                sql,
+                [
+                    (
+                        r["url_hash"],
+                        r["url"],
+                        r["blog_id"],
+                        0.0,
+                        ranks.get(r["blog_id"], 0) if rank == "auto" else _rank(rank),
+                        0,
+                        due,
+                        "new",
+                    )
+                    for r in unique.values()
+                ],
+            )
+            return len(unique)
+
+    def _auto_ranks(self, cursor: Any, blog_ids: Iterable[str]) -> dict[str, int]:
+        ids = sorted(b for b in blog_ids if b)
+        ranks: dict[str, int] = {}
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ", ".join([self.dialect.param] * len(chunk))
+            for row in self._rows(
+                cursor,
+                "SELECT target_blog_id, COUNT(DISTINCT source_blog_id) AS n FROM friend_links "
+                f"WHERE target_blog_id IN ({marks}) AND source_blog_id <> target_blog_id "
+                "GROUP BY target_blog_id",
+                chunk,
+            ):
+                ranks[row["target_blog_id"]] = auto_rank(int(row["n"]))
+        return ranks
+
+    def add_feed(self, url: str, now: float, rank: int = 0, blog_id: str | None = None) -> str:
+        """Ensure ``url`` has a schedule row (due at ``now`` if new) and return the stored URL:
+        ``url`` itself, or the feed it is an alias of."""
+        digest = url_hash(url)
+        with self._transaction() as cursor:
+            alias = self._rows(
+                cursor,
+                self._sql("SELECT feed_url FROM feed_aliases WHERE alias_url_hash = ?"),
+                (digest,),
+            )
+            if alias:
+                url = alias[0]["feed_url"]
+                digest = url_hash(url)
+            sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
+            cursor.execute(sql, (digest, url, blog_id, 0.0, _rank(rank), 0, iso(now), "new"))
+        return url
+
+    def claim_due(
+        self,
+        now: float,
+        limit: int,
+        owner: str,
+        *,
+        lease: float = LEASE_MINUTES,
+        urls: Sequence[str] | None = None,
+    ) -> list[ScheduledFeed]:
+        """Lease up to ``limit`` feeds due at ``now`` (epoch minutes) to ``owner``, earliest
+        ``next_due`` first, for ``lease`` minutes; return exactly the rows this call leased.
+
+        With ``urls``, exactly those feeds are claimed whether due or not (``-a feed=URL``).
+        Rows leased by anyone until after ``now`` are never claimed. One transaction: the free
+        rows are picked with ``FOR UPDATE SKIP LOCKED`` (MySQL; SQLite holds the write lock)
+        and leased by primary key, so two workers claiming at once get disjoint sets. ``owner``
+        must be unique per worker process (``lease_owner`` column, at most 255 characters).
+        """
+        if limit <= 0:
+            return []
+        return self._retrying(lambda: self._claim(now, limit, owner, lease, urls))
+
+    def _claim(
+        self, now: float, limit: int, owner: str, lease: float, urls: Sequence[str] | None
+    ) -> list[ScheduledFeed]:
+        now_iso, until = iso(now), iso(now + lease)
+        p = self.dialect.param
+        free = f"(lease_until IS NULL OR lease_until < {p})"
+        skip_locked = " FOR UPDATE SKIP LOCKED" if self.dialect.name == "mysql" else ""
+        with self._transaction() as cursor:
+            if urls is not None:
+                hashes = [url_hash(u) for u in urls][:limit]
+                if not hashes:
+                    return []
+                marks = ", ".join([p] * len(hashes))
+                picked = self._rows(
+                    cursor,
+                    f"SELECT id FROM schedule WHERE feed_url_hash IN ({marks}) AND {free}"
+                    f"{skip_locked}",
+                    (*hashes, now_iso),
+                )
+            else:
+                picked = self._rows(
+                    cursor,
+                    f"SELECT id FROM schedule WHERE next_due <= {p} AND {free} "
+                    f"ORDER BY next_due, id LIMIT {int(limit)}{skip_locked}",
+                    (now_iso, now_iso),
+                )
+            ids = [int(r["id"]) for r in picked]
+            if not ids:
+                return []
+            marks = ", ".join([p] * len(ids))
+            cursor.execute(
+                f"UPDATE schedule SET lease_owner = {p}, lease_until = {p} WHERE id IN ({marks})",
+                (owner, until, *ids),
+            )
+            rows = self._rows(
+                cursor,
+                "SELECT s.feed_url, s.feed_url_hash, s.blog_id, s.rank_score, fs.state "
+                "FROM schedule s LEFT JOIN feed_state fs ON fs.feed_url_hash = s.feed_url_hash "
+                f"WHERE s.id IN ({marks}) ORDER BY s.next_due, s.id",
+                ids,
+            )
+        return [
+            ScheduledFeed(
+                url=r["feed_url"],
+                url_hash=r["feed_url_hash"],
+                blog_id=r["blog_id"],
+                rank=_rank(r["rank_score"]),
+                state=state_from_json(r["state"]),
+            )
+            for r in rows
+        ]
+
+    def release(self, owner: str, urls: Iterable[str] | None = None) -> int:
+        """Drop ``owner``'s leases (only on ``urls`` if given); returns rows released.
+
+        Only ``owner``'s rows are locked (found first by a plain read, then updated by primary
+        key), so a release never holds up other workers' claims."""
+        hashes = None if urls is None else [url_hash(u) for u in urls]
+        return self._retrying(lambda: self._release(owner, hashes))
+
+    def _release(self, owner: str, hashes: list[str] | None) -> int:
+        p = self.dialect.param
+        with self._transaction() as cursor:
+            keys: list[Any]
+            if hashes is None:
+                rows = self._rows(
+                    cursor, f"SELECT id FROM schedule WHERE lease_owner = {p}", (owner,)
+                )
+                keys, column = [r["id"] for r in rows], "id"
+            else:
+                keys, column = hashes, "feed_url_hash"
+            total = 0
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                marks = ", ".join([p] * len(chunk))
+                cursor.execute(
+                    "UPDATE schedule SET lease_owner = NULL, lease_until = NULL "
+                    f"WHERE lease_owner = {p} AND {column} IN ({marks})",
+                    (owner, *chunk),
+                )
+                total += int(cursor.rowcount or 0)
+            return total
+
+    def next_due(self, now: float) -> float | None:
+        """The earliest ``next_due`` (epoch minutes) of a row not leased at ``now``, or None."""
+        rows = self.query(
+            "SELECT MIN(next_due) AS due FROM schedule "
+            "WHERE lease_until IS NULL OR lease_until < ?",
+            (iso(now),),
+        )
+        due = rows[0]["due"] if rows else None
+        return iso_minutes(due) if due else None
+
+    def states(self) -> Iterator[FeedState]:
+        """Every stored :class:`FeedState` (rows never fetched have none)."""
+        for row in self.query("SELECT state FROM feed_state"):
+            state = state_from_json(row["state"])
+            if state is not None:
+                yield state
+
+    # --- writes after a fetch -------------------------------------------------------------------
+
+    def save_fetch(self, fetch: FeedFetch) -> int:
+        """Write one fetch in ONE transaction (see the module docstring); returns the number of
+        entries actually inserted (guids already stored for the feed are ignored)."""
+        return self._retrying(lambda: self._save_fetch(fetch))
+
+    def _save_fetch(self, fetch: FeedFetch) -> int:
+        state = FeedState(**_state_kwargs(fetch.state))
+        old_hash = url_hash(fetch.feed_url)
+        url = fetch.moved_to or fetch.feed_url
+        digest = url_hash(url)
+        p = self.dialect.param
+        with self._transaction() as cursor:
+            if fetch.moved_to and digest != old_hash:
+                self._move(cursor, fetch.feed_url, fetch.moved_to, fetch.blog_id, fetch.fetched_at)
+            inserted = self._insert_entries(cursor, digest, fetch.entries, fetch.fetched_at)
+            sets = {
+                "interval_minutes": float(state.interval),
+                "level": int(fetch.level),
+                "next_due": iso(state.next_due if state.next_due is not None else 0.0),
+                "etag": state.etag,
+                "last_modified": (state.last_modified or None) and state.last_modified[:_SHORT_MAX],
+                "consecutive_failures": int(state.consecutive_failures),
+                "status": fetch.status,
+                "last_fetch": fetch.fetched_at,
+                "lease_owner": None,
+                "lease_until": None,
+            }
+            if fetch.changed:
+                sets["last_change"] = fetch.fetched_at
+            assignments = ", ".join(f"{name} = {p}" for name in sets)
+            cursor.execute(
+                f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
+                (*sets.values(), digest),
+            )
+            if cursor.rowcount == 0:  # the row vanished (deleted by hand): recreate it
+                sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
+                cursor.execute(
+                    sql, (digest, url, fetch.blog_id, 0.0, state.rank, 0, utc_now(), "new")
+                )
+                cursor.execute(
+                    f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
+                    (*sets.values(), digest),
+                )
+            sql = self.dialect.upsert(
+                "feed_state", ("feed_url_hash", "state"), ("feed_url_hash",), ("state",)
+            )
+            cursor.execute(sql, (digest, state_to_json(state)))
+            if fetch.host_pause_until:
+                self._defer_host(cursor, host_of(url), fetch.host_pause_until, digest)
+        return inserted
+
+    def _insert_entries(
+        self, cursor: Any, feed_hash: str, entries: Sequence[Entry], now: str
+    ) -> int:
+        if not entries:
+            return 0
+        rows: dict[str, tuple[Any, ...]] = {}
+        for e in entries:
+            guid_hash = url_hash(e.guid)
+            rows.setdefault(
+                guid_hash,
+                (
+                    feed_hash,
+                    guid_hash,
+                    e.guid,
+                    e.link,
+                    e.title,
+                    e.author,
+                    e.published,
+                    e.updated,
+                    e.summary,
+                    e.first_seen or now,
+                ),
+            )
+        sql = self.dialect.upsert("entries", _ENTRY_COLUMNS, ("feed_url_hash", "guid_hash"), ())
+        cursor.executemany(sql, list(rows.values()))
+        return max(int(cursor.rowcount or 0), 0)
+
+    def _move(self, cursor: Any, old_url: str, new_url: str, blog_id: str | None, now: str) -> None:
+        """Re-key the schedule row and entries from ``old_url`` to ``new_url``; the old URL
+        (and every alias of it) becomes an alias of the new one."""
+        p = self.dialect.param
+        old, new = url_hash(old_url), url_hash(new_url)
+        cursor.execute(f"SELECT 1 FROM schedule WHERE feed_url_hash = {p}", (new,))
+        if cursor.fetchone() is None:
+            cursor.execute(
+                f"UPDATE schedule SET feed_url = {p}, feed_url_hash = {p} "
+                f"WHERE feed_url_hash = {p}",
+                (new_url, new, old),
+            )
+        else:  # the new URL is scheduled already (another blog lists it): keep that row
+            cursor.execute(f"DELETE FROM schedule WHERE feed_url_hash = {p}", (old,))
+        cursor.execute(f"DELETE FROM feed_state WHERE feed_url_hash = {p}", (old,))
+        cursor.execute(
+            f"UPDATE entries SET feed_url_hash = {p} WHERE feed_url_hash = {p} "
+            "AND guid_hash NOT IN (SELECT guid_hash FROM "
+            f"(SELECT guid_hash FROM entries WHERE feed_url_hash = {p}) t)",
+            (new, old, new),
+        )
+        cursor.execute(f"DELETE FROM entries WHERE feed_url_hash = {p}", (old,))
+        cursor.execute(
+            f"UPDATE feed_aliases SET feed_url = {p}, feed_url_hash = {p} "
+            f"WHERE feed_url_hash = {p}",
+            (new_url, new, old),
+        )
+        cursor.execute(f"DELETE FROM feed_aliases WHERE alias_url_hash = {p}", (new,))
+        sql = self.dialect.upsert(
+            "feed_aliases",
+            _ALIAS_COLUMNS,
+            ("alias_url_hash",),
+            ("feed_url", "feed_url_hash", "reason", "last_seen"),
+        )
+        cursor.execute(sql, (old_url, old, new_url, new, blog_id, "permanent_redirect", now, now))
+
+    def _defer_host(self, cursor: Any, host: str, until: str, except_hash: str) -> int:
+        """Move ``next_due`` of every other feed of ``host`` due before ``until`` to ``until``."""
+        if not host:
+            return 0
+        p = self.dialect.param
+        rows = self._rows(
+            cursor,
+            f"SELECT feed_url, feed_url_hash FROM schedule WHERE next_due < {p} "
+            f"AND (feed_url LIKE {p} OR feed_url LIKE {p})",
+            (until, f"http://{host}%", f"https://{host}%"),
+        )
+        hashes = [
+            r["feed_url_hash"]
+            for r in rows
+            if r["feed_url_hash"] != except_hash and host_of(r["feed_url"]) == host
+        ]
+        for start in range(0, len(hashes), _CHUNK):
+            chunk = hashes[start : start + _CHUNK]
+            marks = ", ".join([p] * len(chunk))
+            cursor.execute(
+                f"UPDATE schedule SET next_due = {p} WHERE feed_url_hash IN ({marks})",
+                (until, *chunk),
+            )
+        return len(hashes)
+
+    # --- readers --------------------------------------------------------------------------------
+
+    def schedule(self) -> list[dict[str, Any]]:
+        """Every schedule row as a dict (``state`` parsed to a dict, or None), by feed URL."""
+        rows = self.query(
+            "SELECT s.feed_url, s.blog_id, s.interval_minutes, s.rank_score, s.level, s.next_due, "
+            "s.etag, s.last_modified, s.consecutive_failures, s.status, s.last_fetch, "
+            "s.last_change, s.lease_owner, s.lease_until, fs.state FROM schedule s "
+            "LEFT JOIN feed_state fs ON fs.feed_url_hash = s.feed_url_hash ORDER BY s.feed_url"
+        )
+        for row in rows:
+            row["state"] = json.loads(row["state"]) if row["state"] else None
+        return rows
+
+    def entries(self, feed_url: str | None = None) -> list[dict[str, Any]]:
+        """Stored entries (of one feed if given), oldest first (``first_seen``, then id)."""
+        columns = "guid, link, title, author, published, updated, summary, first_seen"
+        if feed_url is None:
+            return self.query(f"SELECT feed_url_hash, {columns} FROM entries ORDER BY id")
+        return self.query(
+            f"SELECT {columns} FROM entries WHERE feed_url_hash = ? ORDER BY id",
+            (url_hash(feed_url),),
+        )
+
+    def aliases(self) -> list[dict[str, Any]]:
+        """Every alias row (``alias_url``, ``feed_url``, ``blog_id``, ``reason``), by alias."""
+        return self.query(
+            "SELECT alias_url, feed_url, blog_id, reason FROM feed_aliases ORDER BY alias_url"
+        )
+
+    def level_counts(self) -> dict[int, int]:
+        """Number of schedule rows per ``level`` (0 = never fetched)."""
+        rows = self.query("SELECT level, COUNT(*) AS n FROM schedule GROUP BY level")
+        return {int(r["level"]): int(r["n"]) for r in rows}
+
+    def set_rank(self, feed_url: str, rank: int) -> bool:
+        """Set a feed's RssRank (0..5; ValueError otherwise); False when the feed is unknown."""
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= 5:
+            raise ValueError(f"RssRank must be an integer 0..5, got {rank!r}")
+        with self._transaction() as cursor:
+            cursor.execute(
+                self._sql("UPDATE schedule SET rank_score = ? WHERE feed_url_hash = ?"),
+                (rank, url_hash(feed_url)),
+            )
+            return bool(cursor.rowcount)
+
+
+def _state_kwargs(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in _STATE_FIELDS
+    }

@@ -1,0 +1,404 @@
+"""Crawl strategies: the order in which ``scrapy crawl blogs`` walks its frontier of blogs.
+
+``BLOGFEEDS_STRATEGY`` names one; each is a priority for a blog's home-page request (a request
+whose ``meta`` has ``blog_id``), higher first, so it works with any priority queue: Scrapy's own
+scheduler and scrapy-redis's ``PriorityQueue`` (a ZSET scored by ``-priority``).
+
+- ``bfs`` (default, the original design): breadth-first over friend links, priority
+  ``-depth`` (blog hops from the nearest seed).
+- ``dfs``: deepest first, priority ``+depth``; ties in discovery order (Scrapy's FIFO queues),
+  which is a depth-first preorder with friends in page order. A blog keeps the depth at which
+  it was first found.
+- ``backlinks``: most linked first: priority = in-degree so far, the number of already-crawled
+  blogs that list it as a friend (Cho, Garcia-Molina & Page, "Efficient crawling through URL
+  ordering", WWW 1998: the "backlink count" ordering).
+- ``opic``: On-line Page Importance Computation (Abiteboul, Preda & Cobena, WWW 2003): every
+  blog starts with the same cash (:data:`INITIAL_CASH`); a crawled blog's cash is split equally
+  among the blogs it lists and its own goes to zero (a blog listing nobody keeps nothing);
+  the frontier is ordered by accumulated cash, priority ``round(cash * CASH_SCALE)``.
+- ``big-site-first``: hosts with the most pending blogs first (Castillo et al., "Scheduling
+  algorithms for Web crawling", WebMedia 2004, "larger sites first"): priority = the number of
+  blogs of the same host name (``www.`` dropped) queued and not yet fetched. Path-hosted
+  platforms (``cnblogs.com/alice``) group under their host.
+
+**Raising a queued request's priority** is a re-push: a copy of the request with the higher
+priority, ``dont_filter=True`` (so neither dupefilter drops it) and a fresh token in
+``meta["strategy_token"]``. The queue then holds two copies of the blog; whichever is dispatched
+second is *stale* and :class:`StaleRequestMiddleware` drops it before it is downloaded (raising
+:class:`StaleRequest`, which the spider's errback ignores). Retries and redirects copy the meta,
+so they keep the token of the copy that was fetched and go through. Re-pushes are rare for
+``bfs``/``dfs`` (never), at most one per friend link for ``backlinks``/``opic``, and amortised
+O(1) per blog for ``big-site-first``: a host's queued blogs are re-pushed when its pending count
+has doubled since their last push, so a queued priority is within a factor two of the host's
+current count.
+
+With several Redis workers, each worker's priorities come from what that worker has crawled
+(in-degrees, cash and host counts are per process), and a blog raised by one worker may be
+fetched again by another; :class:`blogfeeds.pipelines.BlogDedupePipeline` keeps one item.
+
+:class:`Frontier` is the pure bookkeeping (no Scrapy); :class:`StrategyMiddleware` (spider
+middleware, after ``DepthMiddleware``) and :class:`StaleRequestMiddleware` (downloader
+middleware) apply it, and the crawl log reports the strategy and the frontier size every
+``BLOGFEEDS_STRATEGY_LOG_INTERVAL`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import weakref
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.asyncio import create_looping_call
+
+from blogfeeds.items import Blog, FriendLink
+
+logger = logging.getLogger(__name__)
+
+STRATEGIES = ("bfs", "dfs", "backlinks", "opic", "big-site-first")
+"""Accepted values of ``BLOGFEEDS_STRATEGY``."""
+
+INITIAL_CASH = 1.0
+"""OPIC cash every blog starts with."""
+
+CASH_SCALE = 1000
+"""OPIC priorities are ``round(cash * CASH_SCALE)`` (Scrapy priorities are integers)."""
+
+OPEN_SOURCES = 4096
+"""Crawled blogs whose friend links are still matched (more than the requests in flight)."""
+
+TOKEN_META = "strategy_token"
+"""Request meta key: which push of a blog this request is (see the module docstring)."""
+
+
+def host_of(url: str) -> str:
+    """The host name of ``url``, lower-cased, a leading ``www.`` dropped (``""`` if none)."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return host.removeprefix("www.")
+
+
+@dataclass
+class _Pending:
+    priority: int
+    depth: int
+    host: str
+    token: str
+    request: Any = None
+
+
+class Frontier:
+    """The frontier's bookkeeping under one strategy (one per crawl process).
+
+    Feed it events: :meth:`push` for each new blog queued, :meth:`crawled` for each blog whose
+    home page was read (with its number of friends), then :meth:`linked` for each of its friend
+    links, :meth:`dispatch` when a queued request leaves the queue. After each event,
+    :meth:`raised` lists the queued blogs whose priority must rise (re-push them). State lives
+    in memory, O(blogs seen): a resumed crawl (``JOBDIR``, Redis) starts the counts afresh.
+    Raises ``ValueError`` on an unknown strategy.
+    """
+
+    def __init__(self, strategy: str = "bfs") -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown crawl strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}"
+            )
+        self.strategy = strategy
+        self.pending: dict[str, _Pending] = {}
+        """Queued blogs not dispatched yet, by blog id."""
+        self.dispatched: dict[str, str] = {}
+        """Blog id -> token of the copy that went to the downloader."""
+        self.indegree: dict[str, int] = {}
+        self.cash: dict[str, float] = {}
+        self.history: dict[str, float] = {}
+        """OPIC: cash each crawled blog has had (its importance, unnormalised)."""
+        self.host_pending: dict[str, int] = {}
+        self._host_pushed_at: dict[str, int] = {}
+        self._host_blogs: dict[str, set[str]] = {}
+        self._raised: dict[str, int] = {}
+        # Recently crawled sources: (OPIC share per link, targets counted). Several blogs' output
+        # can interleave (concurrent responses), so links are matched by source, not by order.
+        self._sources: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()
+        self._prefix = uuid.uuid4().hex[:8]
+        self._counter = 0
+        self.repushed = 0
+        self.stale = 0
+
+    def __len__(self) -> int:
+        """Blogs queued and not dispatched yet (the frontier size)."""
+        return len(self.pending)
+
+    def _token(self) -> str:
+        self._counter += 1
+        return f"{self._prefix}-{self._counter}"
+
+    def priority(self, blog: str, depth: int = 0, host: str = "") -> int:
+        """The strategy's priority for ``blog`` now (higher is fetched first)."""
+        if self.strategy == "bfs":
+            return -depth
+        if self.strategy == "dfs":
+            return depth
+        if self.strategy == "backlinks":
+            return self.indegree.get(blog, 0)
+        if self.strategy == "opic":
+            return round(self.cash.get(blog, INITIAL_CASH) * CASH_SCALE)
+        return self.host_pending.get(host, 0)
+
+    def push(self, blog: str, *, depth: int = 0, url: str = "", request: Any = None) -> str:
+        """Register a newly queued ``blog`` (``url`` names its host) and return its token;
+        the priority to queue it with is then ``self.pending[blog].priority``."""
+        host = host_of(url) if url else ""
+        if self.strategy == "big-site-first":
+            count = self.host_pending.get(host, 0) + 1
+            self.host_pending[host] = count
+            self._host_blogs.setdefault(host, set()).add(blog)
+            if count >= 2 * self._host_pushed_at.get(host, 0):
+                self._host_pushed_at[host] = count
+                for other in self._host_blogs[host]:
+                    if other != blog and other in self.pending:
+                        self._raise(other, count)
+        token = self._token()
+        self.pending[blog] = _Pending(self.priority(blog, depth, host), depth, host, token, request)
+        return token
+
+    def crawled(self, blog: str, friends: int) -> None:
+        """``blog``'s home page was read; it lists ``friends`` friends (next: :meth:`linked`)."""
+        share = 0.0
+        if self.strategy == "opic":
+            cash = self.cash.get(blog, INITIAL_CASH)
+            self.history[blog] = self.history.get(blog, 0.0) + cash
+            self.cash[blog] = 0.0
+            share = cash / friends if friends > 0 else 0.0
+        self._sources[blog] = (share, set())
+        self._sources.move_to_end(blog)
+        while len(self._sources) > OPEN_SOURCES:
+            self._sources.popitem(last=False)
+
+    def linked(self, source: str, target: str) -> None:
+        """Crawled blog ``source`` lists ``target`` (each pair counts once per crawl of source;
+        a link from a source not announced by :meth:`crawled` is ignored)."""
+        opened = self._sources.get(source)
+        if opened is None or target == source or target in opened[1]:
+            return
+        opened[1].add(target)
+        if self.strategy == "backlinks":
+            self.indegree[target] = self.indegree.get(target, 0) + 1
+        elif self.strategy == "opic":
+            self.cash[target] = self.cash.get(target, INITIAL_CASH) + opened[0]
+        else:
+            return
+        entry = self.pending.get(target)
+        if entry is not None:
+            new = self.priority(target, entry.depth, entry.host)
+            if new > entry.priority:
+                self._raise(target, new)
+
+    def _raise(self, blog: str, priority: int) -> None:
+        self._raised[blog] = max(priority, self._raised.get(blog, priority))
+
+    def raised(self) -> list[tuple[str, int, str]]:
+        """Queued blogs to re-push since the last call: ``(blog, new priority, new token)``."""
+        out = []
+        for blog, priority in self._raised.items():
+            entry = self.pending.get(blog)
+            if entry is None or priority <= entry.priority:
+                continue
+            entry.priority, entry.token = priority, self._token()
+            out.append((blog, priority, entry.token))
+        self._raised.clear()
+        self.repushed += len(out)
+        return out
+
+    def dispatch(self, blog: str, token: str) -> bool:
+        """A request for ``blog`` with ``token`` leaves the queue: True to fetch it, False when
+        it is a stale copy (an older push of a blog re-pushed since, or a copy of a blog
+        already fetched). A first copy pushed by another process (a Redis worker, whose
+        tokens have another prefix) is fetched."""
+        fetched = self.dispatched.get(blog)
+        if fetched is not None:
+            ok = fetched == token  # a retry or redirect of the copy that was fetched
+        else:  # stale: a copy this process pushed and has re-pushed since
+            entry = self.pending.get(blog)
+            ours = token.startswith(f"{self._prefix}-")
+            ok = entry is None or entry.token == token or not ours
+        if not ok:
+            self.stale += 1
+            return False
+        if fetched is None:
+            self.dispatched[blog] = token
+            entry = self.pending.pop(blog, None)
+            if entry is not None and self.strategy == "big-site-first":
+                left = self.host_pending.get(entry.host, 1) - 1
+                self._host_blogs.get(entry.host, set()).discard(blog)
+                if left > 0:
+                    self.host_pending[entry.host] = left
+                    self._host_pushed_at[entry.host] = min(
+                        self._host_pushed_at.get(entry.host, 0), left
+                    )
+                else:
+                    self.host_pending.pop(entry.host, None)
+                    self._host_pushed_at.pop(entry.host, None)
+                    self._host_blogs.pop(entry.host, None)
+        return True
+
+
+class StaleRequest(IgnoreRequest):
+    """A queued copy of a blog's request made obsolete by a re-push (never downloaded)."""
+
+
+_FRONTIERS: weakref.WeakKeyDictionary[Any, Frontier] = weakref.WeakKeyDictionary()
+
+
+def frontier_for(crawler: Any) -> Frontier:
+    """The crawl's one :class:`Frontier` (shared by both middlewares), built from
+    ``BLOGFEEDS_STRATEGY`` on first use; ``ValueError`` on an unknown strategy."""
+    frontier = _FRONTIERS.get(crawler)
+    if frontier is None:
+        name = str(crawler.settings.get("BLOGFEEDS_STRATEGY") or "bfs").strip().lower()
+        frontier = _FRONTIERS[crawler] = Frontier(name)
+    return frontier
+
+
+def _require_frontier_spider(crawler: Any) -> None:
+    """``NotConfigured`` unless the spider opts in (``strategy_frontier = True``: ``blogs``)."""
+    if not getattr(crawler.spidercls, "strategy_frontier", False):
+        raise NotConfigured("crawl strategies apply to the blogs spider only")
+
+
+class StrategyMiddleware(BaseSpiderMiddleware):
+    """Spider middleware: sets the priority of every blog home-page request by the strategy
+    and re-pushes queued blogs whose priority rose.
+
+    Order it below ``DepthMiddleware`` (900) and ``UrlLengthMiddleware`` (800) in
+    ``SPIDER_MIDDLEWARES``, so that it sees the depth and only requests that will be queued;
+    its priority overrides ``DEPTH_PRIORITY``'s for blog requests. Settings:
+    ``BLOGFEEDS_STRATEGY`` (one of :data:`STRATEGIES`), ``BLOGFEEDS_STRATEGY_LOG_INTERVAL``
+    (seconds between frontier-size log lines; 0 = only at open and close).
+    """
+
+    def __init__(self, crawler: Any) -> None:
+        _require_frontier_spider(crawler)
+        super().__init__(crawler)
+        self.frontier = frontier_for(crawler)
+        self.interval = crawler.settings.getfloat("BLOGFEEDS_STRATEGY_LOG_INTERVAL", 60.0)
+        self._task: Any = None
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    def spider_opened(self, spider: Any) -> None:
+        self.crawler.stats.set_value("blogfeeds/strategy", self.frontier.strategy)
+        logger.info("Crawl strategy: %s", self.frontier.strategy)
+        queue = str(self.crawler.settings.get("SCHEDULER_PRIORITY_QUEUE", ""))
+        scheduler = str(self.crawler.settings.get("SCHEDULER", ""))
+        if queue.endswith("DownloaderAwarePriorityQueue") and "redis" not in scheduler:
+            logger.warning(
+                "SCHEDULER_PRIORITY_QUEUE is %s: it takes hosts in turn, so the %s strategy "
+                "only orders blogs within a host; use scrapy.pqueues.ScrapyPriorityQueue",
+                queue,
+                self.frontier.strategy,
+            )
+        if self.interval > 0:
+            self._task = create_looping_call(self.log_frontier)
+            self._task.start(self.interval, now=False)
+
+    def spider_closed(self, spider: Any) -> None:
+        if self._task is not None and self._task.running:
+            self._task.stop()
+        self.log_frontier()
+
+    def log_frontier(self) -> None:
+        f = self.frontier
+        stats = self.crawler.stats
+        stats.set_value("blogfeeds/frontier/pending", len(f))
+        stats.set_value("blogfeeds/frontier/repushed", f.repushed)
+        stats.set_value("blogfeeds/frontier/stale_dropped", f.stale)
+        logger.info(
+            "Strategy %s: frontier %d blogs queued, %d fetched; %d re-pushed, %d stale dropped",
+            f.strategy,
+            len(f),
+            len(f.dispatched),
+            f.repushed,
+            f.stale,
+        )
+
+    # --- output processing ------------------------------------------------------------------
+
+    def _request(self, request: Request) -> Request:
+        blog = request.meta.get("blog_id")
+        if not blog or TOKEN_META in request.meta:
+            return request
+        depth = int(request.meta.get("depth", 0))
+        request.meta[TOKEN_META] = self.frontier.push(
+            blog, depth=depth, url=request.url, request=request
+        )
+        request.priority = self.frontier.pending[blog].priority
+        return request
+
+    def _item(self, item: Any) -> None:
+        if isinstance(item, Blog):
+            self.frontier.crawled(item.blog_id, item.friend_count)
+        elif isinstance(item, FriendLink):
+            self.frontier.linked(item.source_blog_id, item.target_blog_id)
+
+    def _process(self, obj: Any) -> Iterator[Any]:
+        """``obj`` (priority set, if a blog request), then the re-pushes it caused."""
+        if isinstance(obj, Request):
+            yield self._request(obj)
+        else:
+            self._item(obj)
+            yield obj
+        for blog, priority, token in self.frontier.raised():
+            original = self.frontier.pending[blog].request
+            if original is None:
+                continue
+            yield original.replace(
+                priority=priority, dont_filter=True, meta={**original.meta, TOKEN_META: token}
+            )
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for obj in start:
+            for out in self._process(obj):
+                yield out
+
+    def process_spider_output(
+        self, response: Any, result: Iterable[Any], spider: Any = None
+    ) -> Iterator[Any]:
+        for obj in result:
+            yield from self._process(obj)
+
+    async def process_spider_output_async(
+        self, response: Any, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
+        async for obj in result:
+            for out in self._process(obj):
+                yield out
+
+
+class StaleRequestMiddleware:
+    """Downloader middleware: drops a stale copy of a re-pushed blog request before it is
+    downloaded (:class:`StaleRequest`, counted in ``blogfeeds/frontier/stale_dropped``).
+
+    Order it before ``RobotsTxtMiddleware`` (100) in ``DOWNLOADER_MIDDLEWARES``.
+    """
+
+    def __init__(self, crawler: Any, frontier: Frontier) -> None:
+        self.crawler = crawler
+        self.frontier = frontier
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> StaleRequestMiddleware:
+        _require_frontier_spider(crawler)
+        return cls(crawler, frontier_for(crawler))
+
+    def process_request(self, request: Request) -> None:
+        blog, token = request.meta.get("blog_id"), request.meta.get(TOKEN_META)
+        if not blog or not token:
+            return
+        if not self.frontier.dispatch(blog, str(token)):
+            raise StaleRequest(f"stale copy of {blog}: a re-push or an earlier copy went first")

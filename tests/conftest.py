@@ -1,0 +1,25 @@
+"""pytest configuration: hypothesis profiles.
+
+``HYPOTHESIS_PROFILE`` picks one (default ``ci``): ``ci`` runs the property tests of
+``tests/test_robustness_properties.py`` with ``max_examples=1000`` as the unit their per-test
+weights scale (over 10,000 examples in all, about a minute on two cores); ``nightly`` runs ten
+times as many; ``dev`` a tenth. No deadline (a slow CI machine is not a bug), no example database
+(nothing written into the checkout).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = {
+    "deadline": None,
+    "database": None,
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
+settings.register_profile("ci", max_examples=1000, **_COMMON)
+settings.register_profile("nightly", max_examples=10_000, **_COMMON)
+settings.register_profile("dev", max_examples=100, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

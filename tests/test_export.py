@@ -1,0 +1,360 @@
+"""Exports and summaries: OPML, CSV, JSON lines, GraphML and edge lists of stored blogs, their
+filters, `scrapy export` / `scrapy stats`, and the crawl summary extension.
+
+Data goes through the real :class:`~blogfeeds.storage.db.Store` (SQLite, and the local MariaDB
+when it answers) and comes back through the export; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from blogfeeds.commands.export import (
+    BLOG_COLUMNS,
+    FORMATS,
+    Filters,
+    degrees,
+    export,
+    select,
+    xml_text,
+)
+from blogfeeds.extensions.summary import CrawlSummary, platform, summarize
+from blogfeeds.items import Blog, FeedInfo, FriendLink
+from blogfeeds.seeds import load_seeds
+from blogfeeds.storage.db import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def blog(bid: str, **fields: Any) -> Blog:
+    feed = fields.pop("feed", f"https://{bid}/atom.xml")
+    feeds = [FeedInfo(feed, "application/atom+xml", "Atom", 9.0, [])] if feed else []
+    base = {"url": f"https://{bid}/", "title": bid.split(".", 1)[0].title(), "language": "en"}
+    base.update(
+        generator="Hugo 0.140.0", feed_url=feed, feeds=feeds, status="ok" if feed else "no_feed"
+    )
+    base.update(fetched_at="2026-11-29T20:00:00Z")
+    base.update(fields)
+    return Blog(blog_id=bid, **base)
+
+
+def link(source: str, target: str, url: str | None = None, name: str = "") -> FriendLink:
+    return FriendLink(
+        source_blog_id=source,
+        target_url=url or f"https://{target}/",
+        target_blog_id=target,
+        name=name or target,
+        container_score=1000.0,
+        source_url=f"https://{source}/links/",
+    )
+
+
+BLOGS = [
+    blog("alice.example", title="Alice & <Bob>'s \"notes\" \x07", language="zh-CN",
+         generator="Hexo 7.3.0"),
+    blog("bob.example", language="zh-TW", generator="Hexo 6.0"),
+    blog("carol.example", feed=None, language="en-GB"),
+    blog("dave.example", title="Dave 🚀 博客", generator="WordPress 6.4.2"),
+    blog("erin.example", feed=None, status="http_4xx", title="", language="", generator=""),
+    # a mirror: the same feed as bob (listed once in the OPML)
+    blog("bob-mirror.example", feed="https://bob.example/atom.xml"),
+]  # fmt: skip
+LINKS = [
+    link("alice.example", "bob.example"),
+    link("alice.example", "bob.example", "https://bob.example/about/"),  # same pair twice
+    link("alice.example", "carol.example"),
+    link("alice.example", "alice.example", "https://alice.example/me/"),  # self-link
+    link("bob.example", "alice.example"),
+    link("carol.example", "bob.example", name='Bob, the one with a "feed"'),
+    link("dave.example", "bob.example"),
+    link("dave.example", "zed.example"),  # not crawled
+]
+IN_DEGREE = {"bob.example": 3, "alice.example": 1, "carol.example": 1, "zed.example": 1}
+OUT_DEGREE = {"alice.example": 2, "bob.example": 1, "carol.example": 1, "dave.example": 2}
+
+
+def mariadb_url() -> Iterator[str]:
+    """A throwaway database on the local MariaDB (skip when it does not answer)."""
+    import pymysql
+
+    try:
+        admin = pymysql.connect(host="127.0.0.1", user="root", connect_timeout=2, autocommit=True)
+    except pymysql.Error:
+        pytest.skip("MariaDB does not answer at 127.0.0.1:3306")
+    name = f"blogfeeds_test_{os.getpid()}_export"
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        cursor.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    try:
+        yield f"mysql://root@127.0.0.1:3306/{name}"
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("mariadb", marks=pytest.mark.services)]
+)
+def stored(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """The rows written by :class:`Store` and read back (SQLite, then MariaDB)."""
+    if request.param == "sqlite":
+        urls: Iterator[str] = iter([f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}"])
+    else:
+        urls = mariadb_url()
+    for url in urls:
+        with Store.open(url) as store:
+            store.write(BLOGS, LINKS)
+        with Store.open(url) as store:
+            yield store.blogs(), store.friend_links()
+
+
+def run_export(stored: Any, fmt: str, filters: Filters | None = None, **kw: Any) -> bytes:
+    out = io.BytesIO()
+    export(fmt, *stored, filters or Filters(), out, **kw)
+    return out.getvalue()
+
+
+# --- each format round-trips -------------------------------------------------------------------
+
+
+def test_opml_lists_every_stored_feed_once(stored: Any) -> None:
+    root = etree.fromstring(run_export(stored, "opml"))
+    assert root.tag == "opml" and root.get("version") == "2.0"
+    assert root.findtext("head/title")
+    outlines = root.findall("body/outline")
+    feeds = [o.get("xmlUrl") for o in outlines]
+    stored_feeds = {b["feed_url"] for b in stored[0] if b["feed_url"]}
+    assert sorted(feeds) == sorted(stored_feeds)  # every stored feed, each once
+    alice = next(o for o in outlines if o.get("xmlUrl") == "https://alice.example/atom.xml")
+    assert alice.get("type") == "rss"
+    assert alice.get("text") == alice.get("title") == 'Alice & <Bob>\'s "notes"'  # \x07 dropped
+    assert alice.get("htmlUrl") == "https://alice.example/"
+    assert alice.get("language") == "zh-CN"
+
+
+def test_opml_reads_back_as_seeds(stored: Any, tmp_path: Path) -> None:
+    """The OPML is a seed list for the next crawl (blogfeeds' own OPML reader, which reads
+    outlines the way feed readers do: xmlUrl the feed, htmlUrl the site, title/text the name)."""
+    path = tmp_path / "feeds.opml"
+    path.write_bytes(run_export(stored, "opml"))
+    seeds, errors = load_seeds(seeds=str(path))
+    assert errors == []
+    assert sorted(s.feed_url or "" for s in seeds) == sorted(
+        {b["feed_url"] for b in stored[0] if b["feed_url"]}
+    )
+    alice = next(s for s in seeds if s.url == "https://alice.example/")
+    assert alice.title == 'Alice & <Bob>\'s "notes"'
+
+
+def test_csv_round_trip(stored: Any) -> None:
+    text = run_export(stored, "csv").decode("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert list(rows[0]) == list(BLOG_COLUMNS)
+    by_id = {r["blog_id"]: r for r in rows}
+    assert set(by_id) == {b.blog_id for b in BLOGS}
+    for b in BLOGS:
+        row = by_id[b.blog_id]
+        assert row["title"] == b.title  # CJK, emoji, quotes and control characters as stored
+        assert row["feed_url"] == (b.feed_url or "")
+        assert int(row["in_degree"]) == IN_DEGREE.get(b.blog_id, 0)
+        assert int(row["out_degree"]) == OUT_DEGREE.get(b.blog_id, 0)
+
+
+def test_jsonl_round_trip(stored: Any) -> None:
+    lines = run_export(stored, "jsonl").decode("utf-8").splitlines()
+    objs = {o["blog_id"]: o for o in map(json.loads, lines)}
+    assert len(lines) == len(objs) == len(BLOGS)
+    assert objs["dave.example"]["title"] == "Dave 🚀 博客"
+    assert objs["alice.example"]["feeds"][0]["url"] == "https://alice.example/atom.xml"
+    assert objs["bob.example"]["in_degree"] == 3
+
+
+def test_edges_csv(stored: Any) -> None:
+    text = run_export(stored, "edges").decode("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert list(rows[0])[:3] == ["Source", "Target", "Label"]
+    pairs = sorted((r["Source"], r["Target"]) for r in rows)
+    # between stored blogs, each pair once, no self-link, zed (not crawled) left out
+    assert pairs == [
+        ("alice.example", "bob.example"),
+        ("alice.example", "carol.example"),
+        ("bob.example", "alice.example"),
+        ("carol.example", "bob.example"),
+        ("dave.example", "bob.example"),
+    ]
+    assert {r["Label"] for r in rows} >= {'Bob, the one with a "feed"'}
+    everything = run_export(stored, "edges", all_targets=True).decode("utf-8")
+    assert "dave.example,zed.example" in everything
+
+
+def test_graphml_loads_in_lxml_and_networkx(stored: Any) -> None:
+    data = run_export(stored, "graphml", all_targets=True)
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    root = etree.fromstring(data)
+    assert len(root.findall("g:graph/g:node", ns)) == len(BLOGS) + 1  # + zed.example
+    assert len(root.findall("g:graph/g:edge", ns)) == 6
+    nx = pytest.importorskip("networkx")
+    graph = nx.read_graphml(io.BytesIO(data))
+    assert graph.is_directed()
+    assert graph.nodes["alice.example"]["feed"] == "https://alice.example/atom.xml"
+    assert graph.nodes["alice.example"]["platform"] == "Hexo"
+    assert graph.nodes["dave.example"]["title"] == "Dave 🚀 博客"
+    assert graph.nodes["zed.example"]["in_degree"] == 1
+    for node, attrs in graph.nodes(data=True):
+        assert attrs["in_degree"] == IN_DEGREE.get(node, 0) == graph.in_degree(node)
+        assert attrs["out_degree"] == OUT_DEGREE.get(node, 0) == graph.out_degree(node)
+
+
+# --- filters -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (Filters(), {b.blog_id for b in BLOGS}),
+        (Filters(statuses=frozenset({"no_feed", "http_4xx"})), {"carol.example", "erin.example"}),
+        (Filters(languages=("zh",)), {"alice.example", "bob.example"}),
+        (Filters(languages=("zh-tw", "en-gb")), {"bob.example", "carol.example"}),
+        (Filters(min_in_degree=1), {"alice.example", "bob.example", "carol.example"}),
+        (Filters(min_in_degree=2), {"bob.example"}),
+        (
+            Filters(has_feed=True),
+            {"alice.example", "bob.example", "dave.example", "bob-mirror.example"},
+        ),
+        (Filters(has_feed=True, languages=("zh",), min_in_degree=2), {"bob.example"}),
+    ],
+)
+def test_filters(stored: Any, filters: Filters, expected: set[str]) -> None:
+    assert {b["blog_id"] for b in select(*stored, filters)} == expected
+
+
+def test_filters_narrow_the_graph(stored: Any) -> None:
+    data = run_export(stored, "graphml", Filters(min_in_degree=1))
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    root = etree.fromstring(data)
+    nodes = {n.get("id") for n in root.findall("g:graph/g:node", ns)}
+    edges = {(e.get("source"), e.get("target")) for e in root.findall("g:graph/g:edge", ns)}
+    assert nodes == {"alice.example", "bob.example", "carol.example"}
+    assert edges == {
+        ("alice.example", "bob.example"),
+        ("alice.example", "carol.example"),
+        ("bob.example", "alice.example"),
+        ("carol.example", "bob.example"),
+    }
+
+
+def test_degrees_count_distinct_pairs() -> None:
+    links = [
+        {"source_blog_id": a, "target_blog_id": b}
+        for a, b in [("x", "y"), ("x", "y"), ("y", "x"), ("x", "x"), ("z", "y")]
+    ]
+    assert degrees(links) == ({"y": 2, "x": 1}, {"x": 1, "y": 1, "z": 1})
+
+
+def test_unknown_format_and_xml_text() -> None:
+    with pytest.raises(ValueError, match="unknown export format 'rss'"):
+        export("rss", [], [], Filters(), io.BytesIO())
+    assert xml_text("a\x00b\x1fc\ud800d\ttab") == "abcd\ttab"
+    assert FORMATS == ("opml", "csv", "jsonl", "graphml", "edges")
+
+
+# --- summaries ---------------------------------------------------------------------------------
+
+
+def test_summary_of_stored_rows(stored: Any) -> None:
+    s = summarize(*stored, top=2)
+    assert (s.blogs, s.with_feed, s.links) == (6, 4, 8)
+    assert s.by_status == {"ok": 4, "no_feed": 1, "http_4xx": 1}
+    assert s.by_platform == {"Hexo": 2, "Hugo": 2, "WordPress": 1, "(none)": 1}
+    assert s.top == [
+        ("bob.example", "Bob", 3),
+        ("alice.example", 'Alice & <Bob>\'s "notes" \x07', 1),
+    ]
+    text = s.render()
+    assert "Blogs: 6, with a feed: 4 (67 %); friend links: 8" in text
+    assert "By status: ok 4, no_feed 1, http_4xx 1" in text
+
+
+@pytest.mark.parametrize(
+    ("generator", "name"),
+    [
+        ("Hexo 7.3.0", "Hexo"),
+        ("WordPress 6.4.2", "WordPress"),
+        ("Jekyll v4.3.2", "Jekyll"),
+        ("Hugo 0.110.0 with theme Tranquilpeak 0.5.3-BETA", "Hugo"),
+        ("Typecho 1.2.1 (17.10.30)", "Typecho"),
+        ("Blogger", "Blogger"),
+        ("", "(none)"),
+        (None, "(none)"),
+    ],
+)
+def test_platform(generator: str | None, name: str) -> None:
+    assert platform(generator) == name
+
+
+def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture) -> None:
+    crawler = get_crawler(settings_dict={"BLOGFEEDS_SUMMARY_TOP": 1})
+    ext = CrawlSummary.from_crawler(crawler)
+    for item in [*BLOGS, *LINKS]:
+        ext.item_scraped(item)
+    with caplog.at_level(logging.INFO, logger="blogfeeds.extensions.summary"):
+        ext.spider_closed(None, "finished")
+    assert "Crawl summary (finished):\nBlogs: 6, with a feed: 4 (67 %)" in caplog.text
+    assert "3  bob.example  Bob" in caplog.text
+    off = get_crawler(settings_dict={"BLOGFEEDS_SUMMARY_ENABLED": False})
+    with pytest.raises(NotConfigured):
+        CrawlSummary.from_crawler(off)
+
+
+# --- the commands ------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_export_and_stats_commands(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    with Store.open(url) as store:
+        store.write(BLOGS, LINKS)
+    opml = tmp_path / "feeds.opml"
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env["BLOGFEEDS_DATABASE_URL"] = url
+    scrapy = [sys.executable, "-m", "scrapy"]
+    done = subprocess.run(
+        [*scrapy, "export", "opml", "-o", str(opml), "--lang", "zh", "--has-feed"],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "opml: 2 feeds written to" in done.stderr
+    feeds = {o.get("xmlUrl") for o in etree.parse(str(opml)).getroot().iter("outline")}
+    assert feeds == {"https://alice.example/atom.xml", "https://bob.example/atom.xml"}
+    stats = subprocess.run(
+        [*scrapy, "stats", "--json", "--top", "1"],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert stats.returncode == 0, stats.stderr[-2000:]
+    summary = json.loads(stats.stdout)
+    assert summary["blogs"] == 6 and summary["with_feed"] == 4
+    assert summary["top_in_degree"] == [{"blog_id": "bob.example", "title": "Bob", "in_degree": 3}]
+    missing = subprocess.run(
+        [*scrapy, "export", "csv", "--database", f"sqlite:///{tmp_path / 'none.sqlite3'}"],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert missing.returncode != 0
+    assert "no SQLite database at" in missing.stderr
+    assert not (tmp_path / "none.sqlite3").exists()

@@ -1,0 +1,437 @@
+"""The shared Redis frontier (blogfeeds.redis_compat) against the Redis and MariaDB of this machine.
+
+Unit tests drive :class:`~blogfeeds.redis_compat.Scheduler` directly on real Redis keys; the
+crawl tests run two ``scrapy crawl blogs`` processes over a generated loopback web of 1,000
+blogs (``tests/blogosphere.py``) with MySQL storage. Every test uses its own key prefix and
+database, deleted afterwards; all skip with the reason when a server is unreachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.utils.request import request_from_dict
+from scrapy.utils.test import get_crawler
+
+from blogfeeds.redis_compat import (
+    LEASE_META,
+    FrontierKeys,
+    JsonRequestSerializer,
+    RedisFrontierMixin,
+    Scheduler,
+    normalize_url,
+)
+from tests import blogosphere as bs
+from tests.littleweb import LittleWeb
+
+pytestmark = pytest.mark.services
+
+N_BLOGS = 1000
+
+
+@pytest.fixture
+def redis() -> Any:
+    client = bs.redis_client()
+    if client is None:
+        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def prefix(redis: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    with bs.redis_prefix(request.node.name[:40]) as value:
+        yield value
+
+
+@pytest.fixture
+def mysql_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    pytest.importorskip("pymysql")
+    if bs.mariadb_admin() is None:
+        pytest.skip("MariaDB unreachable at 127.0.0.1:3306 (.ci/services.sh starts it)")
+    with bs.throwaway_database(request.node.name[:20].replace("-", "_")) as url:
+        yield url
+
+
+class TinySpider(RedisFrontierMixin, scrapy.Spider):
+    name = "tiny"
+
+    def parse_home(self, response: Any) -> None:
+        pass
+
+    def home_failed(self, failure: Any) -> None:
+        pass
+
+
+def scheduler(prefix: str, worker: str = "w1", **settings: Any) -> tuple[Scheduler, Any]:
+    crawler = get_crawler(
+        TinySpider,
+        settings_dict={
+            "REDIS_URL": bs.REDIS_URL,
+            "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+            "DUPEFILTER_CLASS": "blogfeeds.redis_compat.RFPDupeFilter",
+            "SCHEDULER_SERIALIZER": "blogfeeds.redis_compat.JsonRequestSerializer",
+            "SCHEDULER_PERSIST": True,
+            "BLOGFEEDS_REDIS_PREFIX": prefix,
+            "BLOGFEEDS_WORKER_ID": worker,
+            "BLOGFEEDS_WORKER_TTL": 0.5,
+            **settings,
+        },
+    )
+    spider = TinySpider.from_crawler(crawler)
+    sched = Scheduler.from_crawler(crawler)
+    sched.open(spider)
+    return sched, spider
+
+
+def home_request(spider: Any, url: str, blog: str, **kwargs: Any) -> scrapy.Request:
+    return scrapy.Request(
+        url,
+        callback=spider.parse_home,
+        errback=spider.home_failed,
+        meta={"blog_id": blog, "depth": 1},
+        **kwargs,
+    )
+
+
+# --- serializer, fingerprints, configuration ----------------------------------------------------
+
+
+def test_json_serializer_round_trips_our_requests(prefix: str) -> None:
+    _, spider = scheduler(prefix)
+    request = home_request(spider, "https://例子.example/a?q=博客", "例子.example", priority=-3)
+    request.headers["X-Bytes"] = b"\xff\x00 latin-1"
+    request.meta.update(redirect_urls=["http://x.example/"], redirect_reasons=[301], n=1.5)
+    data = JsonRequestSerializer.dumps(request.to_dict(spider=spider))
+    assert b"pickle" not in data and data.startswith(b"{")
+    back = request_from_dict(JsonRequestSerializer.loads(data), spider=spider)
+    assert back.to_dict(spider=spider) == request.to_dict(spider=spider)
+    assert back.callback == spider.parse_home and back.errback == spider.home_failed
+    assert back.headers[b"X-Bytes"] == b"\xff\x00 latin-1"
+    with pytest.raises(TypeError, match="a request holds a object"):
+        JsonRequestSerializer.dumps({"meta": {"thing": object()}})
+
+
+def test_normalised_urls_and_blog_identity_fingerprints(prefix: str) -> None:
+    sched, spider = scheduler(prefix)
+    assert normalize_url("HTTP://A.Example:80/?b=2&a=1#top") == "http://a.example/?a=1&b=2"
+    assert normalize_url("https://a.example:443") == "https://a.example/"
+    fp = sched.df.request_fingerprint
+    plain = scrapy.Request("http://a.example/x?b=2&a=1")
+    assert fp(plain) == fp(scrapy.Request("HTTP://a.example:80/x?a=1&b=2#f"))
+    http = home_request(spider, "http://alice.example/", "alice.example")
+    https = home_request(spider, "https://www.alice.example/", "alice.example")
+    assert fp(http) == fp(https)  # one blog, one request, on every worker
+    redirected = https.replace(url="https://alice.example/blog/")
+    redirected.meta["redirect_urls"] = [https.url]
+    assert fp(redirected) != fp(https)  # a redirect is followed
+
+
+def test_scrapys_own_dupefilter_is_refused_with_a_clear_error(prefix: str) -> None:
+    crawler = get_crawler(
+        TinySpider,
+        settings_dict={
+            "REDIS_URL": bs.REDIS_URL,
+            "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+            "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
+        },
+    )
+    with pytest.raises(ValueError, match=r"set it to blogfeeds\.redis_compat\.RFPDupeFilter"):
+        Scheduler.from_crawler(crawler)
+
+
+@pytest.mark.parametrize("redis_url", ["", bs.REDIS_URL])
+def test_settings_switch_on_from_the_environment(redis_url: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "MYSQL_URL"}}
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    code = (
+        "import json; from blogfeeds import settings as s; print(json.dumps({k: getattr(s, k, "
+        "None) for k in ['SCHEDULER', 'DUPEFILTER_CLASS', 'SCHEDULER_PERSIST', "
+        "'SCHEDULER_SERIALIZER', 'SCHEDULER_QUEUE_CLASS', 'MYSQL_URL']}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=bs.REPO, env=env, capture_output=True, check=True
+    )
+    got = json.loads(out.stdout)
+    if not redis_url:
+        assert set(got.values()) == {None}  # Scrapy's defaults: nothing changes
+        return
+    assert got == {
+        "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+        "DUPEFILTER_CLASS": "blogfeeds.redis_compat.RFPDupeFilter",
+        "SCHEDULER_PERSIST": True,
+        "SCHEDULER_SERIALIZER": "blogfeeds.redis_compat.JsonRequestSerializer",
+        "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.PriorityQueue",
+        "MYSQL_URL": None,
+    }
+
+
+# --- scheduler on real Redis keys ---------------------------------------------------------------
+
+
+def test_enqueue_is_deduplicated_and_dequeue_is_leased(redis: Any, prefix: str) -> None:
+    sched, spider = scheduler(prefix)
+    keys = FrontierKeys(prefix, "tiny", "w1")
+    assert sched.enqueue_request(home_request(spider, "http://a.example/", "a.example"))
+    assert not sched.enqueue_request(home_request(spider, "https://www.a.example/", "a.example"))
+    assert sched.enqueue_request(home_request(spider, "http://b.example/", "b.example"))
+    assert redis.zcard(keys.requests) == 2 and redis.scard(keys.dupefilter) == 2
+    assert redis.zrange(keys.requests, 0, 0)[0].startswith(b"{")  # JSON, not pickle
+    first = sched.next_request()
+    assert first is not None and first.url == "http://a.example/"
+    lease = first.meta[LEASE_META]
+    assert redis.hget(keys.inflight, lease) is not None  # popped = in flight, atomically
+    # a redirect of a popped request replaces it: queued, and the lease released
+    redirect = first.replace(url="http://a.example/blog/")
+    redirect.meta["redirect_urls"] = [first.url]
+    assert sched.enqueue_request(redirect)
+    assert redis.hlen(keys.inflight) == 0
+    queued = [JsonRequestSerializer.loads(data) for data in redis.zrange(keys.requests, 0, -1)]
+    assert [LEASE_META in entry["meta"] for entry in queued] == [False, False]
+    # stats calls without spider= (a ScrapyDeprecationWarning would fail this test: -W error)
+    assert sched.stats.get_value("frontier/filtered") == 1
+    assert sched.stats.get_value("scheduler/enqueued/redis") == 3
+
+
+def test_a_killed_workers_in_flight_requests_are_requeued_on_restart(
+    redis: Any, prefix: str
+) -> None:
+    keys = FrontierKeys(prefix, "tiny", "w1")
+    sched, spider = scheduler(prefix)
+    for i in range(3):
+        sched.enqueue_request(home_request(spider, f"http://b{i}.example/", f"b{i}.example"))
+    redis.rpush(keys.start_urls, json.dumps({"url": "http://seed.example/"}))
+    popped = [sched.next_request(), sched.next_request()]
+    seeds = sched.pop_seeds(10)
+    assert all(popped) and len(seeds) == 1
+    assert redis.zcard(keys.requests) == 1 and redis.hlen(keys.inflight) == 3
+    # "kill": no close(); the same worker id starts again once the liveness key expires
+    started = time.monotonic()
+    again, _ = scheduler(prefix)
+    assert time.monotonic() - started >= 0.2  # waited out the predecessor's liveness key
+    assert redis.hlen(keys.inflight) == 0
+    assert redis.zcard(keys.requests) == 3
+    assert redis.lrange(keys.start_urls, 0, -1) == [b'{"url": "http://seed.example/"}']
+    assert again.stats.get_value("frontier/recovered") == 3
+    # another worker id does not take them: each worker recovers only its own
+    sched2, _ = scheduler(prefix, worker="w2")
+    sched2.next_request()
+    assert redis.hlen(FrontierKeys(prefix, "tiny", "w2").inflight) == 1
+
+
+def test_a_worker_id_in_use_is_refused(prefix: str) -> None:
+    scheduler(prefix, BLOGFEEDS_WORKER_TTL=60)  # alive: its liveness key lasts 60 s
+    with pytest.raises(RuntimeError, match="in use by a live worker"):
+        scheduler(prefix, BLOGFEEDS_WORKER_TTL=0.5)  # gives up after its own TTL + 1 s
+
+
+# --- crawls --------------------------------------------------------------------------------------
+
+
+def worker_env(web: LittleWeb, prefix: str, mysql_url: str) -> dict[str, str]:
+    env = web.env()
+    env.update(REDIS_URL=bs.REDIS_URL, BLOGFEEDS_REDIS_PREFIX=prefix, MYSQL_URL=mysql_url)
+    env.pop("BLOGFEEDS_DATABASE_URL", None)
+    return env
+
+
+def worker_cmd(name: str, tmp: Path, *extra: str) -> list[str]:
+    return bs.crawl_command(
+        f"BLOGFEEDS_WORKER_ID={name}",
+        "BLOGFEEDS_WORKER_TTL=3",
+        "MAX_IDLE_TIME_BEFORE_CLOSE=3",
+        f"BLOGFEEDS_SPOOL_PATH={tmp / f'spool-{name}.jsonl'}",
+        *extra,
+    )
+
+
+def seed(env: dict[str, str], *urls: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy", "seed", *urls],
+        cwd=bs.REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"pushed {len(urls)} seeds" in out.stdout
+
+
+def stored(mysql_url: str) -> tuple[Counter[str], int]:
+    import pymysql
+
+    conn = pymysql.connect(**bs.MARIADB, database=mysql_url.rsplit("/", 1)[1], charset="utf8mb4")
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT blog_id FROM blogs")
+            blogs = Counter(row[0] for row in cursor.fetchall())
+            cursor.execute("SELECT COUNT(*) FROM friend_links")
+            links = int(cursor.fetchone()[0])
+    finally:
+        conn.close()
+    return blogs, links
+
+
+def stats_of(log: Path) -> dict[str, Any]:
+    text = log.read_text("utf-8", "replace")
+    values = dict(re.findall(r"'([\w/.-]+)': (\d+|'[^']*')", text))
+    return {k: v.strip("'") for k, v in values.items()}
+
+
+def assert_clean(log: Path) -> None:
+    text = log.read_text("utf-8", "replace")
+    assert "Traceback" not in text, text[-3000:]
+    assert not re.search(r"Warning: .*(scrapy_redis|redis_compat)", text), text[-3000:]
+    assert "'finish_reason': 'finished'" in text, text[-3000:]
+
+
+@pytest.fixture(scope="module")
+def little_web() -> Iterator[tuple[bs.Blogosphere, LittleWeb]]:
+    web = bs.blogosphere(N_BLOGS)
+    with LittleWeb(web.routes) as served:
+        yield web, served
+
+
+def test_two_workers_fetch_every_page_exactly_once(
+    little_web: tuple[bs.Blogosphere, LittleWeb],
+    redis: Any,
+    prefix: str,
+    mysql_url: str,
+    tmp_path: Path,
+) -> None:
+    web, served = little_web
+    served.clear_hits()
+    env = worker_env(served, prefix, mysql_url)
+    seed(env, bs.home(0))
+    workers = [
+        bs.start_worker(worker_cmd(name, tmp_path), env, tmp_path / f"{name}.log")
+        for name in ("w1", "w2")
+    ]
+    for proc in workers:
+        assert proc.wait(timeout=300) == 0
+    for name in ("w1", "w2"):
+        assert_clean(tmp_path / f"{name}.log")
+    hits = Counter(hit.url for hit in served.hits())
+    assert [url for url, n in hits.items() if n > 1] == []  # exactly once in total
+    assert set(web.homes) <= set(hits)
+    blogs, links = stored(mysql_url)
+    assert set(blogs) == web.blog_ids and max(blogs.values()) == 1
+    assert links == web.edges()
+    both = [
+        int(stats_of(tmp_path / f"{n}.log").get("scheduler/dequeued/redis", 0))
+        for n in ("w1", "w2")
+    ]
+    assert sum(both) == N_BLOGS and min(both) > 0  # both workers took a share
+    keys = FrontierKeys(prefix, "blogs", "w1")
+    assert redis.hlen(keys.inflight) == 0 and redis.zcard(keys.requests) == 0
+    assert redis.hlen(keys.blog_ids) == N_BLOGS and redis.scard(keys.claims) == 0
+
+
+def test_a_worker_killed_mid_crawl_then_restarted_loses_nothing(
+    little_web: tuple[bs.Blogosphere, LittleWeb],
+    redis: Any,
+    prefix: str,
+    mysql_url: str,
+    tmp_path: Path,
+) -> None:
+    web, served = little_web
+    served.clear_hits()
+    env = worker_env(served, prefix, mysql_url)
+    seed(env, bs.home(0))
+    w1 = bs.start_worker(worker_cmd("w1", tmp_path), env, tmp_path / "w1.log")
+    w2 = bs.start_worker(worker_cmd("w2", tmp_path), env, tmp_path / "w2.log")
+    keys = FrontierKeys(prefix, "blogs", "w1")
+    deadline = time.monotonic() + 120
+    while redis.hlen(keys.blog_ids) < N_BLOGS * 0.3 or redis.hlen(keys.inflight) < 5:
+        assert time.monotonic() < deadline and w1.poll() is None, "w1 never got going"
+        time.sleep(0.02)
+    w1.kill()  # SIGKILL: no clean-up of any kind
+    w1.wait()
+    in_flight = redis.hlen(keys.inflight)
+    assert in_flight > 0
+    w1b = bs.start_worker(worker_cmd("w1", tmp_path), env, tmp_path / "w1b.log")
+    assert w1b.wait(timeout=300) == 0 and w2.wait(timeout=300) == 0
+    assert_clean(tmp_path / "w1b.log")
+    assert "re-queued" in (tmp_path / "w1b.log").read_text("utf-8")
+    hits = Counter(hit.url for hit in served.hits())
+    assert set(web.homes) <= set(hits)  # at least once
+    blogs, links = stored(mysql_url)
+    assert set(blogs) == web.blog_ids and max(blogs.values()) == 1
+    assert links == web.edges()
+    assert redis.hlen(keys.inflight) == 0 and redis.scard(keys.claims) == 0
+
+
+def test_an_idle_worker_waits_for_work_then_closes(
+    little_web: tuple[bs.Blogosphere, LittleWeb],
+    redis: Any,
+    prefix: str,
+    mysql_url: str,
+    tmp_path: Path,
+) -> None:
+    """A worker with an empty queue waits (MAX_IDLE_TIME_BEFORE_CLOSE), takes a seed pushed
+    while it waits, and closes once it has been idle that long in a row."""
+    _, served = little_web
+    env = worker_env(served, prefix, mysql_url)
+    log = tmp_path / "idle.log"
+    started = time.monotonic()
+    proc = bs.start_worker(
+        worker_cmd("idle", tmp_path, "MAX_IDLE_TIME_BEFORE_CLOSE=4", "DEPTH_LIMIT=1"), env, log
+    )
+    time.sleep(3)
+    assert proc.poll() is None  # still waiting, not exited
+    redis.rpush(f"{prefix}blogs:start_urls", json.dumps({"url": bs.home(1)}))
+    assert proc.wait(timeout=60) == 0
+    elapsed = time.monotonic() - started
+    assert_clean(log)
+    assert "idle for" in log.read_text("utf-8")
+    blogs, _ = stored(mysql_url)
+    assert bs.host(1) in blogs
+    assert elapsed >= 3 + 4
+
+
+def test_blog_dedupe_is_shared_and_claims_end_when_durable(redis: Any, prefix: str) -> None:
+    from scrapy.exceptions import DropItem
+
+    from blogfeeds.items import Blog
+    from blogfeeds.pipelines import BlogDedupePipeline
+    from blogfeeds.redis_compat import batch_durable, batch_sealed, storage_opened
+
+    def worker(name: str) -> BlogDedupePipeline:
+        crawler = get_crawler(
+            settings_dict={
+                "REDIS_URL": bs.REDIS_URL,
+                "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+                "BLOGFEEDS_REDIS_PREFIX": prefix,
+                "BLOGFEEDS_WORKER_ID": name,
+            }
+        )
+        return BlogDedupePipeline.from_crawler(crawler)
+
+    one, two = worker("w1"), worker("w2")
+    one.crawler.signals.send_catch_log(storage_opened)
+    keys = FrontierKeys(prefix, "blogs", "w1")
+    item = Blog(blog_id="alice.example", url="https://alice.example/")
+    assert asyncio.run(one.process_item(item)) is item
+    assert redis.smembers(keys.claims) == {b"alice.example"}  # claimed, not durable yet
+    with pytest.raises(DropItem, match=r"duplicate blog alice\.example") as dropped:
+        asyncio.run(two.process_item(Blog(blog_id="alice.example", url="http://alice.example/")))
+    assert dropped.value.log_level == "DEBUG"
+    assert two.stats.get_value("blogfeeds/duplicate_blog") == 1
+    assert redis.hget(keys.blog_ids, "alice.example") == b"w1"
+    one.crawler.signals.send_catch_log(batch_sealed, seq=1)
+    one.crawler.signals.send_catch_log(batch_durable, seq=1)
+    assert redis.scard(keys.claims) == 0
