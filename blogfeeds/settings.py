@@ -25,7 +25,8 @@ USER_AGENT = f"blogfeeds/0.1 (+{BLOGFEEDS_CONTACT_URL})"
 CONCURRENT_REQUESTS = 32
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 DOWNLOAD_DELAY = 0.5
-RANDOMIZE_DOWNLOAD_DELAY = True
+# Each delay is randomised between 0.5x and 1.5x (the default jitter of 0.5, stated here).
+DOWNLOAD_DELAY_JITTER = 0.5
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 0.5
 AUTOTHROTTLE_MAX_DELAY = 30.0
@@ -210,8 +211,9 @@ BLOGFEEDS_REVISIT_RANK: int | str = 0
 BLOGFEEDS_REVISIT_INITIAL_T = 1000
 # Keep running and sleep until the next feed is due (long-lived scrapyd workers); -a loop=true.
 BLOGFEEDS_FEEDS_LOOP = False
-# Due feeds leased per claim; loop mode: longest sleep (seconds) before looking for new feeds.
-BLOGFEEDS_FEEDS_BATCH = 500
+# Due feeds leased per claim (small, so that several workers share a backlog); loop mode:
+# longest sleep (seconds) before looking for new feeds.
+BLOGFEEDS_FEEDS_BATCH = 50
 BLOGFEEDS_FEEDS_MAX_SLEEP = 60.0
 # Virtual "now" (ISO 8601 UTC) at spider start, for tests and replays; empty = the real clock.
 BLOGFEEDS_NOW = os.environ.get("BLOGFEEDS_NOW", "")

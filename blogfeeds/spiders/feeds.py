@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import secrets
 import socket
 import time
 from collections import deque
@@ -95,6 +96,15 @@ PERMANENT_REDIRECTS = frozenset({301, 308})
 
 def _truthy(value: Any) -> bool:
     return str(value).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def lease_owner(worker: str) -> str:
+    """The ``lease_owner`` of this process's claims: ``worker:pid:random`` (≤ 255 characters).
+
+    Unique per process even when two workers share ``BLOGFEEDS_WORKER_ID`` and a pid (two
+    containers started alike both run their crawl as the same pid), so one worker never reads
+    back or releases another's leases."""
+    return f"{worker[:200]}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class VirtualClock:
@@ -190,13 +200,12 @@ class FeedsSpider(scrapy.Spider):
             if spider.loop_arg is not None
             else s.getbool("BLOGFEEDS_FEEDS_LOOP", False)
         )
-        spider.batch = max(1, s.getint("BLOGFEEDS_FEEDS_BATCH", 500))
+        spider.batch = max(1, s.getint("BLOGFEEDS_FEEDS_BATCH", 50))
         spider.max_sleep = max(1.0, s.getfloat("BLOGFEEDS_FEEDS_MAX_SLEEP", 60.0))
         spider.clock = VirtualClock.from_iso(s.get("BLOGFEEDS_NOW") or "")
         url = (s.get("MYSQL_URL") or "").strip() or (s.get("BLOGFEEDS_DATABASE_URL") or "").strip()
         spider.database_url = url
-        worker = s.get("BLOGFEEDS_WORKER_ID") or socket.gethostname()
-        spider.owner = f"{worker}:{os.getpid()}"
+        spider.owner = lease_owner(s.get("BLOGFEEDS_WORKER_ID") or socket.gethostname())
         crawler.signals.connect(spider.on_idle, signals.spider_idle)
         crawler.signals.connect(spider.on_closed, signals.spider_closed)
         return spider
@@ -209,6 +218,7 @@ class FeedsSpider(scrapy.Spider):
             return
         self.store = FeedStore.open(self.database_url)
         now = self.run_start = self.clock.now()
+        logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))
         if isinstance(self.policy, EstimatingPolicy):
             self._warm_budget(self.policy)
         if self.feed_arg:
