@@ -378,3 +378,13 @@ def test_errors_back_off_and_count(timeline: dict[str, Any]) -> None:
     assert second["state"]["dead"] is False  # dead only after two weeks of failures
     assert timeline["r1"]["stats"]["blogfeeds/feeds/error/http_5xx"] == 1
     assert urls(timeline["r1"]).count(DOWN) == 1  # 503 is not retried at once
+
+
+def test_a_bad_feed_argument_is_refused_and_never_stored(tmp_path: Path) -> None:
+    db = tmp_path / "bad.sqlite3"
+    with LittleWeb({}) as web:
+        result = run(web, db, T0, "-a", "feed=notaurl")
+    assert "-a feed=notaurl" in result["log"]
+    assert result["stats"].get("blogfeeds/feeds/bad_feed_arg") == 1
+    with FeedStore.open(f"sqlite:///{db}") as store:
+        assert store.schedule() == []

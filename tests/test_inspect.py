@@ -60,3 +60,15 @@ def test_inspect_needs_a_url() -> None:
     proc = _inspect("--file", str(DATA / "pages" / "matery-friends.html"))
     assert proc.returncode != 0
     assert "--url" in proc.stderr
+
+
+def test_inspect_reports_unreadable_input_without_a_traceback(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.html"
+    empty.write_bytes(b"")
+    for args in (
+        ["--file", str(empty), "--url", "http://a.example/"],
+        ["--file", str(tmp_path / "missing.html"), "--url", "http://a.example/"],
+    ):
+        proc = _inspect(*args)
+        assert proc.returncode != 0
+        assert "Traceback" not in proc.stderr, proc.stderr

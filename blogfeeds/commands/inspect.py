@@ -12,15 +12,16 @@ import json
 import sys
 from argparse import ArgumentParser, Namespace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import scrapy
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from w3lib.url import is_url
 
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
+from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.scoring import build_rules
 from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
 
@@ -110,7 +111,11 @@ class Command(ScrapyCommand):
             url = opts.url or (args[0] if args else None)
             if not url or not is_url(url):
                 raise UsageError("--file needs --url http(s)://… (the page's own URL)")
-            self._report(url, Path(opts.file).read_bytes(), {}, opts)
+            try:
+                body = Path(opts.file).read_bytes()
+            except OSError as exc:
+                raise UsageError(f"cannot read {opts.file}: {exc.strerror}") from exc
+            self._report(url, body, {}, opts)
             return
         if len(args) != 1 or not is_url(args[0]):
             raise UsageError("give one http(s) URL, or --file PATH --url URL")
@@ -118,6 +123,8 @@ class Command(ScrapyCommand):
 
         class InspectSpider(scrapy.Spider):
             name = "inspect"
+            # Inspecting stores nothing and needs no crawl summary.
+            custom_settings: ClassVar[dict[str, Any]] = {"ITEM_PIPELINES": {}, "EXTENSIONS": {}}
 
             async def start(self) -> Any:
                 yield scrapy.Request(
@@ -144,18 +151,30 @@ class Command(ScrapyCommand):
         }
         if response.status != 200:
             print(f"HTTP {response.status} for {response.url}", file=sys.stderr)
+        if not isinstance(response, TextResponse):
+            print(
+                f"Not HTML: {response.url} ({headers.get('Content-Type', 'no type')})",
+                file=sys.stderr,
+            )
+            self.exitcode = 1
+            return
         self._report(response.url, response.body, headers, opts)
 
     def _report(self, url: str, body: bytes, headers: dict[str, str], opts: Namespace) -> None:
         assert self.settings is not None
-        analysis = analyze_page(
-            url,
-            body,
-            headers,
-            feed_rules=build_rules(self.settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None,
-            friend_rules=build_rules(self.settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None,
-            user_rules=self.user_rules,
-        )
+        try:
+            analysis = analyze_page(
+                url,
+                body,
+                headers,
+                feed_rules=build_rules(self.settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None,
+                friend_rules=build_rules(self.settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None,
+                user_rules=self.user_rules,
+            )
+        except (DecodeError, ValueError) as exc:
+            print(f"Cannot read {url} as HTML: {exc}", file=sys.stderr)
+            self.exitcode = 1
+            return
         data = analysis_to_dict(analysis)
         if opts.json:
             print(json.dumps(data, ensure_ascii=False, indent=2))

@@ -133,7 +133,12 @@ class SsrfGuardMiddleware:
     def _refuse(self, request: Request, kind: str, why: str) -> TargetRefused:
         if self.stats is not None:
             self.stats.inc_value(f"blogfeeds/ssrf/refused/{kind}")
-        logger.info("SSRF guard refused %s: %s", request.url, why)
+        logger.info(
+            "SSRF guard refused %s: %s (BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 allows private and "
+            "loopback targets for local use)",
+            request.url,
+            why,
+        )
         return TargetRefused(f"SSRF guard: {why}", kind)
 
     async def process_request(self, request: Request) -> None:

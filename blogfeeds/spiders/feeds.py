@@ -84,6 +84,7 @@ from blogfeeds.revisit import (
 from blogfeeds.revisit.core import classify
 from blogfeeds.revisit.estimate import RANK_WEIGHT
 from blogfeeds.revisit.hints import header
+from blogfeeds.seeds import check_url
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, host_of, iso
 
 logger = logging.getLogger(__name__)
@@ -222,6 +223,11 @@ class FeedsSpider(scrapy.Spider):
         if isinstance(self.policy, EstimatingPolicy):
             self._warm_budget(self.policy)
         if self.feed_arg:
+            problem = check_url(self.feed_arg)
+            if problem is not None:  # never stored: it would fail on every later run
+                logger.error("-a feed=%s: %s", self.feed_arg, problem)
+                self.crawler.stats.set_value("blogfeeds/feeds/bad_feed_arg", 1)
+                return
             rank = 0 if self.rank == "auto" else int(self.rank)
             url = self.store.add_feed(self.feed_arg, now, rank=rank)
             claims = self.store.claim_due(now, 1, self.owner, urls=[url])
