@@ -12,7 +12,7 @@ import json
 import sys
 from argparse import ArgumentParser, Namespace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import scrapy
 from scrapy.commands import ScrapyCommand
@@ -124,7 +124,7 @@ class Command(ScrapyCommand):
         class InspectSpider(scrapy.Spider):
             name = "inspect"
             # Inspecting stores nothing and needs no crawl summary.
-            custom_settings: ClassVar[dict[str, Any]] = {"ITEM_PIPELINES": {}, "EXTENSIONS": {}}
+            custom_settings = {"ITEM_PIPELINES": {}, "EXTENSIONS": {}}  # noqa: RUF012 - read by Scrapy
 
             async def start(self) -> Any:
                 yield scrapy.Request(
