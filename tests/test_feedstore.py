@@ -4,7 +4,6 @@ when reachable, the local MariaDB (marked ``services``)."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -20,27 +19,9 @@ from blogfeeds.storage.feedstore import (
     state_from_json,
     state_to_json,
 )
+from tests.test_storage import mariadb_url
 
-MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 T0 = iso_minutes("2024-03-04T00:00:00Z")
-
-
-def _mariadb_url() -> Iterator[str]:
-    pymysql = pytest.importorskip("pymysql")
-    try:
-        admin = pymysql.connect(**MARIADB, charset="utf8mb4", connect_timeout=2)
-    except pymysql.Error as exc:
-        pytest.skip(f"MariaDB unreachable at 127.0.0.1:3306: {exc}")
-    name = f"blogfeeds_feedstore_{os.getpid()}"
-    with admin.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
-        cursor.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
-    try:
-        yield f"mysql://root@127.0.0.1:3306/{name}"
-    finally:
-        with admin.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.services)])
@@ -48,7 +29,7 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'feeds.sqlite3'}"
     else:
-        yield from _mariadb_url()
+        yield from mariadb_url("blogfeeds_feedstore")
 
 
 @pytest.fixture

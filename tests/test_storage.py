@@ -26,14 +26,14 @@ HOSTILE = [
 ]
 
 
-def mariadb_url() -> Iterator[str]:
-    """A throwaway MariaDB database ``blogfeeds_test_<pid>``; skips when MariaDB is down."""
+def mariadb_url(prefix: str = "blogfeeds_test") -> Iterator[str]:
+    """A throwaway MariaDB database ``<prefix>_<pid>``; skips when MariaDB is down."""
     pymysql = pytest.importorskip("pymysql")
     try:
         admin = pymysql.connect(**MARIADB, charset="utf8mb4", connect_timeout=2)
     except pymysql.Error as exc:
         pytest.skip(f"MariaDB unreachable at 127.0.0.1:3306: {exc}")
-    name = f"blogfeeds_test_{os.getpid()}"
+    name = f"{prefix}_{os.getpid()}"
     with admin.cursor() as cursor:
         cursor.execute(f"DROP DATABASE IF EXISTS {name}")
         cursor.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
