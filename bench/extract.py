@@ -17,11 +17,13 @@ Printed: median and p95 per page of each, the ratios (b)/(a) at the median and a
 (floor: ≤ 2), pages/s per core of (c) (floor: ≥ 50), each extractor's share of (b), the
 process's peak RSS, and the container scorer's cost per element on synthetic pages of growing
 size (floor: linear, the largest page's cost per element ≤ 2 × the smallest's). ``--digest``
-also prints a SHA-256 of every extractor's output, to show that a speed fix changed nothing.
+also prints a SHA-256 of every extractor's output, to show that a speed fix changed nothing
+(``--dump FILE``: the outputs themselves, a JSON line per page, to diff two versions).
 
 Usage, from the repository root::
 
-    python bench/extract.py [--shared PATH] [--repeat 3] [--limit N] [--digest] [--check]
+    python bench/extract.py [--shared PATH] [--repeat 3] [--limit N] [--digest] [--dump FILE]
+                            [--check]
 
 ``--check`` exits with status 1 when a floor fails. The shared folder is ``--shared``, else
 ``$BLOGFEEDS_SHARED``, else ``../shared`` beside the repository (exit status 2 when missing).
@@ -182,6 +184,7 @@ def _url_caches() -> list[Any]:
     for module, name in (
         (identity_module, "blog_id"),
         (identity_module, "registered_domain"),
+        (identity_module, "path_rule"),
         (filters_module, "host_of"),
         (filters_module, "is_ip_host"),
     ):
@@ -306,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per page (minimum kept)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N pages")
     parser.add_argument("--digest", action="store_true", help="print a SHA-256 of the outputs")
+    parser.add_argument(
+        "--dump", type=Path, help="write every page's extractor outputs to this JSON-lines file"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor fails")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)  # trafilatura warns about pages it discards
@@ -395,14 +401,20 @@ def main(argv: list[str] | None = None) -> int:
         linear_ok &= ok
         print(f"  {shape:14} {series}  largest/smallest {growth:.2f} {'ok' if ok else 'FAIL'}")
 
-    if args.digest:
+    if args.digest or args.dump:
         h = hashlib.sha256()
-        for url, body, _ in bodies:
+        dump = args.dump.open("w", encoding="utf-8") if args.dump else None
+        for url, body, rel in bodies:
             try:
                 page = parse_page(url, body)
             except DecodeError:
                 continue
-            h.update(json.dumps(digest_of(page, url), ensure_ascii=False).encode())
+            line = json.dumps(digest_of(page, url), ensure_ascii=False)
+            h.update(line.encode())
+            if dump is not None:
+                dump.write(json.dumps({"page": rel, **json.loads(line)}, ensure_ascii=False) + "\n")
+        if dump is not None:
+            dump.close()
         print(f"digest of extractor outputs: {h.hexdigest()}")
 
     failures = []

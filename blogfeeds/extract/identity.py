@@ -76,6 +76,10 @@ class _Platforms:
     subdomain_aliases: tuple[tuple[re.Pattern[str], str], ...]
     platform_hosts: frozenset[str]
     path_rules: tuple[_PathRule, ...] = field(default=())
+    rule_of_host: dict[str, int] = field(default_factory=dict)
+    """Host -> index of the first path rule listing it."""
+    rule_suffixes: tuple[tuple[int, str], ...] = ()
+    """(index, host suffix) of the path rules matching a suffix, in table order."""
 
 
 def _looks_like_repo(first: str, segments: list[str]) -> bool:
@@ -107,11 +111,17 @@ def _platforms() -> _Platforms:
         )
         for r in raw.get("path", [])
     )
+    rule_of_host: dict[str, int] = {}
+    for i, rule in enumerate(rules):
+        for host in rule.hosts if not rule.host_suffix else ():
+            rule_of_host.setdefault(host, i)
     return _Platforms(
         subdomain_domains=frozenset(sub["domains"]),
         subdomain_aliases=aliases,
         platform_hosts=frozenset(sub.get("platform_hosts", [])),
         path_rules=rules,
+        rule_of_host=rule_of_host,
+        rule_suffixes=tuple((i, r.host_suffix) for i, r in enumerate(rules) if r.host_suffix),
     )
 
 
@@ -171,7 +181,7 @@ def registered_domain(host: str) -> str:
     return domain
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=4096)
 def blog_id(url: str) -> str:
     """Identity of the blog ``url`` belongs to, e.g. ``alice.github.io`` or ``cnblogs.com/alice``.
 
@@ -179,14 +189,25 @@ def blog_id(url: str) -> str:
     extractor of a page asks for the same links).
     """
     host, segments = split_url(url)
-    bare = _WWW.sub("", host)
-    for rule in _platforms().path_rules:
-        if rule.matches(host) or rule.matches(bare):
-            user = rule.user_path(segments)
-            if user is not None:
-                return f"{bare}/{user.lower()}"
-            break
+    rule = path_rule(host)
+    if rule is not None:
+        user = rule.user_path(segments)
+        if user is not None:
+            return f"{_WWW.sub('', host)}/{user.lower()}"
     return registered_domain(host)
+
+
+@functools.lru_cache(maxsize=4096)
+def path_rule(host: str) -> _PathRule | None:
+    """The path-hosted platform rule ``host`` (normalised) falls under, first in table order
+    (``www.`` ignored), or None."""
+    bare = _WWW.sub("", host)
+    plat = _platforms()
+    found = [plat.rule_of_host[h] for h in (host, bare) if h in plat.rule_of_host]
+    for i, suffix in plat.rule_suffixes:
+        if host.endswith("." + suffix) or bare.endswith("." + suffix):
+            found.append(i)
+    return plat.path_rules[min(found)] if found else None
 
 
 def same_blog(url_a: str, url_b: str) -> bool:

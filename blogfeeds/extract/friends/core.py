@@ -187,7 +187,9 @@ class FriendExtraction:
     """Result of :func:`extract_friends`."""
 
     containers: list[ScoredContainer]
-    """Every container, best first (rejected ones last, in document order)."""
+    """Every container, best first (rejected ones last, in document order); the layered
+    ruleset lists only containers linking at least one candidate friend (the others cannot
+    give a friend, and on a typical page they are hundreds)."""
     friends: list[Friend]
     """The friends, deduped (original: the best container's external links by URL)."""
     elements: int = 0

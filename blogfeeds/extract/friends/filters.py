@@ -18,12 +18,16 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from blogfeeds.extract.identity import blog_id, normalize_host
 
 _WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.+)$", re.I)
 _INDEX = re.compile(r"/index\.html?$", re.I)
+_PATH_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@%/]"
+_PLAIN_PATH = re.compile(rf"^/{_PATH_CHARS}*$")
+_PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+(?::\d{{1,5}})?)(/{_PATH_CHARS}*)?$", re.I)
+_BASE = re.compile(r"^(https?://[A-Za-z0-9.\-]+(?::\d{1,5})?)(?:[/?#]|$)", re.I)
 
 
 def unwrap_wayback(url: str) -> str:
@@ -36,7 +40,7 @@ def unwrap_wayback(url: str) -> str:
     return inner if re.match(r"^https?://", inner, re.I) else "http://" + inner
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=4096)
 def host_of(url: str) -> str:
     """Normalised host of ``url`` (``""`` when none)."""
     try:
@@ -45,7 +49,7 @@ def host_of(url: str) -> str:
         return ""
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=4096)
 def is_ip_host(host: str) -> bool:
     """Whether ``host`` is an IPv4/IPv6 literal."""
     try:
@@ -53,6 +57,27 @@ def is_ip_host(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A URL split once for the host lists: host without ``www.``, its parent domains, the
+    lower-cased path without a trailing slash, and the query."""
+
+    bare: str
+    suffixes: tuple[str, ...]
+    path: str
+    query: str
+    raw_path: str
+
+    @staticmethod
+    def of(url: str) -> _Where:
+        parts = urlsplit(url)
+        host = normalize_host(parts.hostname or "")
+        bare = host[4:] if host.startswith("www.") else host
+        labels = bare.split(".")
+        suffixes = tuple(".".join(labels[i:]) for i in range(len(labels) - 1))
+        return _Where(bare, suffixes, parts.path.rstrip("/").lower(), parts.query, parts.path)
 
 
 class HostList:
@@ -84,17 +109,16 @@ class HostList:
 
     def entry(self, url: str) -> str | None:
         """The entry ``url`` (absolute) matches: a host, ``host/path``, or None."""
-        parts = urlsplit(url)
-        host = normalize_host(parts.hostname or "")
-        bare = host[4:] if host.startswith("www.") else host
+        return self.entry_of(_Where.of(url))
+
+    def entry_of(self, where: _Where) -> str | None:
+        """:meth:`entry` of a URL already split (one split serves every list)."""
+        bare, path = where.bare, where.path
         if bare in self.exact:
             return bare
-        labels = bare.split(".")
-        for i in range(len(labels) - 1):
-            suffix = ".".join(labels[i:])
+        for suffix in where.suffixes:
             if suffix in self.hosts:
                 return suffix
-        path = parts.path.rstrip("/").lower()
         for phost, prefix in self.prefixes:
             if (bare == phost or bare.endswith("." + phost)) and (
                 path == prefix or path.startswith(prefix + "/")
@@ -110,13 +134,21 @@ def zone_match(tokens: Iterable[str], words: Iterable[str]) -> bool:
     ``author``); a hyphenated word matches a token's start (``back-menu-list`` holds
     ``back-menu``, ``friends_card-info`` does not hold ``card-info``).
     """
-    for token in tokens:
-        t = token.lower().replace("_", "-")
-        parts = set(t.split("-"))
-        for w in words:
-            if ("-" in w and (t == w or t.startswith(w + "-"))) or w in parts:
-                return True
-    return False
+    pattern = _zone_pattern(tuple(words))
+    return any(pattern.search(token.lower().replace("_", "-")) for token in tokens)
+
+
+@functools.lru_cache(maxsize=64)
+def _zone_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for :func:`zone_match` over ``words`` (tokens lower-cased, ``_`` as ``-``)."""
+    parts = [re.escape(w) for w in words if "-" not in w]
+    starts = [re.escape(w) for w in words if "-" in w]
+    alternatives = []
+    if parts:
+        alternatives.append(rf"(?:^|-)(?:{'|'.join(parts)})(?:-|$)")
+    if starts:
+        alternatives.append(rf"^(?:{'|'.join(starts)})(?:-|$)")
+    return re.compile("|".join(alternatives) or r"(?!)")
 
 
 @dataclass(frozen=True)
@@ -144,6 +176,28 @@ class Filters:
         """Whether a query key only tracks the click (``utm_source``, ``zx``)."""
         k = key.lower()
         return any(k.startswith(t[:-1]) if t.endswith("*") else k == t for t in self.tracking_keys)
+
+    def clean_href(self, href: str, base: str) -> str:
+        """:meth:`clean_url` of ``href`` resolved against ``base`` (``urljoin``).
+
+        The common links, an absolute path (``/about/``) or an absolute http(s) URL without
+        query, fragment, user, dot segments or Wayback host, are cleaned by string operations
+        with the same result (checked on every link of the corpus); others go through
+        ``urljoin`` and :meth:`clean_url`. Raises ``ValueError`` where those do.
+        """
+        href = href.strip()
+        if href.startswith("/"):
+            m = _BASE.match(base)
+            if m and _PLAIN_PATH.match(href) and "/." not in href and "//" not in href:
+                return m.group(1).lower() + _INDEX.sub("/", href)
+        else:
+            m = _PLAIN_URL.match(href)
+            path = (m.group(3) or "") if m else ""
+            if m and "/." not in path and "//" not in path:
+                netloc = m.group(2).lower()
+                if "archive.org" not in netloc:
+                    return f"{m.group(1).lower()}://{netloc}{_INDEX.sub('/', path)}"
+        return self.clean_url(urljoin(base, href))
 
     def clean_url(self, url: str) -> str:
         """Unwrap, lower-case scheme and host, drop fragment, ``index.html`` and tracking keys."""
@@ -185,22 +239,26 @@ class Filters:
 
     def url_verdict(self, url: str, rels: tuple[str, ...] = ()) -> str | None:
         """The URL-and-rel part of :meth:`verdict`."""
-        if url in self.circles:
+        try:
+            where = _Where.of(url)
+        except ValueError:
+            return None
+        if self.circles.entry_of(where) is not None:
             return "circle"
-        if url in self.badges:
+        if self.badges.entry_of(where) is not None:
             return "badge"
-        if url in self.placeholder_hosts:
+        if self.placeholder_hosts.entry_of(where) is not None:
             return "placeholder"
-        if url in self.platforms and not _hosted_blog(url, self.platforms.entry(url) or ""):
+        platform = self.platforms.entry_of(where)
+        if platform is not None and not _hosted_blog(url, platform):
             return "platform"
-        if self.referral_rels & {r.lower() for r in rels}:
+        if rels and self.referral_rels & {r.lower() for r in rels}:
             return "sponsored"
-        parts = urlsplit(url)
-        if parts.query and any(
-            k.lower() in self.referral_keys for k, _ in parse_qsl(parts.query, True)
+        if where.query and any(
+            k.lower() in self.referral_keys for k, _ in parse_qsl(where.query, True)
         ):
             return "referral"
-        if url in self.shorteners or _looks_short(parts.path):
+        if self.shorteners.entry_of(where) is not None or _looks_short(where.raw_path):
             return "shortener"
         return None
 

@@ -32,10 +32,21 @@ def find_friend_pages(page: Page) -> list[str]:
     except ValueError:
         return []
     here = page.url.split("#", 1)[0]
+    base_hit = _names_friend_page(urlsplit(page.base_url).path)
     ranked: dict[str, tuple[int, int, int]] = {}
     for order, el in enumerate(page.tree.iter("a")):
         href = (el.get("href") or "").strip()
         if not href or href.startswith("#"):
+            continue
+        # Only a short label or a path naming a friend page can qualify: read those first,
+        # resolve the URL after (the resolved path's segments are among the href's own, or
+        # the base's for a relative path).
+        text = el.text if len(el) == 0 else el.text_content()
+        label = " ".join((text or "").split())
+        text_hit = len(label) <= MAX_NAV_TEXT and bool(_TEXT_WORDS.search(label))
+        relative = not href.startswith("/") and "://" not in href
+        named = _names_friend_page(href.split("?", 1)[0].split("#", 1)[0])
+        if not (text_hit or named or (relative and base_hit)):
             continue
         try:
             url = page.absolute(href).split("#", 1)[0]
@@ -46,13 +57,16 @@ def find_friend_pages(page: Page) -> list[str]:
             continue
         if url == here:
             continue
-        label = " ".join(el.text_content().split())
-        text_hit = len(label) <= MAX_NAV_TEXT and bool(_TEXT_WORDS.search(label))
         path = unquote(parts.path)
-        path_hit = any(_PATH_SEGMENT.match(s) for s in path.split("/") if s)
+        path_hit = _names_friend_page(path)
         if not (text_hit or path_hit):
             continue
         key = (0 if text_hit else 1, len(path), order)
         if url not in ranked or key < ranked[url]:
             ranked[url] = key
     return sorted(ranked, key=ranked.__getitem__)
+
+
+def _names_friend_page(path: str) -> bool:
+    """Whether a segment of ``path`` (percent-decoded) names a friend-link page."""
+    return any(_PATH_SEGMENT.match(s) for s in unquote(path).split("/") if s)
