@@ -153,7 +153,7 @@ def _zone_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Filters:
-    """The loaded filter table (see the module docstring)."""
+    """The loaded filter table (see the module docstring); names and words lower-cased."""
 
     circles: HostList
     circle_names: tuple[str, ...]
@@ -229,11 +229,11 @@ class Filters:
         lname = " ".join(name.split()).lower()
         if not lname:
             return None
-        if any(n.lower() == lname for n in self.circle_names):
+        if lname in self.circle_names:
             return "circle"
-        if any(p.lower() in lname for p in self.placeholder_names):
+        if any(p in lname for p in self.placeholder_names):
             return "placeholder"
-        if any(w.lower() in lname for w in self.commercial_words):
+        if any(w in lname for w in self.commercial_words):
             return "commercial"
         return None
 
@@ -311,7 +311,7 @@ def filters() -> Filters:
     )
     return Filters(
         circles=HostList(raw["circles"]["hosts"]),
-        circle_names=tuple(raw["circles"].get("names", [])),
+        circle_names=tuple(n.lower() for n in raw["circles"].get("names", [])),
         badges=HostList(raw["badges"]["hosts"]),
         platforms=HostList(raw["platforms"]["hosts"]),
         shorteners=HostList(raw["shorteners"]["hosts"]),
@@ -319,9 +319,9 @@ def filters() -> Filters:
         referral_rels=frozenset(r.lower() for r in raw["referral"]["rels"]),
         tracking_keys=tuple(k.lower() for k in raw["referral"]["tracking_keys"]),
         placeholder_hosts=HostList(raw["placeholders"]["hosts"]),
-        placeholder_names=tuple(raw["placeholders"]["names"]),
+        placeholder_names=tuple(n.lower() for n in raw["placeholders"]["names"]),
         repeats=int(raw["placeholders"].get("repeats", 3)),
-        commercial_words=tuple(raw["commercial"]["words"]),
+        commercial_words=tuple(w.lower() for w in raw["commercial"]["words"]),
         chrome_words=tuple(w.lower() for w in raw["zones"]["chrome"]),
         chrome_tags=frozenset(raw["zones"]["chrome_tags"]),
         owner_words=tuple(w.lower() for w in raw["zones"]["owner"]),

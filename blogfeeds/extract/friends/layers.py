@@ -857,10 +857,16 @@ def _data_sources(page: Page, scan: _Pass) -> list[str]:
                 found.append(f"https://api.github.com/repos/{m.group(2)}/{m.group(3)}/issues")
     for body in scan.scripts:
         for raw in _QUOTED.findall(body):
-            url = _absolute(page, raw)
-            if _is_data_source(url):
+            lowered = raw.lower()  # every data source names one of these: resolve only those
+            if any(mark in lowered for mark in _DATA_MARKS) and _is_data_source(
+                url := _absolute(page, raw)
+            ):
                 found.append(url)
     return list(dict.fromkeys(found))
+
+
+_DATA_MARKS = (".json", ".opml", ".yml", ".yaml", "api.github.com")
+"""Substrings one of which every URL :func:`_is_data_source` accepts contains."""
 
 
 def _is_friend_page(page: Page, scan: _Pass) -> bool:
@@ -1026,7 +1032,8 @@ def extract_layered(
                     listed_as="dead" if DEAD_HEADING.search(heading) else "",
                     link=hit,
                 )
-                if any(w.lower() in heading.lower() for w in flt.commercial_words):
+                lowered = heading.lower()
+                if any(w in lowered for w in flt.commercial_words):
                     cand.verdict = "sponsored"
                 cands.append(cand)
 
