@@ -381,10 +381,12 @@ def _inline_run(
 
 
 def _measure(page: Page, flt: Filters) -> _Pass:
-    """Flatten the tree once (iteratively, document order) and collect every per-node fact.
+    """Visit every element once, in document order, and collect every per-node fact.
 
-    The hot loop of the layered extractor: one visit per element, each child read once (its
-    tag, its tail, whether it is a heading), every class/id string judged once per page.
+    The hot loop of the layered extractor. Elements come from lxml's own iterator (C), each
+    finding its parent's facts by index; an element's tail adds to its parent's text, and a
+    heading-like element arms its following siblings (``anchored``). Every class/id token is
+    judged once per process (:func:`_token_zones`).
     """
     out = _Pass()
     links = _Resolver(page, flt)
@@ -392,18 +394,40 @@ def _measure(page: Page, flt: Filters) -> _Pass:
     with_data = {attr.getparent() for attr in _DATA_XPATH(page.tree)}
     nodes, parents, texts, ltexts = out.nodes, out.parent, out.text, out.ltext
     is_links, chromes, anchoreds, labelled = out.is_link, out.chrome, out.anchored, out.labelled
+    owners: list[bool] = []
+    linkeds: list[bool] = []
+    armed: list[bool] = []  # a friend-keyword heading precedes the next child of this node
+    anchor_children: list[int] = []
+    sibling: list[int] = []  # children seen so far
+    no_text: list[bool] = []
+    headings: list[tuple[int, int, lxml.html.HtmlElement, str]] = []
+    index: dict[lxml.html.HtmlElement, int] = {}
     chrome_tags, about_words = flt.chrome_tags, [h.lower() for h in flt.about_headings]
     keyword = KEYWORDS.search
-    stack: list[tuple[lxml.html.HtmlElement, int, bool, bool, bool, bool]] = [
-        (page.tree, -1, False, False, False, False)
-    ]
-    pop = stack.pop
-    while stack:
-        el, up, in_link, chrome, owner, anchored = pop()
-        i = len(nodes)
+    for i, el in enumerate(page.tree.iter(lxml.etree.Element)):
+        tag = el.tag
+        parent = el.getparent() if i else None
+        if parent is None:
+            up, in_link, chrome, owner, anchored = -1, False, False, False, False
+        else:
+            up = index[parent]
+            in_link, chrome, owner = linkeds[up], chromes[up], owners[up]
+            anchored = anchoreds[up] or armed[up]
+            position = sibling[up]
+            sibling[up] = position + 1
+            if tag == "a":
+                anchor_children[up] += 1
+            if tag in HEADINGS or tag in _LABEL_BLOCKS:
+                heading = _heading_text(el, tag)
+            else:
+                cls = el.get("class")
+                heading = _heading_text(el, tag) if cls and _titled(cls) else None
+            if heading is not None:
+                headings.append((up, position, el, heading))
+                armed[up] = len(heading) <= 40 and bool(keyword(heading))
+        index[el] = i
         nodes.append(el)
         parents.append(up)
-        tag = el.tag if isinstance(el.tag, str) else ""
         if not (owner and chrome):
             cls, ident = el.get("class"), el.get("id")
             if (cls or ident) and tag not in ("html", "body"):  # body classes describe the page
@@ -415,33 +439,34 @@ def _measure(page: Page, flt: Filters) -> _Pass:
                 chrome = True
         is_link = tag == "a" and el.get("href") is not None
         linked = in_link or is_link
-        children = []
-        segments = [el.text] if el.text else []
-        anchors = 0
-        for child in el:
-            if isinstance(child.tag, str):
-                children.append(child)
-                if child.tag == "a":
-                    anchors += 1
-            if child.tail:
-                segments.append(child.tail)
+        silent = tag in _NO_TEXT_TAGS
         own_text = 0
         label_kw = False
-        if tag not in _NO_TEXT_TAGS and segments:
-            # non-space characters add up over a concatenation: one count for all segments
-            own_text = _nonspace("".join(segments))
-            if not linked and own_text:
-                for seg in segments:
-                    short = seg.strip()
-                    if short and len(short) <= 12 and keyword(seg):
-                        label_kw = True
-                        break
+        if not silent and el.text:
+            own_text = _nonspace(el.text)
+            if own_text and not linked:
+                label_kw = _is_label(el.text, keyword)
         texts.append(own_text)
         ltexts.append(own_text if linked else 0)
         is_links.append(is_link)
         chromes.append(chrome)
+        owners.append(owner)
+        linkeds.append(linked)
         anchoreds.append(anchored)
+        armed.append(False)
+        anchor_children.append(0)
+        sibling.append(0)
+        no_text.append(silent)
         labelled.append(label_kw)
+        tail = el.tail
+        if tail and up >= 0 and not no_text[up]:  # the tail is the parent's text
+            count = _nonspace(tail)
+            if count:
+                texts[up] += count
+                if linkeds[up]:
+                    ltexts[up] += count
+                elif not labelled[up]:
+                    labelled[up] = _is_label(tail, keyword)
         if is_link:
             link = links.link(el, i, owner)
             if link is not None:
@@ -451,33 +476,28 @@ def _measure(page: Page, flt: Filters) -> _Pass:
             _note_fact(out, page, el, tag)
         if with_data and el in with_data:
             _note_data(out, page, el)
-        if anchors >= 2 and tag not in _NO_TEXT_TAGS:
-            run = _inline_run(el, children)
+    # Headings in the order the parents list them (a parent's children before its subtrees).
+    headings.sort(key=lambda h: (h[0], h[1]))
+    for _, _, el, heading in headings:
+        if el.tag == "h1" and not out.h1:
+            out.h1 = heading
+        lowered = heading.lower()
+        if any(h in lowered for h in about_words):
+            out.about.append(el)
+    for i, count in enumerate(anchor_children):
+        if count >= 2 and not no_text[i]:
+            el = nodes[i]
+            run = _inline_run(el, [c for c in el if isinstance(c.tag, str)])
             if run:
                 out.inline.append(run)
-        prev_kw = False
-        pushed = []
-        for child in children:
-            pushed.append((child, i, linked, chrome, owner, anchored or prev_kw))
-            ctag = child.tag
-            if ctag in HEADINGS or ctag in _LABEL_BLOCKS:
-                heading = _heading_text(child, ctag)
-            else:
-                cls = child.get("class")
-                if not cls:
-                    continue
-                heading = _heading_text(child, ctag) if _titled(cls) else None
-            if heading is not None:
-                if ctag == "h1" and not out.h1:
-                    out.h1 = heading
-                lowered = heading.lower()
-                if any(h in lowered for h in about_words):
-                    out.about.append(child)
-                prev_kw = len(heading) <= 40 and bool(keyword(heading))
-        pushed.reverse()
-        stack.extend(pushed)
     out.count = len(nodes)
     return out
+
+
+def _is_label(text: str, keyword: Callable[[str], Any]) -> bool:
+    """Whether a text segment is a short friend label (at most 12 characters, a keyword)."""
+    short = text.strip()
+    return bool(short) and len(short) <= 12 and bool(keyword(text))
 
 
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo"})
