@@ -282,7 +282,7 @@ def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = 
     except (lxml.etree.ParserError, ValueError) as exc:
         raise DecodeError(f"cannot parse HTML at {url}: {exc}") from exc
     base_url = url
-    for href in tree.xpath("//base/@href")[:1]:
+    for href in tree.xpath("//base/@href", smart_strings=False)[:1]:
         if href.strip():
             base_url = urljoin(url, href.strip())
     return Page(

@@ -292,7 +292,7 @@ def run_rules(
         if groups is None:
             return True
         if classes is None:
-            classes = set(" ".join(tree.xpath("//@class")).split())
+            classes = set(" ".join(tree.xpath("//@class", smart_strings=False)).split())
         return any(group <= classes for group in groups)
 
     viable = [rule for rule in rules if can_match(rule)]
