@@ -53,7 +53,13 @@ DOWNLOADER_MIDDLEWARES = {
     # Retries of transient failures wait: exponential backoff, Retry-After honoured.
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "blogfeeds.middlewares.retry.BackoffRetryMiddleware": 550,
+    # An unreachable robots.txt (DNS, refused, timeout) in one DEBUG line, not an ERROR traceback.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "blogfeeds.middlewares.robots.QuietRobotsTxtMiddleware": 100,
 }
+# The spiders report each failed blog or feed themselves (INFO, with its status): Scrapy's
+# "Gave up retrying" line is DEBUG, not a second report at ERROR.
+RETRY_GIVE_UP_LOG_LEVEL = "DEBUG"
 # True lets the crawler fetch loopback/private/link-local targets: tests and local use only.
 _ALLOW_PRIVATE = os.environ.get("BLOGFEEDS_ALLOW_PRIVATE_TARGETS", "")
 BLOGFEEDS_ALLOW_PRIVATE_TARGETS = _ALLOW_PRIVATE.lower() in ("1", "true", "yes")
@@ -187,7 +193,11 @@ BLOGFEEDS_FRIEND_SCORERS: dict[str, int | None] = {
 BLOGFEEDS_RULES_FILE = os.environ.get("BLOGFEEDS_RULES_FILE", "")
 
 # --- Crawl summary (blogfeeds/extensions/summary.py; `scrapy stats` prints it from the database)
-EXTENSIONS = {"blogfeeds.extensions.summary.CrawlSummary": 500}
+EXTENSIONS = {
+    "blogfeeds.extensions.summary.CrawlSummary": 500,
+    # Bad database URL / BLOGFEEDS_STRATEGY: one ERROR line before the crawl opens anything.
+    "blogfeeds.extensions.startup.StartupCheck": 0,
+}
 BLOGFEEDS_SUMMARY_ENABLED = True
 BLOGFEEDS_SUMMARY_TOP = 10  # most linked blogs listed
 

@@ -132,14 +132,10 @@ class CrawlRun:
     seconds: float
 
     def tracebacks(self) -> list[str]:
-        """Log records with a traceback, except Scrapy's own report of a robots.txt that could
-        not be fetched (``RobotsTxtMiddleware`` logs those with ``exc_info``; not a crash)."""
+        """Log records with a traceback (a robots.txt that could not be fetched has none:
+        :mod:`blogfeeds.middlewares.robots`)."""
         records = re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[)", self.log)
-        return [
-            r
-            for r in records
-            if "Traceback" in r and "[scrapy.downloadermiddlewares.robotstxt] ERROR" not in r
-        ]
+        return [r for r in records if "Traceback" in r]
 
     def stat(self, name: str) -> int:
         """A counter from the stats dump at the end of the log (0 when absent)."""

@@ -358,3 +358,25 @@ def test_export_and_stats_commands(tmp_path: Path) -> None:
     assert missing.returncode != 0
     assert "no SQLite database at" in missing.stderr
     assert not (tmp_path / "none.sqlite3").exists()
+
+
+@pytest.mark.integration
+def test_a_reader_that_went_away_ends_export_and_stats_quietly(tmp_path: Path) -> None:
+    """`scrapy stats | head -1`: no BrokenPipeError traceback, exit status 141 like a Unix tool
+    killed by SIGPIPE (the pipe's reader is closed before the first byte: deterministic)."""
+    url = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    with Store.open(url) as store:
+        store.write(BLOGS, LINKS)
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env["BLOGFEEDS_DATABASE_URL"] = url
+    for args in (["stats"], ["stats", "--json"], ["export", "jsonl"], ["export", "graphml"]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "scrapy", *args],
+                cwd=REPO, env=env, stdout=write, stderr=subprocess.PIPE, text=True, check=False,
+            )  # fmt: skip
+        finally:
+            os.close(write)
+        assert (done.returncode, done.stderr) == (141, ""), args

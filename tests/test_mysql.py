@@ -386,7 +386,7 @@ def test_a_crawl_stops_cleanly_when_the_database_stays_down(url: str, tmp_path: 
             assert time.monotonic() < deadline and proc.poll() is None, log.read_text("utf-8")
             time.sleep(0.02)
         relay.shut()
-        assert proc.wait(timeout=120) == 0
+        assert proc.wait(timeout=120) == 1  # finish reason database_down (blogfeeds.commands.crawl)
     text = log.read_text("utf-8", "replace")
     assert "'finish_reason': 'database_down'" in text, text[-3000:]
     assert "(BLOGFEEDS_DB_DOWN_LIMIT): stopping the crawl" in text

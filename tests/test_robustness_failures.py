@@ -143,3 +143,21 @@ def test_retried_requests_wait_and_honour_retry_after() -> None:
     assert isinstance(again, Request)
     assert 0.75 <= again.meta[NOT_BEFORE] - time.monotonic() <= 1.3  # 2nd retry: 2 x 0.5 s
     assert mw.process_response(request, Response(request.url, status=404)).status == 404
+
+
+# --- robots.txt failures ------------------------------------------------------------------------
+
+
+def test_robots_txt_download_failure_becomes_a_quiet_ignore() -> None:
+    from blogfeeds.middlewares.robots import QuietRobotsTxtMiddleware
+
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True})
+    mw = build_from_crawler(QuietRobotsTxtMiddleware, crawler)
+    robots = Request("http://nx.invalid/robots.txt", meta={"dont_obey_robotstxt": True})
+    dns = _wrapped(CannotResolveHostError("nx.invalid"), DNSLookupError("nx.invalid"))
+    with pytest.raises(IgnoreRequest, match=r"robots\.txt failed: dns"):
+        mw.process_exception(robots, dns)
+    assert crawler.stats.get_value("blogfeeds/robots_txt_failed/dns") == 1
+    # the blog's own requests, and errors that are not download failures, are left alone
+    assert mw.process_exception(Request("http://nx.invalid/"), dns) is None
+    assert mw.process_exception(robots, ValueError("a bug")) is None

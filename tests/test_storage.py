@@ -12,7 +12,7 @@ import pytest
 
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.storage import schema
-from blogfeeds.storage.db import Store, connect, redact
+from blogfeeds.storage.db import Store, check_url, connect, redact
 
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 
@@ -174,6 +174,23 @@ def test_blog_upsert_updates_in_place_and_keeps_first_seen(store: Store) -> None
     assert rows[0]["first_seen"] == "2001-01-01T00:00:00Z"
 
 
+def test_first_seen_is_the_first_stored_fetch(store: Store) -> None:
+    store.upsert_blogs([blog(fetched_at="2026-11-29T20:36:29Z")])
+    store.upsert_blogs([blog(fetched_at="2026-12-01T00:00:00Z")])
+    failed = Blog(
+        "new.example", "https://new.example/", status="dns", fetched_at="2026-11-30T01:02:03Z"
+    )
+    store.upsert_blogs([failed])
+    alice, new = store.blogs()
+    assert (alice["first_seen"], alice["fetched_at"]) == (
+        "2026-11-29T20:36:29Z",
+        "2026-12-01T00:00:00Z",
+    )
+    assert new["first_seen"] == new["fetched_at"] == "2026-11-30T01:02:03Z"
+    store.upsert_blogs([Blog("undated.example", "https://undated.example/", status="dns")])
+    assert store.blogs()[2]["first_seen"]  # no fetch time: the write time
+
+
 def test_feeds_replaced_with_the_new_list(store: Store) -> None:
     store.upsert_blogs([blog(), blog("bob.example")])
     assert store.count("feeds") == 4
@@ -308,7 +325,18 @@ def test_sqlite_relative_absolute_and_memory_urls(
 )
 def test_bad_urls_raise_value_error(url: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
+        check_url(url)
+    with pytest.raises(ValueError, match=message):
         connect(url)
+
+
+def test_check_url_opens_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "x.sqlite3"
+    assert check_url(f"sqlite:///{path}") == "sqlite"
+    assert not path.parent.exists()
+    assert check_url("mysql://bf:pw@127.0.0.1:1/blogs") == "mysql"  # nothing listens there
+    with pytest.raises(ValueError, match=r"malformed MySQL URL 'mysql://bf:\*\*\*@h:x/b'"):
+        check_url("mysql://bf:pw@h:x/b")
 
 
 def test_redact_hides_only_the_password() -> None:

@@ -45,6 +45,7 @@ from lxml import etree
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.extensions.summary import platform
 from blogfeeds.storage.db import Store, redact
 
@@ -376,7 +377,8 @@ class Command(ScrapyCommand):
                 report = export(args[0], blogs, links, filters, out, all_targets=opts.all_targets)
             print(f"{args[0]}: {report} written to {opts.output}", file=sys.stderr)
         else:
-            report = export(
-                args[0], blogs, links, filters, sys.stdout.buffer, all_targets=opts.all_targets
-            )
-            sys.stdout.buffer.flush()
+            with quiet_broken_pipe(self):  # `scrapy export csv | head`
+                export(
+                    args[0], blogs, links, filters, sys.stdout.buffer, all_targets=opts.all_targets
+                )
+                sys.stdout.buffer.flush()

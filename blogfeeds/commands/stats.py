@@ -11,6 +11,7 @@ from argparse import ArgumentParser, Namespace
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.commands.export import (
     add_filter_options,
     database_url,
@@ -50,7 +51,8 @@ class Command(ScrapyCommand):
         ids = {b["blog_id"] for b in chosen}
         kept = [link for link in links if link["source_blog_id"] in ids]
         summary = summarize(chosen, kept, top=opts.top)
-        if opts.json:
-            print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
-        else:
-            print(summary.render())
+        with quiet_broken_pipe(self):  # `scrapy stats | head -1`
+            if opts.json:
+                print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
+            else:
+                print(summary.render())

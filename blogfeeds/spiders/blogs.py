@@ -20,9 +20,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
+from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
+from blogfeeds.extensions.startup import StartupError
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
 from blogfeeds.extract.directives import RobotsDirectives, crawl_url, robots_directives
 from blogfeeds.extract.feeds import (
@@ -37,7 +39,7 @@ from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import ABSTRACT_CHARS, PageMetadata
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.scoring import build_rules
-from blogfeeds.extract.userrules import RuleSet, load_rules
+from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
 from blogfeeds.failures import failure_status
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.redis_compat import RedisFrontierMixin
@@ -95,8 +97,11 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider.friend_rules = build_rules(settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None
         spider.friend_ruleset = settings.get("BLOGFEEDS_FRIEND_RULESET", "blogfeeds")
         spider.max_friends = max(0, settings.getint("BLOGFEEDS_MAX_FRIENDS_PER_PAGE", 500))
-        rules_file = settings.get("BLOGFEEDS_RULES_FILE")  # RuleError: a clear start-up error
-        spider.user_rules = load_rules(rules_file) if rules_file else None
+        rules_file = settings.get("BLOGFEEDS_RULES_FILE")
+        try:
+            spider.user_rules = load_rules(rules_file) if rules_file else None
+        except RuleError as exc:  # before anything opens: one clear line (`scrapy crawl`)
+            raise StartupError("BLOGFEEDS_RULES_FILE", str(exc)) from None
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -104,14 +109,27 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         for error in errors:
             logger.error("Bad seed %s: %s", error.where, error.message)
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
-        if not seeds and not errors and self.frontier() is None:
-            logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
+        usable = 0
         for seed in seeds:
             request = self._blog_request(seed.url, depth=0)
             if request is not None:
+                usable += 1
                 yield request
+        # Nothing to crawl (no Redis frontier, no JOBDIR queue to resume): finish reason
+        # no_seeds, which `scrapy crawl` turns into exit status 2.
+        if not usable and self.frontier() is None and not self._resumed():
+            if not seeds and not errors:
+                logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
+            elif seeds:
+                logger.error("None of the %d seeds names a blog", len(seeds))
+            raise CloseSpider("no_seeds")
         async for request in self.frontier_seeds():  # seeds pushed to Redis (`scrapy seed`)
             yield request
+
+    def _resumed(self) -> bool:
+        """The scheduler holds requests already (a crawl resumed from its ``JOBDIR``)."""
+        scheduler = getattr(self.crawler.engine, "scheduler", None)
+        return bool(scheduler is not None and scheduler.has_pending_requests())
 
     def seed_request(self, url: str, meta: dict[str, Any]) -> scrapy.Request | None:
         """A seed popped from the Redis frontier: the blog's home page, like ``-a`` seeds."""
@@ -194,7 +212,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
                 target_url=friend.url,
                 target_blog_id=target_id,
                 name=friend.name,
-                container_score=container_score,
+                container_score=round(container_score, 3),  # no float noise (2999.9999...)
                 source_url=friend_source,
             )
             request = self._blog_request(friend.url)

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple, Self
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.schema import (
@@ -105,24 +105,35 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def connect(url: str) -> Connection:
-    """Open the database named by ``url`` (see the module docstring for the forms).
-
-    Raises ``ValueError`` on an unknown scheme or a malformed URL; driver errors
-    (``sqlite3.Error``, ``pymysql.Error``) when the database cannot be opened.
-    """
+def check_url(url: str) -> str:
+    """The dialect name (``"sqlite"`` or ``"mysql"``) of a well-formed database ``url``; nothing
+    is opened. Raises ``ValueError`` (naming the forms, password redacted) on an unknown scheme
+    or a malformed URL: what :func:`connect` refuses before it touches a driver."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
-        return Connection(_connect_sqlite(url), DIALECTS["sqlite"], url)
+        _sqlite_path(url)
+        return "sqlite"
     if scheme in {"mysql", "mysql+pymysql"}:
-        return Connection(_connect_mysql(url), DIALECTS["mysql"], url)
+        _mysql_parts(url)
+        return "mysql"
     raise ValueError(
         f"unsupported database URL {redact(url)!r}: use sqlite:///path.sqlite3, "
         "sqlite:////absolute/path.sqlite3, sqlite:///:memory: or mysql://user:pass@host:port/db"
     )
 
 
-def _connect_sqlite(url: str) -> sqlite3.Connection:
+def connect(url: str) -> Connection:
+    """Open the database named by ``url`` (see the module docstring for the forms).
+
+    Raises ``ValueError`` on an unknown scheme or a malformed URL (:func:`check_url`); driver
+    errors (``sqlite3.Error``, ``pymysql.Error``) when the database cannot be opened.
+    """
+    if check_url(url) == "sqlite":
+        return Connection(_connect_sqlite(url), DIALECTS["sqlite"], url)
+    return Connection(_connect_mysql(url), DIALECTS["mysql"], url)
+
+
+def _sqlite_path(url: str) -> str:
     prefix = "sqlite:///"
     path = url[len(prefix) :] if url.lower().startswith(prefix) else ""
     if not path:
@@ -130,6 +141,25 @@ def _connect_sqlite(url: str) -> sqlite3.Connection:
             f"malformed SQLite URL {url!r}: expected sqlite:///relative/path, "
             "sqlite:////absolute/path or sqlite:///:memory:"
         )
+    return path
+
+
+def _mysql_parts(url: str) -> tuple[SplitResult, str]:
+    parts = urlsplit(url)
+    database = unquote(parts.path.lstrip("/"))
+    try:
+        _ = parts.port  # ValueError for a port that is not a number or out of range
+    except ValueError as exc:
+        raise ValueError(f"malformed MySQL URL {redact(url)!r}: {exc}") from None
+    if not parts.hostname or not database or "/" in database:
+        raise ValueError(
+            f"malformed MySQL URL {redact(url)!r}: expected mysql://user:pass@host:port/database"
+        )
+    return parts, database
+
+
+def _connect_sqlite(url: str) -> sqlite3.Connection:
+    path = _sqlite_path(url)
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: no implicit transactions; Store issues BEGIN/COMMIT itself.
@@ -143,12 +173,7 @@ def _connect_sqlite(url: str) -> sqlite3.Connection:
 def _connect_mysql(url: str) -> Any:
     import pymysql  # noqa: PLC0415 - optional driver, only for MySQL URLs
 
-    parts = urlsplit(url)
-    database = unquote(parts.path.lstrip("/"))
-    if not parts.hostname or not database or "/" in database:
-        raise ValueError(
-            f"malformed MySQL URL {redact(url)!r}: expected mysql://user:pass@host:port/database"
-        )
+    parts, database = _mysql_parts(url)
     return pymysql.connect(
         host=parts.hostname,
         port=parts.port or 3306,
@@ -174,8 +199,10 @@ class Store:
     """Writes :class:`Blog` and :class:`FriendLink` items to the schema and reads them back.
 
     Re-writing an item updates its row (blogs by ``blog_id``, friend links by
-    ``(source_blog_id, target_url)``); ``first_seen`` keeps its first value. Not thread-safe:
-    one ``Store`` per thread (sqlite3 connections are bound to their thread).
+    ``(source_blog_id, target_url)``); ``first_seen`` keeps its first value (a blog's is the
+    ``fetched_at`` of its first stored item, the write time when that is empty; a link's is the
+    write time). Not thread-safe: one ``Store`` per thread (sqlite3 connections are bound to
+    their thread).
     """
 
     def __init__(self, connection: Connection) -> None:
@@ -406,7 +433,7 @@ def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
         blog.friend_count,
         blog.status,
         blog.depth,
-        now,
+        blog.fetched_at or now,  # first_seen (kept on update): the first stored fetch
         blog.fetched_at,
     )
 

@@ -6,7 +6,7 @@ Every statement is written once, as a template; the few places where the two SQL
 
 ``blogs``
     one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
-    ``first_seen`` (set on insert, never updated).
+    ``first_seen`` (set on insert to the item's ``fetched_at``, never updated).
 ``feeds``
     the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
     = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.

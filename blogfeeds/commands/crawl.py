@@ -1,0 +1,78 @@
+"""``scrapy crawl``: Scrapy's own command, with exit statuses an operator's script can test.
+
+- ``0``: the crawl ran to its end (finish reason ``finished``, a ``CLOSESPIDER_*`` limit,
+  ``shutdown`` after Ctrl-C, ...);
+- ``1``: the crawl failed: finish reason ``database_down`` (the database stayed unreachable;
+  what was not written is in the spool file), or Scrapy could not start it (its traceback is
+  logged);
+- ``2``: nothing could be crawled: a bad setting (a
+  :class:`~blogfeeds.extensions.startup.StartupError`, logged as one ERROR line that names the
+  setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
+  seed and nothing to resume).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from argparse import Namespace
+from typing import Any
+
+from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.exceptions import UsageError
+from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
+
+from blogfeeds.extensions.startup import StartupError
+
+logger = logging.getLogger(__name__)
+
+EXIT_STATUS = {"database_down": 1, "no_seeds": 2}
+"""Exit status of a crawl by its finish reason; any other reason exits 0."""
+
+
+class Command(ScrapyCrawlCommand):
+    def run(self, args: list[str], opts: Namespace) -> None:
+        # Scrapy's run(), keeping the crawler (for its finish reason) and the task (for the
+        # exception that stopped it at start-up).
+        if len(args) < 1:
+            raise UsageError
+        if len(args) > 1:
+            raise UsageError("running 'scrapy crawl' with more than one spider is not supported")
+        assert self.crawler_process
+        crawler = self._create_crawler(args[0])
+        errors: list[StartupError] = []
+        _report_startup_error(self.crawler_process.crawl(crawler, **opts.spargs), errors)
+        self.crawler_process.start()
+        if errors:
+            self.exitcode = 2
+        elif self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+        else:
+            self.exitcode = EXIT_STATUS.get(str(crawler.stats.get_value("finish_reason")), 0)
+
+
+def _report_startup_error(running: Any, errors: list[StartupError]) -> None:
+    """When the crawl (an asyncio task or a Deferred, by reactor) ends in a
+    :class:`StartupError`, log it as one ERROR line and append it to ``errors``; any other
+    exception is left to be reported as Scrapy would (with its traceback)."""
+
+    def on_task_done(task: asyncio.Future[Any]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()  # retrieved now: asyncio no longer reports it itself
+        if isinstance(exc, StartupError):
+            errors.append(exc)
+            logger.error("%s", exc)
+        elif exc is not None:
+            logger.error("The crawl could not start", exc_info=exc)
+
+    def on_failure(failure: Failure) -> None:
+        failure.trap(StartupError)  # anything else stays unhandled: Twisted logs it
+        errors.append(failure.value)  # type: ignore[arg-type]
+        logger.error("%s", failure.value)
+
+    if isinstance(running, asyncio.Future):
+        running.add_done_callback(on_task_done)
+    elif isinstance(running, Deferred):
+        running.addErrback(on_failure)

@@ -1,0 +1,24 @@
+"""A DNS failure without a DNS query: Scrapy's resolver, except that names under ``.invalid``
+(RFC 6761: never resolvable) fail at once, so no lookup leaves the machine.
+
+Use in a ``scrapy crawl`` subprocess (``cwd`` the repository) with
+``-s TWISTED_DNS_RESOLVER=tests.offline_dns.InvalidTldResolver`` and the ``.invalid`` hosts in
+``no_proxy``, so that Scrapy resolves them itself instead of asking :mod:`tests.littleweb`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scrapy.resolver import CachingThreadedResolver
+from twisted.internet import defer
+from twisted.internet.error import DNSLookupError
+
+
+class InvalidTldResolver(CachingThreadedResolver):
+    """``getHostByName`` fails ``*.invalid`` with ``DNSLookupError``; other names as Scrapy."""
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
+        if name.lower().rstrip(".").endswith(".invalid"):
+            return defer.fail(DNSLookupError(f"no such name: {name} (tests.offline_dns)"))
+        return super().getHostByName(name, timeout)

@@ -1,0 +1,192 @@
+"""``scrapy crawl`` as an operator meets it: bad settings, exit statuses, unreachable hosts.
+
+- a bad setting (strategy, rules file, database URL) stops the crawl before it opens anything,
+  with one ERROR line naming the setting, no traceback, exit status 2;
+- finish reasons ``no_seeds`` (2) and ``database_down`` (1) exit non-zero;
+- a blog whose name does not resolve costs one INFO line and no traceback, and is stored with
+  status ``dns`` (robots.txt included: :mod:`blogfeeds.middlewares.robots`);
+- friend links carry container scores without float noise.
+
+Each case is a real ``scrapy crawl`` subprocess against :mod:`tests.littleweb`; DNS failures
+come from :mod:`tests.offline_dns`, so no lookup leaves the machine.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.littleweb import LittleWeb
+from tests.robustness import REPO, CrawlRun, crawl_blogs
+
+pytestmark = pytest.mark.integration
+
+WEB = Path(__file__).resolve().parent / "data" / "web"
+HTML = "text/html; charset=utf-8"
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([\w.]+)\] (\w+): (.*)$", re.MULTILINE)
+
+
+def log_lines(log: str, level: str) -> list[str]:
+    """``"[logger] message"`` of every log record at ``level`` (first line of each)."""
+    return [f"[{name}] {text}" for name, lvl, text in LOG_LINE.findall(log) if lvl == level]
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def crawl(tmp: Path, seeds: list[str], **kw: Any) -> CrawlRun:
+    with LittleWeb(
+        {"http://a.example/": {"body": "<title>A</title>", "content_type": HTML}}
+    ) as web:
+        return crawl_blogs(web, seeds, tmp, timeout=120, **kw)
+
+
+# --- bad settings --------------------------------------------------------------------------------
+
+BAD_TOML = "[[rule]\nname = 'x'\n"
+RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
+
+
+@pytest.mark.parametrize(
+    ("settings", "env", "expected"),
+    [
+        (
+            {"BLOGFEEDS_STRATEGY": "pagerank"},
+            {},
+            "BLOGFEEDS_STRATEGY: unknown crawl strategy 'pagerank'; expected one of bfs, dfs",
+        ),
+        (
+            {"BLOGFEEDS_RULES_FILE": "{tmp}/missing.toml"},
+            {},
+            "BLOGFEEDS_RULES_FILE: {tmp}/missing.toml: cannot read the rules file",
+        ),
+        (
+            {"BLOGFEEDS_RULES_FILE": "{tmp}/bad.toml"},
+            {},
+            "BLOGFEEDS_RULES_FILE: {tmp}/bad.toml: not valid TOML",
+        ),
+        (
+            {"BLOGFEEDS_RULES_FILE": "{tmp}/nothing.toml"},
+            {},
+            "BLOGFEEDS_RULES_FILE: {tmp}/nothing.toml: rule 1 ('pals'): sets nothing",
+        ),
+        (
+            {"BLOGFEEDS_DATABASE_URL": "postgres://bf:s3cret@db/blogs"},
+            {},
+            "BLOGFEEDS_DATABASE_URL: unsupported database URL 'postgres://bf:***@db/blogs'",
+        ),
+        (
+            {},
+            {"MYSQL_URL": "mysql://bf:s3cret@db:port/blogs"},
+            "MYSQL_URL: malformed MySQL URL 'mysql://bf:***@db:port/blogs'",
+        ),
+    ],
+    ids=["strategy", "rules-missing", "rules-toml", "rules-invalid", "database-url", "mysql-url"],
+)
+def test_bad_setting_is_one_error_line_and_exit_2(
+    tmp_path: Path, settings: dict[str, str], env: dict[str, str], expected: str
+) -> None:
+    (tmp_path / "bad.toml").write_text(BAD_TOML, "utf-8")
+    (tmp_path / "nothing.toml").write_text(RULE_SETS_NOTHING, "utf-8")
+    settings = {k: v.format(tmp=tmp_path) for k, v in settings.items()}
+    run = crawl(tmp_path, ["http://a.example/"], settings=settings, env=env)
+    assert run.returncode == 2, run.log[-3000:]
+    assert "Traceback" not in run.log, run.log[-3000:]
+    errors = log_lines(run.log, "ERROR")
+    assert len(errors) == 1, run.log[-3000:]
+    assert errors[0].startswith("[blogfeeds.commands.crawl] " + expected.format(tmp=tmp_path))
+    assert "s3cret" not in run.log
+    assert "Spider opened" not in run.log  # stopped before anything was opened
+    assert run.hits == []
+
+
+def test_feeds_crawl_checks_the_database_url_too(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "feeds"]
+    cmd += ["-s", "BLOGFEEDS_DATABASE_URL=sqlite:/relative.sqlite3"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    errors = log_lines(proc.stderr, "ERROR")
+    assert len(errors) == 1 and "BLOGFEEDS_DATABASE_URL: malformed SQLite URL" in errors[0]
+
+
+# --- exit statuses by finish reason --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [
+        (["ftp://a.example/"], "Bad seed start_urls: not an http(s) URL"),
+        ([], "No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE"),
+    ],
+)
+def test_no_usable_seed_exits_2(tmp_path: Path, seeds: list[str], message: str) -> None:
+    run = crawl(tmp_path, seeds)
+    assert run.returncode == 2, run.log[-3000:]
+    assert "'finish_reason': 'no_seeds'" in run.log
+    assert [message in line for line in log_lines(run.log, "ERROR")] == [True]
+    assert "Traceback" not in run.log
+
+
+def test_some_usable_seeds_exit_0(tmp_path: Path) -> None:
+    run = crawl(tmp_path, ["ftp://a.example/", "http://a.example/"])
+    assert run.returncode == 0, run.log[-3000:]
+    assert "'finish_reason': 'finished'" in run.log
+    assert set(run.blogs) == {"a.example"}
+
+
+def test_database_down_exits_1(tmp_path: Path) -> None:
+    run = crawl(
+        tmp_path,
+        ["http://a.example/"],
+        env={"MYSQL_URL": f"mysql://root@127.0.0.1:{closed_port()}/blogfeeds"},
+        settings={"BLOGFEEDS_DB_DOWN_LIMIT": "0.5"},
+    )
+    assert run.returncode == 1, run.log[-3000:]
+    assert "'finish_reason': 'database_down'" in run.log
+    assert "Traceback" not in run.log
+
+
+# --- a host that does not resolve; container scores ----------------------------------------------
+
+
+def test_dns_failure_is_one_info_line_and_status_dns(tmp_path: Path) -> None:
+    # gamma's blogroll scores 3000.0000000000005 before rounding; its friends answer 404
+    routes = {"http://hub.example/": {"file": "gamma-friends.html", "content_type": HTML}}
+    with LittleWeb(routes, root=WEB) as web:
+        run = crawl_blogs(
+            web,
+            ["http://nosuchhost.invalid/", "http://hub.example/"],
+            tmp_path,
+            env={"no_proxy": "nosuchhost.invalid", "NO_PROXY": "nosuchhost.invalid"},
+            settings={
+                "TWISTED_DNS_RESOLVER": "tests.offline_dns.InvalidTldResolver",
+                "DEPTH_LIMIT": "1",
+                "BLOGFEEDS_RETRY_BACKOFF_BASE": "0.05",
+            },
+            timeout=120,
+        )
+    assert run.returncode == 0, run.log[-3000:]
+    assert run.blogs["nosuchhost.invalid"]["status"] == "dns"
+    assert "Traceback" not in run.log, run.log[-3000:]
+    assert log_lines(run.log, "ERROR") == []
+    about_host = [
+        line
+        for level in ("INFO", "WARNING")
+        for line in log_lines(run.log, level)
+        if "nosuchhost.invalid" in line
+    ]
+    assert about_host == ["[blogfeeds.spiders.blogs] Blog http://nosuchhost.invalid/ failed: dns"]
+    assert run.stat("blogfeeds/robots_txt_failed/dns") == 1
+    scores = {link["container_score"] for link in run.links}
+    assert scores == {3000.0}, scores
