@@ -37,6 +37,7 @@ from blogfeeds.redis_compat import (
     storage_opened,
     worker_id,
 )
+from blogfeeds.seen import SeenSet
 from blogfeeds.storage.db import Store, redact
 
 logger = logging.getLogger(__name__)
@@ -63,9 +64,9 @@ class BlogDedupePipeline:
     Memory: see the README ("Many machines with Redis").
     """
 
-    def __init__(self, stats: Any, server: Any = None, worker: str = "") -> None:
+    def __init__(self, stats: Any, server: Any = None, worker: str = "", capacity: int = 0) -> None:
         self.stats = stats
-        self.seen: set[str] = set()
+        self.seen = SeenSet(capacity)  # BLOGFEEDS_SEEN_CAPACITY
         self.server = server
         self.worker = worker
         self.keys: FrontierKeys | None = None
@@ -84,7 +85,9 @@ class BlogDedupePipeline:
             from scrapy_redis import connection  # noqa: PLC0415 - only with Redis
 
             server = connection.get_redis_from_settings(settings)
-        pipe = cls(crawler.stats, server, worker_id(settings))
+        pipe = cls(
+            crawler.stats, server, worker_id(settings), settings.getint("BLOGFEEDS_SEEN_CAPACITY")
+        )
         pipe.crawler = crawler
         pipe.prefix = redis_prefix(settings)
         if server is not None:

@@ -88,6 +88,10 @@ SPIDER_MIDDLEWARES = {"blogfeeds.strategies.StrategyMiddleware": 750}  # after D
 DOWNLOADER_MIDDLEWARES["blogfeeds.strategies.StaleRequestMiddleware"] = 40  # drops stale re-pushes
 # Blogs stored at most (0 = no cap).
 BLOGFEEDS_MAX_BLOGS = 0
+# Blog ids a process remembers exactly, per seen-set (at most twice this are held, ~110 bytes
+# each; older ones are left to the duplicate filter, Redis and the database's unique key).
+# 0 = unbounded. blogfeeds/seen.py.
+BLOGFEEDS_SEEN_CAPACITY = 250_000
 # Pages fetched per blog for discovery (home page, friend-link page, ...).
 BLOGFEEDS_MAX_PAGES_PER_BLOG = 3
 # Keep blogs without a feed (status=no_feed). False restores the original design: feeds only.

@@ -44,6 +44,7 @@ from blogfeeds.failures import failure_status
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.redis_compat import RedisFrontierMixin
 from blogfeeds.seeds import load_seeds
+from blogfeeds.seen import SeenSet
 from blogfeeds.strategies import StaleRequest
 
 logger = logging.getLogger(__name__)
@@ -82,8 +83,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         super().__init__(**kwargs)
         self.start_urls_arg = start_urls
         self.seeds_arg = seeds
-        self._scheduled: set[str] = set()  # blog ids requested (scheduling-time dedupe)
-        self._done: set[str] = set()  # blog ids whose home page was analysed
+        # Blog ids requested (scheduling-time dedupe) and analysed; bounded by from_crawler.
+        self._scheduled = SeenSet()
+        self._done = SeenSet()
         # trafilatura warns "discarding data" for every page without main text: not news here.
         logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
@@ -92,6 +94,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.max_blogs = settings.getint("BLOGFEEDS_MAX_BLOGS")
+        capacity = settings.getint("BLOGFEEDS_SEEN_CAPACITY")
+        spider._scheduled, spider._done = SeenSet(capacity), SeenSet(capacity)
         spider.max_pages = max(1, settings.getint("BLOGFEEDS_MAX_PAGES_PER_BLOG", 3))
         spider.discovery = DiscoveryConfig.from_settings(settings)
         spider.friend_rules = build_rules(settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None
@@ -146,7 +150,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             return None
         if bid in self._scheduled:
             return None
-        if self.max_blogs and len(self._scheduled) >= self.max_blogs:
+        if self.max_blogs and self._scheduled.added >= self.max_blogs:
             self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
             return None
         self._scheduled.add(bid)
