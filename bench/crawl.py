@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -111,6 +112,9 @@ class Run:
     load: float = 0.0
     returncode: int = 0
     log_tail: str = ""
+    timed_out: bool = False
+    source: str = ""
+    """SHA-256 prefix of the project's Python sources when the crawl started."""
 
     @property
     def requests_per_min(self) -> float:
@@ -140,6 +144,15 @@ def _hwm_mb(pid: int) -> float:
     except (OSError, ValueError):
         pass
     return 0.0
+
+
+def source_digest(project: Path) -> str:
+    """The first 12 hex digits of a SHA-256 over ``project/blogfeeds/**/*.py`` (paths and
+    contents, sorted): two crawls with the same digest ran the same code."""
+    digest = hashlib.sha256()
+    for path in sorted((project / "blogfeeds").rglob("*.py")):
+        digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _redis_calls(url: str) -> dict[str, int]:
@@ -205,6 +218,7 @@ def crawl(
             cmd += ["-s", f"{key}={value}"]
         log = tmp / "crawl.log"
         calls0 = _redis_calls(redis_url) if mode == "redis" else {}
+        run.source = source_digest(project)
         children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.monotonic()
@@ -213,8 +227,13 @@ def crawl(
             while proc.poll() is None:
                 run.peak_rss_mb = max(run.peak_rss_mb, _hwm_mb(proc.pid))
                 if time.monotonic() - t0 > timeout:
-                    proc.terminate()
-                    proc.wait(30)
+                    run.timed_out = True
+                    proc.terminate()  # Scrapy shuts down gracefully: stats still dumped
+                    try:
+                        proc.wait(60)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
                     break
                 time.sleep(0.5)
         run.wall = time.monotonic() - t0
@@ -310,8 +329,13 @@ def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
             "crawler turnaround between a blog's answer and its next request: median "
             f"{1000 * median:.0f} ms, p90 {1000 * p90:.0f} ms"
         )
-    print(f"peak RSS {run.peak_rss_mb:.0f} MB; exit status {run.returncode}")
+    print(
+        f"peak RSS {run.peak_rss_mb:.0f} MB; exit status {run.returncode}; "
+        f"project sources {run.source}"
+    )
     failures = []
+    if run.timed_out:
+        failures.append(f"{run.mode}: stopped after the --timeout of {run.wall:.0f} s")
     if run.returncode != 0 or not run.blogs:
         failures.append(f"{run.mode}: the crawl failed (see its log)")
         print(run.log_tail, file=sys.stderr)
@@ -327,7 +351,8 @@ def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
         )
     if local is not None and local.requests_per_min:
         share = run.requests_per_min / local.requests_per_min
-        print(f"redis / local requests/min: {share:.2f}")
+        same = "same" if run.source == local.source else "DIFFERENT (edited between the crawls)"
+        print(f"redis / local requests/min: {share:.2f} ({same} project sources)")
         if share < REDIS_SHARE:
             failures.append(f"redis: {share:.2f} x local < {REDIS_SHARE}")
     return failures

@@ -12,13 +12,14 @@ one blog per feed (as ``scrapy crawl blogs`` stores them). Two runs at virtual t
 Politeness is relaxed as in ``bench/crawl.py`` (``DOWNLOAD_DELAY=0``, AutoThrottle off,
 ``CONCURRENT_REQUESTS=--concurrency``); robots.txt is obeyed and its requests are counted
 apart. Printed per run: feeds/min (feed requests answered over the span from the first to the
-last one), requests/min with robots.txt, statuses, the process's CPU per feed and peak RSS,
-and run 2's feeds/min as a ratio to ``scrapy bench`` in the same invocation.
+last one), requests/min with robots.txt, statuses, the crawl process's CPU per feed, the web
+server's CPU share, peak RSS, and feeds/min as a ratio to ``scrapy bench`` in the same
+invocation (median of ``--bench-runs``). No floor: exit status 1 only when a crawl fails.
 
 Usage, from the repository root::
 
     python bench/feeds.py [--feeds 10000] [--changed-every 10] [--concurrency 32]
-                          [--no-scrapy-bench]
+                          [--bench-runs 3] [--no-scrapy-bench] [--log-dir DIR] [-s NAME=VALUE]
 """
 
 from __future__ import annotations
@@ -64,7 +65,16 @@ def seed_database(db: Path, n: int) -> None:
             store.write(blogs[start : start + 1000], [])
 
 
-def run(web: FeedWeb, db: Path, now: float, concurrency: int, python: str) -> dict[str, float]:
+def run(
+    web: FeedWeb,
+    db: Path,
+    now: float,
+    *,
+    concurrency: int,
+    python: str,
+    log_file: Path | None = None,
+    extra: list[str] | None = None,
+) -> dict[str, float]:
     web.counters = Counters()
     env = web.env()
     env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
@@ -75,10 +85,13 @@ def run(web: FeedWeb, db: Path, now: float, concurrency: int, python: str) -> di
         "-s", f"BLOGFEEDS_NOW={iso(now)}", "-s", "BLOGFEEDS_REVISIT_INITIAL_T=200",
         "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False",
         "-s", f"CONCURRENT_REQUESTS={concurrency}", "-s", "LOG_LEVEL=INFO",
-        "-s", "LOGSTATS_INTERVAL=60",
+        "-s", "LOGSTATS_INTERVAL=10",
     ]  # fmt: skip
+    for setting in extra or ():
+        cmd += ["-s", setting]
     with tempfile.TemporaryFile("w+") as log:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        web0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         peak = 0.0
@@ -87,8 +100,12 @@ def run(web: FeedWeb, db: Path, now: float, concurrency: int, python: str) -> di
             time.sleep(0.5)
         wall = time.monotonic() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        web1 = resource.getrusage(resource.RUSAGE_SELF)
         log.seek(0)
         text = log.read()
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file.write_text(text)
     dump = text.rfind("Dumping Scrapy stats")
     stats = {k: float(v) for k, v in _STAT.findall(text[dump:] if dump >= 0 else "")}
     c = web.counters
@@ -105,6 +122,7 @@ def run(web: FeedWeb, db: Path, now: float, concurrency: int, python: str) -> di
         "feeds_per_min": 60 * feeds / span if span else 0.0,
         "requests_per_min": 60 * c.total / span if span else 0.0,
         "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
+        "web_cpu": (web1.ru_utime + web1.ru_stime) - (web0.ru_utime + web0.ru_stime),
         "peak_rss_mb": max(peak, stats.get("memusage/max", 0) / 2**20),
         "new_entries": stats.get("blogfeeds/feeds/new_entries", 0.0),
     }
@@ -124,9 +142,11 @@ def show(label: str, r: dict[str, float], bench_ppm: float) -> None:
         f"  feeds/min {r['feeds_per_min']:.0f} = {ratio:.2f} x scrapy bench; requests/min "
         f"{r['requests_per_min']:.0f}; wall {r['wall']:.0f} s (span {r['span']:.0f} s)"
     )
+    wall = max(r["wall"], 1e-9)
     print(
-        f"  CPU {1000 * r['cpu'] / feeds:.1f} ms per feed; peak RSS {r['peak_rss_mb']:.0f} MB; "
-        f"exit status {r['returncode']:.0f}"
+        f"  crawl CPU {1000 * r['cpu'] / feeds:.1f} ms per feed ({100 * r['cpu'] / wall:.0f}% of "
+        f"one core); web server CPU {100 * r['web_cpu'] / wall:.0f}% of one core; peak RSS "
+        f"{r['peak_rss_mb']:.0f} MB; exit status {r['returncode']:.0f}"
     )
 
 
@@ -136,6 +156,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changed-every", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--no-scrapy-bench", action="store_true")
+    parser.add_argument("--bench-runs", type=int, default=3, help="scrapy bench runs (median)")
+    parser.add_argument("--log-dir", type=Path, help="keep each run's log in this folder")
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an extra Scrapy setting for both runs (e.g. BLOGFEEDS_FEEDS_BATCH=1000)",
+    )
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
     if not (ROOT / "blogfeeds" / "spiders" / "feeds.py").is_file():
@@ -145,20 +175,26 @@ def main(argv: list[str] | None = None) -> int:
 
     python = sys.executable
     print(f"machine: {machine()}")
+    if args.set:
+        print("extra settings: " + " ".join(args.set))
     bench_ppm = 0.0
     if not args.no_scrapy_bench:
-        bench_ppm = scrapy_bench(python)["pages_per_min"]
-        print(f"scrapy bench: {bench_ppm:.0f} pages/min")
+        bench_ppm = scrapy_bench(python, args.bench_runs)["pages_per_min"]
+        print(f"scrapy bench (median of {args.bench_runs}): {bench_ppm:.0f} pages/min")
     with tempfile.TemporaryDirectory(prefix="bench-feeds-") as tmp:
         db = Path(tmp) / "feeds.sqlite3"
         t0 = time.monotonic()
         seed_database(db, args.feeds)
         print(f"database: {args.feeds} blogs with a feed, written in {time.monotonic() - t0:.0f} s")
         with FeedWeb(args.feeds, changed_every=args.changed_every) as web:
-            first = run(web, db, T0, args.concurrency, python)
+            logs = args.log_dir
+            common = {"concurrency": args.concurrency, "python": python, "extra": args.set}
+            first = run(web, db, T0, log_file=logs and logs / "feeds-run1.log", **common)
             show("run 1 (T0, first fetch)", first, bench_ppm)
             web.bump = 1
-            second = run(web, db, T0 + 4 * HOUR, args.concurrency, python)
+            second = run(
+                web, db, T0 + 4 * HOUR, log_file=logs and logs / "feeds-run2.log", **common
+            )
             show("run 2 (T0 + 4 h, conditional GETs)", second, bench_ppm)
     return 0 if first["returncode"] == 0 and second["returncode"] == 0 else 1
 

@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 import lxml.html  # noqa: E402
 
 from blogfeeds.extract.feeds import discover_feeds  # noqa: E402
-from blogfeeds.extract.friends import extract_friends  # noqa: E402
+from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402
 from blogfeeds.extract.identity import blog_id  # noqa: E402
 from blogfeeds.extract.page import DecodeError, parse_page  # noqa: E402
 
@@ -166,12 +166,41 @@ def _case_pages(cases: Path) -> list[tuple[str, bytes]]:
     return out
 
 
+def _borrow(
+    borrowed: list[tuple[str, bytes]], offset: int, slots: dict[str, int]
+) -> tuple[str, dict[str, int]] | None:
+    """The first real case friend page from ``offset`` on giving :data:`MIN_FRIENDS` new
+    slots: (its rewritten HTML, the slots with its friends added); None when none does."""
+    before = len(slots)
+    for k in range(len(borrowed)):
+        case_url, case_body = borrowed[(offset + k) % len(borrowed)]
+        case_origin = "{0.scheme}://{0.netloc}".format(urlsplit(case_url))
+        trial = dict(slots)
+        html, _ = _rewrite(case_url, case_body, case_origin, trial)
+        if len(trial) - before >= MIN_FRIENDS:
+            return html, trial
+    return None
+
+
+def _linked_friend_paths(url: str, body: bytes) -> list[str]:
+    """Paths of the same-site friend-link pages the real home page links to."""
+    own = urlsplit(url).netloc.lower()
+    paths = []
+    for link in find_friend_pages(parse_page(url, body)):
+        parts = urlsplit(link)
+        if parts.netloc.lower() == own:
+            paths.append(parts.path or "/")
+    return paths
+
+
 def load_templates(corpus: Path, cases: Path | None = None) -> list[Template]:
     """A template per real site of ``corpus/pages/sites/`` whose home page is ``/``.
 
-    A friend page (``/link/``, ``/friends/``, ...) with fewer than :data:`MIN_FRIENDS` friend
-    slots (friends loaded by script, an empty theme demo) is replaced by the next real friend
-    page of ``cases/friend-links-real`` that has enough, so that the web is connected.
+    Friend pages are the ``/link/``-like paths and those the real home page links to as its
+    friend page. One with fewer than :data:`MIN_FRIENDS` friend slots (friends loaded by
+    script, an empty theme demo), or linked but missing from the corpus, is served as the next
+    real friend page of ``cases/friend-links-real`` that has enough, so that the web is
+    connected like the blogosphere it comes from.
     """
     borrowed = _case_pages(cases) if cases is not None and cases.is_dir() else []
     by_origin: dict[str, list[tuple[str, Path]]] = {}
@@ -188,36 +217,48 @@ def load_templates(corpus: Path, cases: Path | None = None) -> list[Template]:
             )
     templates: list[Template] = []
     for origin, rows in sorted(by_origin.items()):
-        if not any(urlsplit(u).path in ("", "/") for u, _ in rows):
+        bodies = []
+        for url, path in rows:
+            body = path.read_bytes()
+            bodies.append(
+                (
+                    url,
+                    urlsplit(url).path or "/",
+                    gzip.decompress(body) if path.name.endswith(".gz") else body,
+                )
+            )
+        home = next(((u, b) for u, key, b in bodies if key == "/"), None)
+        if home is None:
+            continue
+        try:
+            linked = _linked_friend_paths(*home)
+        except (DecodeError, ValueError):
             continue
         t = Template(origin)
         slots: dict[str, int] = {}
-        for url, path in rows:
-            body = path.read_bytes()
-            if path.name.endswith(".gz"):
-                body = gzip.decompress(body)
-            key = urlsplit(url).path or "/"
+        for url, key, body in bodies:
             try:
                 before = len(slots)
                 html, feeds = _rewrite(url, body, origin, slots)
-                for k in range(len(borrowed) if FRIEND_PATH.match(key) else 0):
-                    if len(slots) - before >= MIN_FRIENDS:
-                        break
-                    case_url, case_body = borrowed[(len(templates) + k) % len(borrowed)]
-                    case_origin = "{0.scheme}://{0.netloc}".format(urlsplit(case_url))
-                    trial = dict(slots)
-                    case_html, _ = _rewrite(case_url, case_body, case_origin, trial)
-                    if len(trial) - before >= MIN_FRIENDS:
-                        html, slots = case_html, trial
+                friend_page = bool(FRIEND_PATH.match(key)) or key in linked
+                if friend_page and len(slots) - before < MIN_FRIENDS and borrowed:
+                    got = _borrow(borrowed, len(templates), slots)
+                    if got is not None:
+                        html, slots = got
             except (DecodeError, ValueError) as exc:
                 logger.info("template page %s skipped: %s", url, exc)
                 continue
             t.pages.setdefault(key, _compile(html))
             if key == "/":
                 t.feeds |= feeds
+        for key in linked:  # the home links a friend page the corpus does not hold
+            if key not in t.pages and borrowed:
+                got = _borrow(borrowed, len(templates) + 1, slots)
+                if got is not None:
+                    html, slots = got
+                    t.pages[key] = _compile(html)
         t.slots = len(slots)
-        if "/" in t.pages:
-            templates.append(t)
+        templates.append(t)
     return templates
 
 
