@@ -205,3 +205,17 @@ def test_state_json_is_lenient() -> None:
     assert state_from_json(
         '{"feed_id": "x", "from_the_future": 1, "seen_ids": ["a"]}'
     ) == FeedState(feed_id="x", seen_ids=("a",))
+
+
+def test_release_until_a_host_pause_ends(store: FeedStore) -> None:
+    """A paused host's claimed feeds, released with ``not_before``, are not due before it;
+    one already due later keeps its time."""
+    store.add_feed("https://busy.example/a", T0)
+    store.add_feed("https://busy.example/b", T0 + 500)
+    claimed = store.claim_due(T0 + 1000, 5, "w1")
+    assert len(claimed) == 2
+    urls = [c.url for c in claimed]
+    assert store.release("w1", urls, not_before=T0 + 120) == 2
+    assert [c.url for c in store.claim_due(T0 + 60, 5, "w2")] == []  # a: paused until T0+120
+    assert [c.url for c in store.claim_due(T0 + 120, 5, "w2")] == ["https://busy.example/a"]
+    assert store.next_due(T0 + 120) == T0 + 500  # b kept its later time

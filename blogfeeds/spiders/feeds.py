@@ -181,6 +181,7 @@ class FeedsSpider(scrapy.Spider):
         self.inflight: set[str] = set()  # feed URLs claimed and not yet answered
         self.run_start = 0.0
         self.timer: CallLaterResult | None = None
+        self.drained = False  # the last claim got less than a batch: no refill until idle
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -254,7 +255,18 @@ class FeedsSpider(scrapy.Spider):
     def _claim_more(self, now: float) -> list[scrapy.Request]:
         if self.store is None or self.feed_arg:
             return []
-        return list(self._enqueue(self.store.claim_due(now, self.batch, self.owner)))
+        claims = self.store.claim_due(now, self.batch, self.owner)
+        self.drained = len(claims) < self.batch
+        return list(self._enqueue(claims))
+
+    def _refill(self) -> list[scrapy.Request]:
+        """The next batch, claimed as soon as fewer than half a batch of claimed feeds remain,
+        so the downloader never drains between batches (``spider_idle``, the other trigger,
+        comes only on the engine's 5-second heartbeat: 50 feeds every 5 s). After a claim that
+        got less than a batch, nothing is due: no more claims until the next idle."""
+        if self.drained or len(self.inflight) >= max(1, self.batch // 2):
+            return []
+        return self._claim_more(self.clock.now() if self.loop else self.run_start)
 
     def _enqueue(self, claims: Iterable[ScheduledFeed]) -> Iterator[scrapy.Request]:
         """Queue claimed feeds by host; yield the first request of every idle host."""
@@ -273,14 +285,15 @@ class FeedsSpider(scrapy.Spider):
 
     def _next_for_host(self, host: str) -> scrapy.Request | None:
         """The next request of ``host``, or None (queue empty, or the host paused: its queued
-        feeds are released, their ``next_due`` was moved past the pause by the pipeline)."""
+        feeds are released, due again when the pause ends)."""
         queue = self.queues.get(host)
         now = self.clock.now()
-        if queue and self.pauses.delay(host, now) > now:
+        paused_until = self.pauses.delay(host, now)
+        if queue and paused_until > now:
             urls = [f.url for f in queue]
             self.crawler.stats.inc_value("blogfeeds/feeds/host_paused", len(urls))
-            if self.store is not None:
-                self.store.release(self.owner, urls)
+            if self.store is not None:  # due again when the pause ends, not before
+                self.store.release(self.owner, urls, not_before=paused_until)
             self.inflight.difference_update(urls)
             queue.clear()
         if not queue:
@@ -338,6 +351,7 @@ class FeedsSpider(scrapy.Spider):
         request = self._next_for_host(host_of(feed.url))
         if request is not None:
             yield request
+        yield from self._refill()
 
     def _read(self, response: Response, feed: ScheduledFeed, state: FeedState, now: float) -> _Read:
         """The fetch outcome of one response: 304, a feed (new entries by id), not a feed, or
@@ -406,7 +420,7 @@ class FeedsSpider(scrapy.Spider):
         nxt = self._next_for_host(host_of(feed.url))
         if nxt is not None:
             out.append(nxt)
-        return out
+        return out + self._refill()
 
     def _finish(
         self, feed: ScheduledFeed, state: FeedState, read: _Read, moved_to: str | None
@@ -465,6 +479,7 @@ class FeedsSpider(scrapy.Spider):
     def on_idle(self) -> None:
         if self.store is None:
             return
+        self.drained = False
         if not self.loop:
             # Feeds due when this run started that other claims left (more than one batch).
             requests = self._claim_more(self.run_start)

@@ -333,15 +333,20 @@ class FeedStore(Store):
             for r in rows
         ]
 
-    def release(self, owner: str, urls: Iterable[str] | None = None) -> int:
+    def release(
+        self, owner: str, urls: Iterable[str] | None = None, not_before: float | None = None
+    ) -> int:
         """Drop ``owner``'s leases (only on ``urls`` if given); returns rows released.
+        ``not_before`` (epoch minutes): their ``next_due`` moves to it when earlier (a paused
+        host's feeds, so no claim takes them again before the pause ends).
 
         Only ``owner``'s rows are locked (found first by a plain read, then updated by primary
         key), so a release never holds up other workers' claims."""
         hashes = None if urls is None else [url_hash(u) for u in urls]
-        return self._retrying(lambda: self._release(owner, hashes))
+        due = None if not_before is None else iso(not_before)
+        return self._retrying(lambda: self._release(owner, hashes, due))
 
-    def _release(self, owner: str, hashes: list[str] | None) -> int:
+    def _release(self, owner: str, hashes: list[str] | None, due: str | None = None) -> int:
         p = self.dialect.param
         with self._transaction() as cursor:
             keys: list[Any]
@@ -356,10 +361,15 @@ class FeedStore(Store):
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start : start + _CHUNK]
                 marks = ", ".join([p] * len(chunk))
+                later = (
+                    ""
+                    if due is None
+                    else f", next_due = CASE WHEN next_due < {p} THEN {p} ELSE next_due END"
+                )
                 cursor.execute(
-                    "UPDATE schedule SET lease_owner = NULL, lease_until = NULL "
+                    f"UPDATE schedule SET lease_owner = NULL, lease_until = NULL{later} "
                     f"WHERE lease_owner = {p} AND {column} IN ({marks})",
-                    (owner, *chunk),
+                    (*(() if due is None else (due, due)), owner, *chunk),
                 )
                 total += int(cursor.rowcount or 0)
             return total
