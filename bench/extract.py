@@ -176,9 +176,11 @@ def digest_of(page: Page, url: str) -> dict[str, Any]:
 
 
 def _url_caches() -> list[Any]:
-    """Per-URL memo caches of the extractors (cleared before every timed run: a crawl sees
-    each page once, so a repeat must not find the previous run's answers)."""
+    """Memo caches of the extractors, per URL and per class token or label (cleared before
+    every timed run: a crawl sees each page once, so a repeat must not find the previous run's
+    answers; a crawl does find other pages' class names and labels, so this is conservative)."""
     import blogfeeds.extract.friends.filters as filters_module
+    import blogfeeds.extract.friends.layers as layers_module
     import blogfeeds.extract.identity as identity_module
 
     found = []
@@ -188,6 +190,9 @@ def _url_caches() -> list[Any]:
         (identity_module, "path_rule"),
         (filters_module, "host_of"),
         (filters_module, "is_ip_host"),
+        (layers_module, "_token_zones"),
+        (layers_module, "_titled"),
+        (layers_module, "_has_keyword"),
     ):
         fn = getattr(module, name, None)
         if hasattr(fn, "cache_clear"):

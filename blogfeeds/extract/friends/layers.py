@@ -326,7 +326,10 @@ def _absolute(page: Page, href: str) -> str:
 
 
 def _nonspace(s: str | None) -> int:
-    return len("".join(s.split())) if s else 0
+    """Characters of ``s`` that are not whitespace (most tails are only an indentation)."""
+    if not s or s.isspace():
+        return 0
+    return len("".join(s.split()))
 
 
 _LABEL_BLOCKS = frozenset({"b", "strong", "span", "p", "em", "label", "dt"})
@@ -403,7 +406,6 @@ def _measure(page: Page, flt: Filters) -> _Pass:
     headings: list[tuple[int, int, lxml.html.HtmlElement, str]] = []
     index: dict[lxml.html.HtmlElement, int] = {}
     chrome_tags, about_words = flt.chrome_tags, [h.lower() for h in flt.about_headings]
-    keyword = KEYWORDS.search
     for i, el in enumerate(page.tree.iter(lxml.etree.Element)):
         tag = el.tag
         parent = el.getparent() if i else None
@@ -424,7 +426,7 @@ def _measure(page: Page, flt: Filters) -> _Pass:
                 heading = _heading_text(el, tag) if cls and _titled(cls) else None
             if heading is not None:
                 headings.append((up, position, el, heading))
-                armed[up] = len(heading) <= 40 and bool(keyword(heading))
+                armed[up] = len(heading) <= 40 and _has_keyword(heading)
         index[el] = i
         nodes.append(el)
         parents.append(up)
@@ -445,7 +447,7 @@ def _measure(page: Page, flt: Filters) -> _Pass:
         if not silent and el.text:
             own_text = _nonspace(el.text)
             if own_text and not linked:
-                label_kw = _is_label(el.text, keyword)
+                label_kw = _is_label(el.text)
         texts.append(own_text)
         ltexts.append(own_text if linked else 0)
         is_links.append(is_link)
@@ -466,7 +468,7 @@ def _measure(page: Page, flt: Filters) -> _Pass:
                 if linkeds[up]:
                     ltexts[up] += count
                 elif not labelled[up]:
-                    labelled[up] = _is_label(tail, keyword)
+                    labelled[up] = _is_label(tail)
         if is_link:
             link = links.link(el, i, owner)
             if link is not None:
@@ -494,10 +496,17 @@ def _measure(page: Page, flt: Filters) -> _Pass:
     return out
 
 
-def _is_label(text: str, keyword: Callable[[str], Any]) -> bool:
+def _is_label(text: str) -> bool:
     """Whether a text segment is a short friend label (at most 12 characters, a keyword)."""
     short = text.strip()
-    return bool(short) and len(short) <= 12 and bool(keyword(text))
+    return bool(short) and len(short) <= 12 and _has_keyword(short)
+
+
+@functools.lru_cache(maxsize=65536)
+def _has_keyword(text: str) -> bool:
+    """:data:`KEYWORDS` in a short text (labels and headings repeat across pages and sites:
+    "Home", "Tags:", "友情链接", so each is searched once)."""
+    return bool(KEYWORDS.search(text))
 
 
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo"})
