@@ -18,6 +18,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from blogfeeds.extract.identity import blog_id, normalize_host
@@ -26,8 +27,8 @@ _WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.
 _INDEX = re.compile(r"/index\.html?$", re.I)
 _PATH_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@%/]"
 _PLAIN_PATH = re.compile(rf"^/{_PATH_CHARS}*$")
-_PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+(?::\d{{1,5}})?)(/{_PATH_CHARS}*)?$", re.I)
-_BASE = re.compile(r"^(https?://[A-Za-z0-9.\-]+(?::\d{1,5})?)(?:[/?#]|$)", re.I)
+_PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CHARS}*)?$", re.I)
+_BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 
 
 def unwrap_wayback(url: str) -> str:
@@ -57,6 +58,18 @@ def is_ip_host(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+class Cleaned(NamedTuple):
+    """A cleaned URL (:meth:`Filters.clean_href`) and its parts."""
+
+    url: str
+    web: bool
+    """Whether the scheme is http or https."""
+    host: str
+    """Normalised host (:func:`~blogfeeds.extract.identity.normalize_host`), ``""`` if none."""
+    path: str
+    query: str
 
 
 @dataclass(frozen=True)
@@ -177,8 +190,9 @@ class Filters:
         k = key.lower()
         return any(k.startswith(t[:-1]) if t.endswith("*") else k == t for t in self.tracking_keys)
 
-    def clean_href(self, href: str, base: str) -> str:
-        """:meth:`clean_url` of ``href`` resolved against ``base`` (``urljoin``).
+    def clean_href(self, href: str, base: str) -> Cleaned:
+        """:meth:`clean_url` of ``href`` resolved against ``base`` (``urljoin``), with the parts
+        its callers read.
 
         The common links, an absolute path (``/about/``) or an absolute http(s) URL without
         query, fragment, user, dot segments or Wayback host, are cleaned by string operations
@@ -189,15 +203,27 @@ class Filters:
         if href.startswith("/"):
             m = _BASE.match(base)
             if m and _PLAIN_PATH.match(href) and "/." not in href and "//" not in href:
-                return m.group(1).lower() + _INDEX.sub("/", href)
+                path = _INDEX.sub("/", href)
+                origin = f"{m.group(1).lower()}://{m.group(2).lower()}{m.group(3) or ''}"
+                return Cleaned(origin + path, True, normalize_host(m.group(2)), path, "")
         else:
             m = _PLAIN_URL.match(href)
-            path = (m.group(3) or "") if m else ""
+            path = (m.group(4) or "") if m else ""
             if m and "/." not in path and "//" not in path:
-                netloc = m.group(2).lower()
-                if "archive.org" not in netloc:
-                    return f"{m.group(1).lower()}://{netloc}{_INDEX.sub('/', path)}"
-        return self.clean_url(urljoin(base, href))
+                host = m.group(2).lower()
+                if "archive.org" not in host:
+                    path = _INDEX.sub("/", path)
+                    url = f"{m.group(1).lower()}://{host}{m.group(3) or ''}{path}"
+                    return Cleaned(url, True, normalize_host(host), path, "")
+        url = self.clean_url(urljoin(base, href))
+        parts = urlsplit(url)
+        return Cleaned(
+            url,
+            parts.scheme in ("http", "https"),
+            normalize_host(parts.hostname or ""),
+            parts.path,
+            parts.query,
+        )
 
     def clean_url(self, url: str) -> str:
         """Unwrap, lower-case scheme and host, drop fragment, ``index.html`` and tracking keys."""

@@ -605,18 +605,13 @@ class _Resolver:
 
     def _resolve(self, href: str) -> tuple[str, str, bool] | None:
         try:
-            url = self.flt.clean_href(href, self.page.base_url)
-            parts = urlsplit(url)
-            own_host = (
-                self.own_host
-                and parts.scheme in ("http", "https")
-                and normalize_host(parts.hostname or "") == self.own_host
-            )
-            identity = self.own if own_host and self.own else blog_id(url)
+            clean = self.flt.clean_href(href, self.page.base_url)
+            own_host = self.own_host and clean.web and clean.host == self.own_host
+            identity = self.own if own_host and self.own else blog_id(clean.url)
         except ValueError:
             return None
-        depth = sum(1 for s in parts.path.split("/") if s) - identity.count("/")
-        return url, identity, not parts.query and depth <= 1
+        depth = sum(1 for s in clean.path.split("/") if s) - identity.count("/")
+        return clean.url, identity, not clean.query and depth <= 1
 
 
 def _is_data_source(url: str, context: str = "") -> bool:
