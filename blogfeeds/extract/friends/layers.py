@@ -33,6 +33,7 @@ seen first (its name kept); the measuring pass visits every element once.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -461,7 +462,7 @@ def _measure(page: Page, flt: Filters) -> _Pass:
         no_text.append(silent)
         labelled.append(label_kw)
         tail = el.tail
-        if tail and up >= 0 and not no_text[up]:  # the tail is the parent's text
+        if tail and up >= 0 and not no_text[up] and not tail.isspace():  # the parent's text
             count = _nonspace(tail)
             if count:
                 texts[up] += count
@@ -704,8 +705,6 @@ def _containers(scan: _Pass, own: str | None) -> list[Container]:
     child_text = [0] * n
     labelled = list(scan.labelled)
     refs: list[LinkRef] = []
-    ref_start = [0] * n
-    ref_end = [0] * n
     # document-order refs: links are already in document order
     eligible: list[_Link] = []
     for link in scan.links:
@@ -724,12 +723,10 @@ def _containers(scan: _Pass, own: str | None) -> list[Container]:
         elif link.identity == own:  # the blog's own pages (owner's other sites: neutral)
             internal[link.node] = 1
     # ref ranges: refs are in document order, so a subtree's refs are contiguous
-    next_ref = 0
-    for i in range(n):
-        ref_start[i] = next_ref
-        if i in ref_of_node:
-            next_ref += 1
-    counts = [1 if i in ref_of_node else 0 for i in range(n)]
+    counts = [0] * n
+    for node in ref_of_node:
+        counts[node] = 1
+    ref_start = list(itertools.accumulate(counts, initial=0))  # refs before node i
     for i in range(n - 1, 0, -1):
         up = scan.parent[i]
         ext[up] += ext[i]
@@ -753,8 +750,6 @@ def _containers(scan: _Pass, own: str | None) -> list[Container]:
                 ids[up] = None
             else:
                 ids[up] = merged
-    for i in range(n):
-        ref_end[i] = ref_start[i] + counts[i]
     out = []
     for i, el in enumerate(scan.nodes):
         if not ext[i] or el.tag not in CONTAINER_TAGS:  # links no other blog: no friend here
@@ -772,7 +767,7 @@ def _containers(scan: _Pass, own: str | None) -> list[Container]:
                 element=el,
                 _refs=refs,
                 _start=ref_start[i],
-                _end=ref_end[i],
+                _end=ref_start[i] + counts[i],
                 friends=MAX_IDS + 1 if many[i] else len(ids[i] or ()),
                 cards=cards[i],
                 child_text=child_text[i],
