@@ -70,6 +70,9 @@ def test_declared_encoding_round_trips(text: str) -> None:
 
 @examples(1200)
 @given(html_documents(), urls())
+@example(  # found by this test: a <base href> joined to a malformed page URL
+    body=b'<html><head></head><body><base href="0"></base></body></html>', url="http://[@0"
+)
 def test_parse_page_raises_only_decode_error(body: bytes, url: str) -> None:
     try:
         page = parse_page(url, body, {"Content-Type": "text/html"})

@@ -296,7 +296,10 @@ def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = 
     base_url = url
     for href in tree.xpath("//base/@href", smart_strings=False)[:1]:
         if href.strip():
-            base_url = urljoin(url, href.strip())
+            try:
+                base_url = urljoin(url, href.strip())
+            except ValueError:  # a malformed page URL or <base href> ("http://[@0"): ignored
+                base_url = url
     return Page(
         url=url, base_url=base_url, encoding=encoding, text=text, tree=tree, headers=headers
     )
