@@ -166,6 +166,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> CrawlRun:
             tmp,
             env={"no_proxy": "nx-host.invalid", "NO_PROXY": "nx-host.invalid"},
             settings={
+                # nx-host.invalid fails inside Scrapy's resolver: no DNS query leaves the machine
+                "TWISTED_DNS_RESOLVER": "tests.offline_dns.InvalidTldResolver",
                 "DOWNLOAD_TIMEOUT": "2",
                 "RETRY_TIMES": "1",
                 "BLOGFEEDS_RETRY_BACKOFF_BASE": "0.2",
