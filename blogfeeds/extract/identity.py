@@ -47,11 +47,6 @@ class _PathRule:
     project_pages: bool = False
     skip: frozenset[str] = frozenset()
 
-    def matches(self, host: str) -> bool:
-        if self.host_suffix:
-            return host.endswith("." + self.host_suffix)
-        return host in self.hosts
-
     def user_path(self, segments: list[str]) -> str | None:
         """The identity path for ``segments`` (non-empty path parts), or None for the host."""
         if self.prefix:
