@@ -1,9 +1,11 @@
 """``scrapy crawl feeds`` over ``--feeds`` feeds on loopback (mostly 304s), beside ``scrapy bench``.
 
 The web is :class:`bench.web.FeedWeb`: one RSS feed per fictional host
-(``http://feed00042.example/feed.xml``), each with an ``ETag``. A fresh SQLite database holds
-one blog per feed (as ``scrapy crawl blogs`` stores them). Two runs at virtual times
-(``BLOGFEEDS_NOW``), initial revisit interval 200 min as in ``tests/test_crawl_feeds.py``:
+(``http://feed00042.example/feed.xml``), each with an ``ETag``. A fresh SQLite database (with
+``--mysql``: a throwaway database on the MariaDB of ``tests.blogosphere``, dropped afterwards,
+where the worker claims its batches in a thread) holds one blog per feed (as ``scrapy crawl
+blogs`` stores them). Two runs at virtual times (``BLOGFEEDS_NOW``), initial revisit interval
+200 min as in ``tests/test_crawl_feeds.py``:
 
 1. T0: every feed fetched for the first time (200, ETag stored);
 2. T0 + 4 h: every feed due again, fetched with a conditional GET; one feed in
@@ -18,13 +20,14 @@ invocation (median of ``--bench-runs``). No floor: exit status 1 only when a cra
 
 Usage, from the repository root::
 
-    python bench/feeds.py [--feeds 10000] [--changed-every 10] [--concurrency 32]
+    python bench/feeds.py [--feeds 10000] [--changed-every 10] [--concurrency 32] [--mysql]
                           [--bench-runs 3] [--no-scrapy-bench] [--log-dir DIR] [-s NAME=VALUE]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import resource
 import subprocess
@@ -43,13 +46,14 @@ from web import Counters, FeedWeb, feed_url  # noqa: E402
 
 from blogfeeds.items import Blog, FeedInfo  # noqa: E402
 from blogfeeds.storage.feedstore import FeedStore, iso, iso_minutes  # noqa: E402
+from tests.blogosphere import throwaway_database  # noqa: E402
 
 T0 = iso_minutes("2024-03-04T00:00:00Z")
 HOUR = 60.0
 RSS = "application/rss+xml"
 
 
-def seed_database(db: Path, n: int) -> None:
+def seed_database(url: str, n: int) -> None:
     blogs = [
         Blog(
             blog_id=f"feed{i:05d}.example",
@@ -60,14 +64,14 @@ def seed_database(db: Path, n: int) -> None:
         )
         for i in range(n)
     ]
-    with FeedStore.open(f"sqlite:///{db}") as store:
+    with FeedStore.open(url) as store:
         for start in range(0, n, 1000):
             store.write(blogs[start : start + 1000], [])
 
 
 def run(
     web: FeedWeb,
-    db: Path,
+    url: str,
     now: float,
     *,
     concurrency: int,
@@ -77,7 +81,7 @@ def run(
 ) -> dict[str, float]:
     web.counters = Counters()
     env = web.env()
-    env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+    env["BLOGFEEDS_DATABASE_URL"] = url
     env.pop("MYSQL_URL", None)
     env.pop("REDIS_URL", None)
     cmd = [
@@ -155,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--feeds", type=int, default=10_000)
     parser.add_argument("--changed-every", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--mysql", action="store_true", help="MariaDB instead of SQLite")
     parser.add_argument("--no-scrapy-bench", action="store_true")
     parser.add_argument("--bench-runs", type=int, default=3, help="scrapy bench runs (median)")
     parser.add_argument("--log-dir", type=Path, help="keep each run's log in this folder")
@@ -181,8 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_scrapy_bench:
         bench_ppm = scrapy_bench(python, args.bench_runs)["pages_per_min"]
         print(f"scrapy bench (median of {args.bench_runs}): {bench_ppm:.0f} pages/min")
-    with tempfile.TemporaryDirectory(prefix="bench-feeds-") as tmp:
-        db = Path(tmp) / "feeds.sqlite3"
+    with contextlib.ExitStack() as stack:
+        if args.mysql:
+            db = stack.enter_context(throwaway_database("bench_feeds"))
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-feeds-"))
+            db = f"sqlite:///{Path(tmp) / 'feeds.sqlite3'}"
+        print(f"database: {db.split(':', 1)[0]}")
         t0 = time.monotonic()
         seed_database(db, args.feeds)
         print(f"database: {args.feeds} blogs with a feed, written in {time.monotonic() - t0:.0f} s")

@@ -1,15 +1,20 @@
 """Item pipeline of ``scrapy crawl feeds``: store each :class:`~blogfeeds.items.FeedFetch`.
 
 Registered only by the feeds spider (its ``custom_settings``), so the blogs spider's pipelines
-are untouched. Each fetch is ONE transaction (:meth:`FeedStore.save_fetch`): entries, the
-schedule row and its revisit state, a moved URL and its alias, a host pause. A write that fails
-is logged and counted (``blogfeeds/feeds/db_errors``) and nothing else happens: the feed's
-lease expires (:data:`~blogfeeds.storage.feedstore.LEASE_MINUTES`) and a later run fetches it
-again with its old state, so no entry is lost (its id was remembered only in the unsaved state).
+are untouched. A fetch is written whole in one transaction (:meth:`FeedStore.save_fetch`):
+entries, the schedule row and its revisit state, a moved URL and its alias, a host pause. A
+write that fails is logged and counted (``blogfeeds/feeds/db_errors``) and nothing else
+happens: the feed's lease expires (:data:`~blogfeeds.storage.feedstore.LEASE_MINUTES`) and a
+later run fetches it again with its old state, so no entry is lost (its id was remembered only
+in the unsaved state).
 
 Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``; empty = ``NotConfigured``.
-SQLite writes are blocking calls on the reactor thread (a few milliseconds each); MySQL writes
-run in a worker thread, one at a time.
+SQLite writes are calls of about a millisecond on the reactor thread. MySQL writes run in a
+worker thread with group commit: the fetches that arrive while a transaction runs are written
+together by the next one (at most :data:`GROUP_MAX` each; a group that fails is written again
+one fetch at a time, so only the fetch at fault fails). A commit per fetch could not keep up
+with the downloads (about 8 ms each here), and the items waiting for it held their responses:
+a 2,000-feed run peaked at 283 MB.
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from blogfeeds.items import FeedFetch
-from blogfeeds.storage.db import redact
+from blogfeeds.storage.db import check_url, redact
 from blogfeeds.storage.feedstore import FeedStore
 
 logger = logging.getLogger(__name__)
+
+GROUP_MAX = 200
+"""Fetches written by one MySQL transaction at most."""
 
 
 class FeedStorePipeline:
@@ -34,9 +42,10 @@ class FeedStorePipeline:
     def __init__(self, stats: Any, database_url: str) -> None:
         self.stats = stats
         self.database_url = database_url
-        self.threaded = database_url.split(":", 1)[0].lower() in {"mysql", "mysql+pymysql"}
+        self.threaded = check_url(database_url) == "mysql"
         self.store: FeedStore | None = None
-        self._lock: asyncio.Lock | None = None
+        self.waiting: list[tuple[FeedFetch, asyncio.Future[int]]] = []
+        self.writer: asyncio.Future[None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> FeedStorePipeline:
@@ -51,7 +60,9 @@ class FeedStorePipeline:
         self.store = FeedStore.open(self.database_url)
         logger.info("storing feed revisits in %s", redact(self.database_url))
 
-    def close_spider(self) -> None:
+    async def close_spider(self) -> None:
+        if self.writer is not None:
+            await self.writer
         if self.store is not None:
             self.store.close()
             self.store = None
@@ -61,10 +72,7 @@ class FeedStorePipeline:
             return item
         try:
             if self.threaded:
-                if self._lock is None:
-                    self._lock = asyncio.Lock()
-                async with self._lock:
-                    inserted = await asyncio.to_thread(self.store.save_fetch, item)
+                inserted = await self._group_commit(item)
             else:
                 inserted = self.store.save_fetch(item)
         except Exception:
@@ -73,3 +81,43 @@ class FeedStorePipeline:
             return item
         self.stats.inc_value("blogfeeds/feeds/new_entries", inserted)
         return item
+
+    async def _group_commit(self, fetch: FeedFetch) -> int:
+        """Entries inserted for ``fetch``, once the transaction holding it committed."""
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.waiting.append((fetch, done))
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.ensure_future(self._write_waiting())
+        return await done
+
+    async def _write_waiting(self) -> None:
+        """Write the waiting fetches, a group per transaction, until none is left."""
+        store = self.store
+        assert store is not None
+        while self.waiting:
+            group, self.waiting = self.waiting[:GROUP_MAX], self.waiting[GROUP_MAX:]
+            try:
+                counts = await asyncio.to_thread(store.save_fetches, [f for f, _ in group])
+            except Exception as exc:
+                if len(group) == 1:
+                    _settle(group[0][1], error=exc)
+                    continue
+                for fetch, done in group:  # again one by one: only the fetch at fault fails
+                    try:
+                        count = (await asyncio.to_thread(store.save_fetches, [fetch]))[0]
+                    except Exception as one:
+                        _settle(done, error=one)
+                    else:
+                        _settle(done, count)
+                continue
+            for (_, done), count in zip(group, counts, strict=True):
+                _settle(done, count)
+
+
+def _settle(done: asyncio.Future[int], count: int = 0, error: BaseException | None = None) -> None:
+    if done.done():  # its process_item was cancelled (shutdown)
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(count)

@@ -38,7 +38,7 @@ from blogfeeds.redis_compat import (
     worker_id,
 )
 from blogfeeds.seen import SeenSet
-from blogfeeds.storage.db import Store, redact
+from blogfeeds.storage.db import Store, check_url, redact
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +244,7 @@ class StoragePipeline:
         self.max_attempts = max(1, max_attempts)
         self.flush_interval = flush_interval
         self.down_limit = down_limit
-        self.threaded = database_url.split(":", 1)[0].lower() in {"mysql", "mysql+pymysql"}
+        self.threaded = check_url(database_url) == "mysql"
         self.store: Store | None = None
         self.buffer: list[StoredItem] = []
         self.failed: list[tuple[list[StoredItem], int]] = []  # (batch, failed attempts)

@@ -10,6 +10,7 @@ how often each feed was fetched. Times are virtual (``BLOGFEEDS_NOW``).
 
 from __future__ import annotations
 
+import asyncio
 import re
 import signal
 import subprocess
@@ -23,9 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.utils.test import get_crawler
 
+from blogfeeds.feedpipeline import FeedStorePipeline
 from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import LevelPolicy, from_minutes
+from blogfeeds.storage.db import connect
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb, Route
@@ -305,3 +309,86 @@ def test_leases_of_a_killed_worker_expire_and_another_fetches_them(
         assert all(r["last_fetch"] and r["lease_owner"] is None for r in rows)
         assert {r["status"] for r in rows} == {"ok"}
         assert len(store.entries()) == 2 * n
+
+
+def test_a_refill_claim_waits_for_the_database_in_a_thread(url: str, tmp_path: Path) -> None:
+    """While another session holds the ``schedule`` table locked, the worker's refill claim
+    (due when fewer than half a batch of its feeds are left) waits in a thread: the feeds it
+    already holds keep being fetched. A claim on the reactor thread would freeze every download
+    after the 21st answer until the lock is released."""
+    n, batch = 80, 40
+    schedule_feeds(url, n, T0)
+    with LittleWeb({feed_url(i): fast(i, delay=0.2) for i in range(n)}) as web:
+        cmd = worker_command(T0, f"BLOGFEEDS_FEEDS_BATCH={batch}", "CONCURRENT_REQUESTS=2")
+        log = tmp_path / "worker.log"
+        proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
+        locker = connect(url).raw
+        try:
+            wait_for(lambda: sum(feed_hits(web).values()) >= 4, 60, "the first fetches")
+            with locker.cursor() as cursor:
+                cursor.execute("LOCK TABLES schedule WRITE")
+            wait_for(
+                lambda: sum(feed_hits(web).values()) >= batch,
+                20,
+                "the rest of the first batch while the schedule is locked",
+            )
+        finally:
+            with locker.cursor() as cursor:
+                cursor.execute("UNLOCK TABLES")
+            locker.close()
+            if proc.wait(timeout=120) != 0:
+                raise AssertionError(log.read_text(errors="replace")[-3000:])
+        text = log.read_text(errors="replace")
+        assert "Traceback" not in text, text[-3000:]
+        assert feed_hits(web) == Counter(feed_url(i) for i in range(n))  # each once
+
+
+# --- the pipeline's group commit -------------------------------------------------------------
+
+
+def commits() -> int:
+    """The server's count of COMMIT statements (every client's)."""
+    admin = bs.mariadb_admin()
+    assert admin is not None
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute("SHOW GLOBAL STATUS LIKE 'Com_commit'")
+            return int(cursor.fetchone()[1])
+    finally:
+        admin.close()
+
+
+def store_fetches(url: str, fetches: list[FeedFetch]) -> dict[str, Any]:
+    """Every fetch through a FeedStorePipeline at once, as a busy worker hands them over."""
+    crawler = get_crawler(settings_dict={"MYSQL_URL": url})
+    pipe = FeedStorePipeline.from_crawler(crawler)
+
+    async def scenario() -> None:
+        pipe.open_spider()
+        await asyncio.gather(*(pipe.process_item(f) for f in fetches))
+        await pipe.close_spider()
+
+    asyncio.run(scenario())
+    return crawler.stats.get_stats()
+
+
+def test_the_pipeline_writes_fetches_that_arrive_together_in_few_transactions(url: str) -> None:
+    n = 120
+    urls = schedule_feeds(url, n, T0)
+    with FeedStore.open(url) as store:
+        assert len(store.claim_due(T0, n, "w")) == n
+    before = commits()
+    stats = store_fetches(url, [fetch_of(u, T0) for u in urls])
+    assert commits() - before <= 10  # one commit per fetch was 120
+    assert stats.get("blogfeeds/feeds/db_errors", 0) == 0
+    assert count(url, "last_fetch IS NOT NULL AND lease_owner IS NULL") == n
+
+
+def test_a_fetch_that_cannot_be_written_fails_alone(url: str) -> None:
+    urls = schedule_feeds(url, 30, T0)
+    fetches = [fetch_of(u, T0) for u in urls]
+    fetches[7] = replace(fetches[7], level="not a level")  # raises inside the transaction
+    stats = store_fetches(url, fetches)
+    assert stats["blogfeeds/feeds/db_errors"] == 1
+    assert count(url, "last_fetch IS NOT NULL") == 29
+    assert count(url, "last_fetch IS NULL AND feed_url = ?", urls[7]) == 1

@@ -36,8 +36,8 @@ Settings ("Feed revisits" in :mod:`blogfeeds.settings`): ``BLOGFEEDS_REVISIT_POL
 
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
-``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``level_<n>`` (schedule rows per level
-at the end; 0 = never fetched).
+``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (refill claims that
+failed), ``level_<n>`` (schedule rows per level at the end; 0 = never fetched).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.utils.asyncio import CallLaterResult, call_later
+from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from blogfeeds.extract.entries import FeedEntry, read_entries
@@ -85,6 +86,7 @@ from blogfeeds.revisit.core import classify
 from blogfeeds.revisit.estimate import RANK_WEIGHT
 from blogfeeds.revisit.hints import header
 from blogfeeds.seeds import check_url
+from blogfeeds.storage.db import check_url as check_database_url
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, host_of, iso
 
 logger = logging.getLogger(__name__)
@@ -182,6 +184,9 @@ class FeedsSpider(scrapy.Spider):
         self.run_start = 0.0
         self.timer: CallLaterResult | None = None
         self.drained = False  # the last claim got less than a batch: no refill until idle
+        self.claimer: FeedStore | None = None  # MySQL: refill claims, used in a worker thread
+        self.claiming = False  # a refill claim is waiting for the database in that thread
+        self.closed = False
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -219,6 +224,8 @@ class FeedsSpider(scrapy.Spider):
             logger.error("scrapy crawl feeds needs a database: set BLOGFEEDS_DATABASE_URL")
             return
         self.store = FeedStore.open(self.database_url)
+        if check_database_url(self.database_url) == "mysql":
+            self.claimer = FeedStore.open(self.database_url)
         now = self.run_start = self.clock.now()
         logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))
         if isinstance(self.policy, EstimatingPolicy):
@@ -263,10 +270,55 @@ class FeedsSpider(scrapy.Spider):
         """The next batch, claimed as soon as fewer than half a batch of claimed feeds remain,
         so the downloader never drains between batches (``spider_idle``, the other trigger,
         comes only on the engine's 5-second heartbeat: 50 feeds every 5 s). After a claim that
-        got less than a batch, nothing is due: no more claims until the next idle."""
-        if self.drained or len(self.inflight) >= max(1, self.batch // 2):
+        got less than a batch, nothing is due: no more claims until the next idle.
+
+        On MySQL the claim waits for the server in a worker thread (its own connection, one
+        claim at a time) and its requests are scheduled when it returns: the downloads in
+        flight go on meanwhile. On SQLite, a local file, it is a call of about a millisecond
+        on the reactor thread, like the pipeline's writes."""
+        if self.drained or self.claiming or len(self.inflight) >= max(1, self.batch // 2):
             return []
-        return self._claim_more(self.clock.now() if self.loop else self.run_start)
+        now = self.clock.now() if self.loop else self.run_start
+        if self.claimer is None:
+            return self._claim_more(now)
+        if self.feed_arg:
+            return []
+        self.claiming = True
+        claimer = self.claimer
+        d = deferToThread(claimer.claim_due, now, self.batch, self.owner)
+        d.addCallbacks(self._claimed, self._claim_failed)
+        return []
+
+    def _claimed(self, claims: list[ScheduledFeed]) -> None:
+        self.claiming = False
+        if self.closed:  # the spider closed meanwhile: give the leases back
+            self._close_claimer([c.url for c in claims])
+            return
+        self.drained = len(claims) < self.batch
+        for request in self._enqueue(claims):
+            self.crawler.engine.crawl(request)
+
+    def _claim_failed(self, failure: Failure) -> None:
+        """A refill claim that failed after the store's retries: logged and counted; the next
+        ``spider_idle`` claims again."""
+        self.claiming = False
+        self.crawler.stats.inc_value("blogfeeds/feeds/claim_errors")
+        logger.error("Cannot claim feeds: %s", failure.getErrorMessage())
+        if self.closed:
+            self._close_claimer([])
+
+    def _close_claimer(self, leased: list[str]) -> None:
+        """Close the refill connection, first releasing ``leased`` (claimed after the close)."""
+        if self.claimer is None:
+            return
+        try:
+            if leased:
+                self.claimer.release(self.owner, leased)
+        except Exception:  # they expire after LEASE_MINUTES
+            logger.warning("Cannot release %d feeds claimed at close", len(leased), exc_info=True)
+        finally:
+            self.claimer.close()
+            self.claimer = None
 
     def _enqueue(self, claims: Iterable[ScheduledFeed]) -> Iterator[scrapy.Request]:
         """Queue claimed feeds by host; yield the first request of every idle host."""
@@ -479,6 +531,8 @@ class FeedsSpider(scrapy.Spider):
     def on_idle(self) -> None:
         if self.store is None:
             return
+        if self.claiming:  # its requests are on their way
+            raise DontCloseSpider
         self.drained = False
         if not self.loop:
             # Feeds due when this run started that other claims left (more than one batch).
@@ -509,6 +563,9 @@ class FeedsSpider(scrapy.Spider):
         self.timer = call_later(delay + 0.05, self._wake)
 
     def on_closed(self, reason: str) -> None:
+        self.closed = True
+        if not self.claiming:  # else closed when the claim returns
+            self._close_claimer([])
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None

@@ -14,7 +14,8 @@ transactions and migrations) with the feed-side reads and writes:
   goes to exactly one worker, and a worker that dies holding leases gives them back by expiry;
 - a MySQL deadlock or lock wait timeout (errors 1213, 1205: InnoDB rolled the transaction back)
   is retried up to :data:`LOCK_ATTEMPTS` times by every write here;
-- :meth:`FeedStore.save_fetch`: one :class:`~blogfeeds.items.FeedFetch` in one transaction:
+- :meth:`FeedStore.save_fetch`: one :class:`~blogfeeds.items.FeedFetch` in one transaction
+  (:meth:`FeedStore.save_fetches`: several in one):
   new entries (insert-or-ignore on ``(feed_url_hash, guid_hash)``), a permanent redirect (the
   row moves to the new URL, the old URL becomes a ``feed_aliases`` row, entries follow), the
   schedule row, the full :class:`~blogfeeds.revisit.FeedState` as JSON (table ``feed_state``),
@@ -396,52 +397,59 @@ class FeedStore(Store):
     def save_fetch(self, fetch: FeedFetch) -> int:
         """Write one fetch in ONE transaction (see the module docstring); returns the number of
         entries actually inserted (guids already stored for the feed are ignored)."""
-        return self._retrying(lambda: self._save_fetch(fetch))
+        return self.save_fetches([fetch])[0]
 
-    def _save_fetch(self, fetch: FeedFetch) -> int:
+    def save_fetches(self, fetches: Sequence[FeedFetch]) -> list[int]:
+        """Write several fetches (of distinct feeds) in ONE transaction, in order: all or none
+        (a group commit: one commit, and one fsync, for many fetches); returns the entries
+        inserted per fetch."""
+        return self._retrying(lambda: self._save_fetches(fetches))
+
+    def _save_fetches(self, fetches: Sequence[FeedFetch]) -> list[int]:
+        with self._transaction() as cursor:
+            return [self._write_fetch(cursor, fetch) for fetch in fetches]
+
+    def _write_fetch(self, cursor: Any, fetch: FeedFetch) -> int:
         state = FeedState(**_state_kwargs(fetch.state))
         old_hash = url_hash(fetch.feed_url)
         url = fetch.moved_to or fetch.feed_url
         digest = url_hash(url)
         p = self.dialect.param
-        with self._transaction() as cursor:
-            if fetch.moved_to and digest != old_hash:
-                self._move(cursor, fetch.feed_url, fetch.moved_to, fetch.blog_id, fetch.fetched_at)
-            inserted = self._insert_entries(cursor, digest, fetch.entries, fetch.fetched_at)
-            sets = {
-                "interval_minutes": float(state.interval),
-                "level": int(fetch.level),
-                "next_due": iso(state.next_due if state.next_due is not None else 0.0),
-                "etag": state.etag,
-                "last_modified": (state.last_modified or None) and state.last_modified[:_SHORT_MAX],
-                "consecutive_failures": int(state.consecutive_failures),
-                "status": fetch.status,
-                "last_fetch": fetch.fetched_at,
-                "lease_owner": None,
-                "lease_until": None,
-            }
-            if fetch.changed:
-                sets["last_change"] = fetch.fetched_at
-            assignments = ", ".join(f"{name} = {p}" for name in sets)
+        if fetch.moved_to and digest != old_hash:
+            self._move(cursor, fetch.feed_url, fetch.moved_to, fetch.blog_id, fetch.fetched_at)
+        inserted = self._insert_entries(cursor, digest, fetch.entries, fetch.fetched_at)
+        sets = {
+            "interval_minutes": float(state.interval),
+            "level": int(fetch.level),
+            "next_due": iso(state.next_due if state.next_due is not None else 0.0),
+            "etag": state.etag,
+            "last_modified": (state.last_modified or None) and state.last_modified[:_SHORT_MAX],
+            "consecutive_failures": int(state.consecutive_failures),
+            "status": fetch.status,
+            "last_fetch": fetch.fetched_at,
+            "lease_owner": None,
+            "lease_until": None,
+        }
+        if fetch.changed:
+            sets["last_change"] = fetch.fetched_at
+        assignments = ", ".join(f"{name} = {p}" for name in sets)
+        cursor.execute(
+            f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
+            (*sets.values(), digest),
+        )
+        if cursor.rowcount == 0:  # the row vanished (deleted by hand): recreate it
+            sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
+            cursor.execute(sql, (digest, url, fetch.blog_id, 0.0, state.rank, 0, utc_now(), "new"))
             cursor.execute(
                 f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
                 (*sets.values(), digest),
             )
-            if cursor.rowcount == 0:  # the row vanished (deleted by hand): recreate it
-                sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
-                cursor.execute(
-                    sql, (digest, url, fetch.blog_id, 0.0, state.rank, 0, utc_now(), "new")
-                )
-                cursor.execute(
-                    f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
-                    (*sets.values(), digest),
-                )
-            sql = self.dialect.upsert(
-                "feed_state", ("feed_url_hash", "state"), ("feed_url_hash",), ("state",)
-            )
-            cursor.execute(sql, (digest, state_to_json(state)))
-            if fetch.host_pause_until:
-                self._defer_host(cursor, host_of(url), fetch.host_pause_until, digest)
+        sql = self.dialect.upsert(
+            "feed_state", ("feed_url_hash", "state"), ("feed_url_hash",), ("state",)
+        )
+        cursor.execute(sql, (digest, state_to_json(state)))
+        if fetch.host_pause_until:
+            self._defer_host(cursor, host_of(url), fetch.host_pause_until, digest)
         return inserted
 
     def _insert_entries(
