@@ -18,7 +18,6 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
-from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from blogfeeds.extract.identity import blog_id, normalize_host
@@ -60,8 +59,10 @@ def is_ip_host(host: str) -> bool:
     return True
 
 
-class Cleaned(NamedTuple):
-    """A cleaned URL (:meth:`Filters.clean_href`) and its parts."""
+@dataclass(frozen=True)
+class Cleaned:
+    """A cleaned absolute URL (:meth:`Filters.clean_href`) split once, for its callers and for
+    every host list."""
 
     url: str
     web: bool
@@ -71,26 +72,29 @@ class Cleaned(NamedTuple):
     path: str
     query: str
 
-
-@dataclass(frozen=True)
-class _Where:
-    """A URL split once for the host lists: host without ``www.``, its parent domains, the
-    lower-cased path without a trailing slash, and the query."""
-
-    bare: str
-    suffixes: tuple[str, ...]
-    path: str
-    query: str
-    raw_path: str
-
     @staticmethod
-    def of(url: str) -> _Where:
+    def of(url: str) -> Cleaned:
+        """``url`` (already clean) split; raises ``ValueError`` where ``urlsplit`` and
+        :func:`~blogfeeds.extract.identity.normalize_host` do."""
         parts = urlsplit(url)
         host = normalize_host(parts.hostname or "")
-        bare = host[4:] if host.startswith("www.") else host
-        labels = bare.split(".")
-        suffixes = tuple(".".join(labels[i:]) for i in range(len(labels) - 1))
-        return _Where(bare, suffixes, parts.path.rstrip("/").lower(), parts.query, parts.path)
+        return Cleaned(url, parts.scheme in ("http", "https"), host, parts.path, parts.query)
+
+    @functools.cached_property
+    def bare(self) -> str:
+        """The host without ``www.``."""
+        return self.host[4:] if self.host.startswith("www.") else self.host
+
+    @functools.cached_property
+    def suffixes(self) -> tuple[str, ...]:
+        """:attr:`bare` and its parent domains (``a.b.c``, ``b.c``), for the host lists."""
+        labels = self.bare.split(".")
+        return tuple(".".join(labels[i:]) for i in range(len(labels) - 1))
+
+    @functools.cached_property
+    def list_path(self) -> str:
+        """The path as the host lists compare it: lower-cased, no trailing slash."""
+        return self.path.rstrip("/").lower()
 
 
 class HostList:
@@ -118,15 +122,17 @@ class HostList:
                 self.hosts.add(host)
 
     def __contains__(self, url: object) -> bool:
+        if isinstance(url, Cleaned):
+            return self.entry_of(url) is not None
         return isinstance(url, str) and self.entry(url) is not None
 
     def entry(self, url: str) -> str | None:
         """The entry ``url`` (absolute) matches: a host, ``host/path``, or None."""
-        return self.entry_of(_Where.of(url))
+        return self.entry_of(Cleaned.of(url))
 
-    def entry_of(self, where: _Where) -> str | None:
+    def entry_of(self, where: Cleaned) -> str | None:
         """:meth:`entry` of a URL already split (one split serves every list)."""
-        bare, path = where.bare, where.path
+        bare, path = where.bare, where.list_path
         if bare in self.exact:
             return bare
         for suffix in where.suffixes:
@@ -215,15 +221,7 @@ class Filters:
                     path = _INDEX.sub("/", path)
                     url = f"{m.group(1).lower()}://{host}{m.group(3) or ''}{path}"
                     return Cleaned(url, True, normalize_host(host), path, "")
-        url = self.clean_url(urljoin(base, href))
-        parts = urlsplit(url)
-        return Cleaned(
-            url,
-            parts.scheme in ("http", "https"),
-            normalize_host(parts.hostname or ""),
-            parts.path,
-            parts.query,
-        )
+        return Cleaned.of(self.clean_url(urljoin(base, href)))
 
     def clean_url(self, url: str) -> str:
         """Unwrap, lower-case scheme and host, drop fragment, ``index.html`` and tracking keys."""
@@ -241,7 +239,7 @@ class Filters:
                 query = urlencode(kept)
         return urlunsplit((parts.scheme.lower(), netloc, path, query, ""))
 
-    def verdict(self, url: str, name: str = "", rels: Iterable[str] = ()) -> str | None:
+    def verdict(self, url: str | Cleaned, name: str = "", rels: Iterable[str] = ()) -> str | None:
         """Why ``url`` (cleaned, absolute) named ``name`` is not a friend, or None.
 
         Reasons: ``circle``, ``badge``, ``placeholder``, ``platform``, ``sponsored``,
@@ -263,10 +261,10 @@ class Filters:
             return "commercial"
         return None
 
-    def url_verdict(self, url: str, rels: tuple[str, ...] = ()) -> str | None:
-        """The URL-and-rel part of :meth:`verdict`."""
+    def url_verdict(self, url: str | Cleaned, rels: tuple[str, ...] = ()) -> str | None:
+        """The URL-and-rel part of :meth:`verdict` (``url`` may come split already)."""
         try:
-            where = _Where.of(url)
+            where = url if isinstance(url, Cleaned) else Cleaned.of(url)
         except ValueError:
             return None
         if self.circles.entry_of(where) is not None:
@@ -276,7 +274,7 @@ class Filters:
         if self.placeholder_hosts.entry_of(where) is not None:
             return "placeholder"
         platform = self.platforms.entry_of(where)
-        if platform is not None and not _hosted_blog(url, platform):
+        if platform is not None and not _hosted_blog(where.url, platform):
             return "platform"
         if rels and self.referral_rels & {r.lower() for r in rels}:
             return "sponsored"
@@ -284,7 +282,7 @@ class Filters:
             k.lower() in self.referral_keys for k, _ in parse_qsl(where.query, True)
         ):
             return "referral"
-        if self.shorteners.entry_of(where) is not None or _looks_short(where.raw_path):
+        if self.shorteners.entry_of(where) is not None or _looks_short(where.path):
             return "shortener"
         return None
 

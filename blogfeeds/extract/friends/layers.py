@@ -54,6 +54,7 @@ from blogfeeds.extract.friends.core import (
     built_rules,
 )
 from blogfeeds.extract.friends.filters import (
+    Cleaned,
     Filters,
     filters,
     friend_key,
@@ -232,13 +233,17 @@ class DistinctFriends:
 class _Link:
     el: lxml.html.HtmlElement
     node: int
-    url: str
+    parts: Cleaned
     identity: str
     rels: tuple[str, ...]
     blank: bool
     counted: bool
     owner_zone: bool
     verdict: str | None = None
+
+    @property
+    def url(self) -> str:
+        return self.parts.url
 
 
 @dataclass
@@ -579,7 +584,7 @@ class _Resolver:
 
     def __init__(self, page: Page, flt: Filters) -> None:
         self.page, self.flt = page, flt
-        self.cache: dict[str, tuple[str, str, bool] | None] = {}
+        self.cache: dict[str, tuple[Cleaned, str, bool] | None] = {}
         try:
             self.own: str | None = blog_id(page.url)
             host = normalize_host(urlsplit(page.url).hostname or "")
@@ -599,12 +604,12 @@ class _Resolver:
             hit = self.cache[href] = self._resolve(href)
         if hit is None:
             return None
-        url, identity, counted = hit
+        parts, identity, counted = hit
         rels = tuple((el.get("rel") or "").lower().split())
         blank = (el.get("target") or "").strip().lower() == "_blank"
-        return _Link(el, node, url, identity, rels, blank, counted, owner_zone)
+        return _Link(el, node, parts, identity, rels, blank, counted, owner_zone)
 
-    def _resolve(self, href: str) -> tuple[str, str, bool] | None:
+    def _resolve(self, href: str) -> tuple[Cleaned, str, bool] | None:
         try:
             clean = self.flt.clean_href(href, self.page.base_url)
             own_host = self.own_host and clean.web and clean.host == self.own_host
@@ -612,7 +617,7 @@ class _Resolver:
         except ValueError:
             return None
         depth = sum(1 for s in clean.path.split("/") if s) - identity.count("/")
-        return clean.url, identity, not clean.query and depth <= 1
+        return clean, identity, not clean.query and depth <= 1
 
 
 def _is_data_source(url: str, context: str = "") -> bool:
@@ -648,7 +653,7 @@ def _owner(page: Page, scan: _Pass, flt: Filters) -> _Owner:
         if "me" in link.rels:
             owner.add(link.url)
         elif link.owner_zone and link.identity != own:
-            if link.url in flt.platforms or link.url in flt.badges:
+            if link.parts in flt.platforms or link.parts in flt.badges:
                 # the owner's profile (github.com/<name>): <name> is an owner name
                 seg = [s for s in urlsplit(link.url).path.split("/") if s]
                 if seg and len(seg[0].lstrip("@")) >= 4:
@@ -927,7 +932,7 @@ def extract_layered(
     owner = _owner(page, scan, flt)
     own = owner.identity
     for link in scan.links:
-        link.verdict = _owner_reason(link, owner) or flt.url_verdict(link.url, link.rels)
+        link.verdict = _owner_reason(link, owner) or flt.url_verdict(link.parts, link.rels)
     built: list[Callable[..., Adjustment | None]] = built_rules(rules, DEFAULT_FRIEND_RULES)
     by_el = {link.el: link for link in scan.links}
     friend_page = _is_friend_page(page, scan)
@@ -997,12 +1002,13 @@ def extract_layered(
         for items in _script_lists(scan.scripts, page.base_url):
             for url, name, avatar in items:
                 try:
-                    clean = flt.clean_url(page.absolute(url))
-                    identity = blog_id(clean)
+                    parts = Cleaned.of(flt.clean_url(page.absolute(url)))
+                    identity = blog_id(parts.url)
                 except ValueError:
                     continue
-                pseudo = _Link(page.tree, len(scan.nodes), clean, identity, (), False, True, False)
-                pseudo.verdict = _owner_reason(pseudo, owner) or flt.verdict(clean, name)
+                clean = parts.url
+                pseudo = _Link(page.tree, len(scan.nodes), parts, identity, (), False, True, False)
+                pseudo.verdict = _owner_reason(pseudo, owner) or flt.verdict(parts, name)
                 cands.append(
                     _Candidate(
                         clean, name, "script", 1000.0, len(scan.nodes), avatar=avatar, link=pseudo
