@@ -11,7 +11,9 @@ resists the noise of a shared VM):
 * (b) one :func:`~blogfeeds.extract.page.parse_page` shared by blog identity, title,
   page-only feed autodiscovery (``discover_feeds``: nothing is fetched here), friend links
   (``extract_friends``) and friend-link pages (``find_friend_pages``);
-* (c) (b) plus the abstract (trafilatura, :func:`blogfeeds.extract.metadata.abstract`).
+* (c) (b) plus the abstract (trafilatura, :func:`blogfeeds.extract.metadata.abstract`);
+* the friend extractor's measuring pass alone (its walk over every element), to print what
+  (b)/(a) would be if that pass cost nothing: the bound of rewriting it in C.
 
 Printed: median and p95 per page of each, the ratios (b)/(a) at the median and at the p95
 (floor: ≤ 2), pages/s per core of (c) (floor: ≥ 50), each extractor's share of (b), the
@@ -56,6 +58,8 @@ import lxml.html  # noqa: E402
 
 from blogfeeds.extract.feeds import discover_feeds  # noqa: E402
 from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402
+from blogfeeds.extract.friends.filters import filters  # noqa: E402
+from blogfeeds.extract.friends.layers import _measure  # noqa: E402
 from blogfeeds.extract.identity import blog_id  # noqa: E402
 from blogfeeds.extract.metadata import abstract, main_text, title  # noqa: E402
 from blogfeeds.extract.page import _PARSER, DecodeError, Page, decode_html, parse_page  # noqa: E402
@@ -128,6 +132,8 @@ class Sample:
     full_parse: float = float("inf")
     parts: dict[str, float] = field(default_factory=dict)
     abstract: float = float("inf")
+    measuring: float = float("inf")
+    """The friend extractor's measuring pass alone (a part of ``parts["friends"]``)."""
 
     @property
     def b(self) -> float:
@@ -238,6 +244,9 @@ def measure(url: str, body: bytes, repeat: int, name: str) -> Sample | None:
             s.parts[key] = min(s.parts.get(key, float("inf")), spent)
         spent, _ = timed(lambda: abstract(page))  # noqa: B023
         s.abstract = min(s.abstract, spent)
+        cold()
+        spent, _ = timed(lambda: _measure(page, filters()))  # noqa: B023
+        s.measuring = min(s.measuring, spent)
     return s
 
 
@@ -398,6 +407,12 @@ def main(argv: list[str] | None = None) -> int:
         f"(b)/(a): median {med_ratio:.2f}, p95 {p95_ratio:.2f} (floor <= {RATIO_FLOOR:g}); "
         f"extractors alone / (a): median {quantile(extract_only, 0.5) / quantile(a, 0.5):.2f}, "
         f"p95 {quantile(extract_only, 0.95) / quantile(a, 0.95):.2f}"
+    )
+    free = [s.b - min(s.measuring, s.parts["friends"]) for s in samples]
+    print(
+        "(b)/(a) if the friend extractor's measuring pass cost nothing (the best a C pass could "
+        f"do): median {quantile(free, 0.5) / quantile(a, 0.5):.2f}, "
+        f"p95 {quantile(free, 0.95) / quantile(a, 0.95):.2f}"
     )
     print(f"(c) pages/s per core: {rate_c:.1f} (floor >= {PAGES_PER_SECOND_FLOOR:g})")
     print(f"peak RSS: {rss_peak:.0f} MB ({rss_loaded:.0f} MB with the corpus loaded)")
