@@ -276,16 +276,15 @@ class FeedsSpider(scrapy.Spider):
         claim at a time) and its requests are scheduled when it returns: the downloads in
         flight go on meanwhile. On SQLite, a local file, it is a call of about a millisecond
         on the reactor thread, like the pipeline's writes."""
-        if self.drained or self.claiming or len(self.inflight) >= max(1, self.batch // 2):
+        if self.feed_arg or self.drained or self.claiming:
+            return []
+        if len(self.inflight) >= max(1, self.batch // 2):
             return []
         now = self.clock.now() if self.loop else self.run_start
         if self.claimer is None:
             return self._claim_more(now)
-        if self.feed_arg:
-            return []
         self.claiming = True
-        claimer = self.claimer
-        d = deferToThread(claimer.claim_due, now, self.batch, self.owner)
+        d = deferToThread(self.claimer.claim_due, now, self.batch, self.owner)
         d.addCallbacks(self._claimed, self._claim_failed)
         return []
 
