@@ -392,3 +392,39 @@ def test_a_fetch_that_cannot_be_written_fails_alone(url: str) -> None:
     assert stats["blogfeeds/feeds/db_errors"] == 1
     assert count(url, "last_fetch IS NOT NULL") == 29
     assert count(url, "last_fetch IS NULL AND feed_url = ?", urls[7]) == 1
+
+
+def test_a_worker_whose_connections_are_killed_reconnects_and_loses_nothing(
+    url: str, tmp_path: Path
+) -> None:
+    """Every connection of the worker killed by the server mid-run (a failover, ``KILL``): the
+    reactor's, the refill claims' and the pipeline's reconnect on their next transaction; a
+    group of fetches whose transaction died is written again, so every feed is stored once."""
+    n = 150
+    schedule_feeds(url, n, T0)
+    name = url.rsplit("/", 1)[1]
+    with LittleWeb({feed_url(i): fast(i, delay=0.05) for i in range(n)}) as web:
+        cmd = worker_command(T0, "BLOGFEEDS_FEEDS_BATCH=20", "CONCURRENT_REQUESTS=4")
+        log = tmp_path / "worker.log"
+        proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
+        wait_for(lambda: sum(feed_hits(web).values()) >= 40, 60, "the first fetches")
+        admin = bs.mariadb_admin()
+        assert admin is not None
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(
+                    "SELECT id FROM information_schema.processlist WHERE db = %s", (name,)
+                )
+                ids = [row[0] for row in cursor.fetchall()]
+                for connection in ids:
+                    cursor.execute(f"KILL CONNECTION {int(connection)}")
+        finally:
+            admin.close()
+        assert len(ids) >= 3  # the reactor's store, the claimer and the pipeline's
+        assert proc.wait(timeout=120) == 0, log.read_text(errors="replace")[-3000:]
+    text = log.read_text(errors="replace")
+    assert "reconnecting" in text  # the kill landed mid-run
+    stats = stats_of(text)
+    assert stats.get("blogfeeds/feeds/db_errors", 0) == 0, text[-3000:]
+    assert feed_hits(web) == Counter(feed_url(i) for i in range(n))
+    assert count(url, "last_fetch IS NOT NULL AND lease_owner IS NULL") == n
