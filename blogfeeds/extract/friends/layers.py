@@ -648,19 +648,19 @@ def _owner(page: Page, scan: _Pass, flt: Filters) -> _Owner:
             owner.add(url)
     page_host = host_of(page.url).removeprefix("www.")
     for link in scan.links:
-        if link.identity == own and host_of(link.url).removeprefix("www.") != page_host:
+        if link.identity == own and link.parts.host.removeprefix("www.") != page_host:
             owner.roots.setdefault(link.url, _root(link.url))  # another host of the blog
         if "me" in link.rels:
             owner.add(link.url)
         elif link.owner_zone and link.identity != own:
             if link.parts in flt.platforms or link.parts in flt.badges:
                 # the owner's profile (github.com/<name>): <name> is an owner name
-                seg = [s for s in urlsplit(link.url).path.split("/") if s]
+                seg = [s for s in link.parts.path.split("/") if s]
                 if seg and len(seg[0].lstrip("@")) >= 4:
                     owner.names.add(seg[0].lstrip("@").lower())
             else:  # author card, social corner, site switcher: the owner's other sites
                 owner.add(link.url)
-        elif is_ip_host(host_of(link.url)):  # an IP:port mirror of the blog
+        elif is_ip_host(link.parts.host):  # an IP:port mirror of the blog
             owner.roots.setdefault(link.url, _root(link.url))
     for heading in scan.about:  # the block right after "本站信息" / "About this site"
         node = heading.getnext()
@@ -685,7 +685,7 @@ def _owner_reason(link: _Link, owner: _Owner) -> str | None:
         return "owner-zone"
     if _label(link.identity) in owner.names:
         return "owner-name"
-    if is_ip_host(host_of(link.url)):
+    if is_ip_host(link.parts.host):
         return "ip-address"
     return None
 
@@ -1049,7 +1049,7 @@ def extract_layered(
                     continue
                 reason = link.verdict
                 if reason is None and not link.counted:
-                    path = urlsplit(link.url).path
+                    path = link.parts.path
                     reason = "post" if _DATED_POST.search(path) else "deep-link-or-query"
                 if reason is not None:
                     claimed.add(link.el)
