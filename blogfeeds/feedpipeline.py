@@ -61,11 +61,13 @@ class FeedStorePipeline:
         logger.info("storing feed revisits in %s", redact(self.database_url))
 
     async def close_spider(self) -> None:
-        if self.writer is not None:
-            await self.writer
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        try:
+            if self.writer is not None:
+                await self.writer
+        finally:
+            if self.store is not None:
+                self.store.close()
+                self.store = None
 
     async def process_item(self, item: Any) -> Any:
         if not isinstance(item, FeedFetch) or self.store is None:
@@ -91,27 +93,43 @@ class FeedStorePipeline:
         return await done
 
     async def _write_waiting(self) -> None:
-        """Write the waiting fetches, a group per transaction, until none is left."""
+        """Write the waiting fetches, a group per transaction, until none is left. Whatever
+        ends it early (cancelled at shutdown, a bug) fails every fetch still waiting, so no
+        ``process_item`` waits forever."""
         store = self.store
         assert store is not None
-        while self.waiting:
-            group, self.waiting = self.waiting[:GROUP_MAX], self.waiting[GROUP_MAX:]
-            try:
-                counts = await asyncio.to_thread(store.save_fetches, [f for f, _ in group])
-            except Exception as exc:
-                if len(group) == 1:
-                    _settle(group[0][1], error=exc)
-                    continue
-                for fetch, done in group:  # again one by one: only the fetch at fault fails
-                    try:
-                        count = (await asyncio.to_thread(store.save_fetches, [fetch]))[0]
-                    except Exception as one:
-                        _settle(done, error=one)
-                    else:
-                        _settle(done, count)
-                continue
-            for (_, done), count in zip(group, counts, strict=True):
-                _settle(done, count)
+        group: list[tuple[FeedFetch, asyncio.Future[int]]] = []
+        try:
+            while self.waiting:
+                group, self.waiting = self.waiting[:GROUP_MAX], self.waiting[GROUP_MAX:]
+                await self._write_group(store, group)
+        except BaseException as exc:
+            for _, done in [*group, *self.waiting]:
+                _settle(done, error=exc)
+            self.waiting = []
+            raise
+
+    @staticmethod
+    async def _write_group(
+        store: FeedStore, group: list[tuple[FeedFetch, asyncio.Future[int]]]
+    ) -> None:
+        """One transaction for ``group``; if it fails, one per fetch."""
+        try:
+            counts = await asyncio.to_thread(store.save_fetches, [f for f, _ in group])
+        except Exception as exc:
+            if len(group) == 1:
+                _settle(group[0][1], error=exc)
+                return
+            for fetch, done in group:  # again one by one: only the fetch at fault fails
+                try:
+                    count = (await asyncio.to_thread(store.save_fetches, [fetch]))[0]
+                except Exception as one:
+                    _settle(done, error=one)
+                else:
+                    _settle(done, count)
+            return
+        for (_, done), count in zip(group, counts, strict=True):
+            _settle(done, count)
 
 
 def _settle(done: asyncio.Future[int], count: int = 0, error: BaseException | None = None) -> None:

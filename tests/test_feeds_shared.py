@@ -428,3 +428,35 @@ def test_a_worker_whose_connections_are_killed_reconnects_and_loses_nothing(
     assert stats.get("blogfeeds/feeds/db_errors", 0) == 0, text[-3000:]
     assert feed_hits(web) == Counter(feed_url(i) for i in range(n))
     assert count(url, "last_fetch IS NOT NULL AND lease_owner IS NULL") == n
+
+
+def test_a_worker_stopped_while_a_claim_waits_releases_that_claim_too(
+    url: str, tmp_path: Path
+) -> None:
+    """SIGINT while a refill claim waits for a locked ``schedule``: once the lock goes, the
+    worker stores every fetch it made, releases every lease it holds (the waiting claim's
+    too, whether it commits before the spider closes or after) and exits cleanly."""
+    n, batch = 80, 40
+    schedule_feeds(url, n, T0)
+    with LittleWeb({feed_url(i): fast(i, delay=0.1) for i in range(n)}) as web:
+        cmd = worker_command(T0, f"BLOGFEEDS_FEEDS_BATCH={batch}", "CONCURRENT_REQUESTS=2")
+        log = tmp_path / "worker.log"
+        proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
+        locker = connect(url).raw
+        try:
+            wait_for(lambda: sum(feed_hits(web).values()) >= 4, 60, "the first fetches")
+            with locker.cursor() as cursor:
+                cursor.execute("LOCK TABLES schedule WRITE")
+            wait_for(lambda: sum(feed_hits(web).values()) >= batch, 20, "the first batch")
+            proc.send_signal(signal.SIGINT)
+            time.sleep(1.0)
+        finally:
+            with locker.cursor() as cursor:
+                cursor.execute("UNLOCK TABLES")
+            locker.close()
+        assert proc.wait(timeout=60) == 0, log.read_text(errors="replace")[-3000:]
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text, text[-3000:]
+    assert sum(feed_hits(web).values()) == batch  # the second batch was claimed, not fetched
+    assert count(url, "lease_owner IS NOT NULL") == 0
+    assert count(url, "last_fetch IS NOT NULL") == batch

@@ -59,6 +59,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.utils.asyncio import CallLaterResult, call_later
+from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
@@ -185,8 +186,8 @@ class FeedsSpider(scrapy.Spider):
         self.timer: CallLaterResult | None = None
         self.drained = False  # the last claim got less than a batch: no refill until idle
         self.claimer: FeedStore | None = None  # MySQL: refill claims, used in a worker thread
-        self.claiming = False  # a refill claim is waiting for the database in that thread
-        self.closed = False
+        self.claim: Deferred[None] | None = None  # the refill claim waiting in that thread
+        self.closing = False
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -224,7 +225,7 @@ class FeedsSpider(scrapy.Spider):
             logger.error("scrapy crawl feeds needs a database: set BLOGFEEDS_DATABASE_URL")
             return
         self.store = FeedStore.open(self.database_url)
-        if check_database_url(self.database_url) == "mysql":
+        if check_database_url(self.database_url) == "mysql" and not self.feed_arg:
             self.claimer = FeedStore.open(self.database_url)
         now = self.run_start = self.clock.now()
         logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))
@@ -276,48 +277,32 @@ class FeedsSpider(scrapy.Spider):
         claim at a time) and its requests are scheduled when it returns: the downloads in
         flight go on meanwhile. On SQLite, a local file, it is a call of about a millisecond
         on the reactor thread, like the pipeline's writes."""
-        if self.feed_arg or self.drained or self.claiming:
+        if self.feed_arg or self.drained or self.claim is not None:
             return []
         if len(self.inflight) >= max(1, self.batch // 2):
             return []
         now = self.clock.now() if self.loop else self.run_start
         if self.claimer is None:
             return self._claim_more(now)
-        self.claiming = True
-        d = deferToThread(self.claimer.claim_due, now, self.batch, self.owner)
-        d.addCallbacks(self._claimed, self._claim_failed)
+        claim = deferToThread(self.claimer.claim_due, now, self.batch, self.owner)
+        self.claim = claim.addCallback(self._claimed)
+        self.claim.addErrback(self._claim_failed)
         return []
 
     def _claimed(self, claims: list[ScheduledFeed]) -> None:
-        self.claiming = False
-        if self.closed:  # the spider closed meanwhile: give the leases back
-            self._close_claimer([c.url for c in claims])
+        self.claim = None
+        if self.closing:  # on_closed releases every lease once this claim is done
             return
         self.drained = len(claims) < self.batch
         for request in self._enqueue(claims):
             self.crawler.engine.crawl(request)
 
     def _claim_failed(self, failure: Failure) -> None:
-        """A refill claim that failed after the store's retries: logged and counted; the next
-        ``spider_idle`` claims again."""
-        self.claiming = False
+        """A refill claim (or the scheduling of its requests) that failed: logged and counted;
+        the next answer or ``spider_idle`` claims again."""
+        self.claim = None
         self.crawler.stats.inc_value("blogfeeds/feeds/claim_errors")
         logger.error("Cannot claim feeds: %s", failure.getErrorMessage())
-        if self.closed:
-            self._close_claimer([])
-
-    def _close_claimer(self, leased: list[str]) -> None:
-        """Close the refill connection, first releasing ``leased`` (claimed after the close)."""
-        if self.claimer is None:
-            return
-        try:
-            if leased:
-                self.claimer.release(self.owner, leased)
-        except Exception:  # they expire after LEASE_MINUTES
-            logger.warning("Cannot release %d feeds claimed at close", len(leased), exc_info=True)
-        finally:
-            self.claimer.close()
-            self.claimer = None
 
     def _enqueue(self, claims: Iterable[ScheduledFeed]) -> Iterator[scrapy.Request]:
         """Queue claimed feeds by host; yield the first request of every idle host."""
@@ -530,7 +515,7 @@ class FeedsSpider(scrapy.Spider):
     def on_idle(self) -> None:
         if self.store is None:
             return
-        if self.claiming:  # its requests are on their way
+        if self.claim is not None:  # its requests are on their way
             raise DontCloseSpider
         self.drained = False
         if not self.loop:
@@ -561,10 +546,20 @@ class FeedsSpider(scrapy.Spider):
         delay = self.max_sleep if due is None else min(max((due - now) * 60.0, 0.0), self.max_sleep)
         self.timer = call_later(delay + 0.05, self._wake)
 
-    def on_closed(self, reason: str) -> None:
-        self.closed = True
-        if not self.claiming:  # else closed when the claim returns
-            self._close_claimer([])
+    def on_closed(self, reason: str) -> Deferred[None] | None:
+        """Release every lease this worker holds and close the stores; with a refill claim in
+        flight (a close by signal or by a CLOSESPIDER limit), once it has committed, so that
+        its leases are released too (Scrapy waits for the returned Deferred)."""
+        self.closing = True
+        if self.claim is not None:
+            return self.claim.addBoth(lambda _: self._close_stores())
+        self._close_stores()
+        return None
+
+    def _close_stores(self) -> None:
+        if self.claimer is not None:
+            self.claimer.close()
+            self.claimer = None
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
