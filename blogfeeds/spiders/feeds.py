@@ -163,6 +163,11 @@ class FeedsSpider(scrapy.Spider):
         "RETRY_HTTP_CODES": [500, 502, 504, 522, 524, 408],
         "METAREFRESH_ENABLED": False,
         "DEPTH_LIMIT": 0,
+        # Feeds answer faster than a database server stores them: fetches waiting for their
+        # write hold their responses, so download no further ahead than 500 KB of them
+        # (Scrapy's 5 MB is thousands of small feeds: 10,000-feed MySQL run, peak RSS 307 MB,
+        # now 173 MB, and faster).
+        "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 500_000,
     }
 
     def __init__(self, feed: str | None = None, loop: str | None = None, **kwargs: Any) -> None:
