@@ -433,30 +433,46 @@ def test_a_worker_whose_connections_are_killed_reconnects_and_loses_nothing(
 def test_a_worker_stopped_while_a_claim_waits_releases_that_claim_too(
     url: str, tmp_path: Path
 ) -> None:
-    """SIGINT while a refill claim waits for a locked ``schedule``: once the lock goes, the
-    worker stores every fetch it made, releases every lease it holds (the waiting claim's
-    too, whether it commits before the spider closes or after) and exits cleanly."""
+    """SIGINT while a refill claim waits for the database: the worker waits for that claim
+    (its ``spider_closed`` handler is a coroutine, not a deprecated Deferred) and then
+    releases every lease it holds, the claim's included.
+
+    ``feed_state`` locked by another session stops the claim after it leased its rows (its
+    last statement reads that table), and nothing else of the worker waits for it: the
+    pipeline, which writes ``feed_state``, is switched off, so every row the worker fetched
+    stays leased to it until its final release."""
     n, batch = 80, 40
     schedule_feeds(url, n, T0)
-    with LittleWeb({feed_url(i): fast(i, delay=0.1) for i in range(n)}) as web:
-        cmd = worker_command(T0, f"BLOGFEEDS_FEEDS_BATCH={batch}", "CONCURRENT_REQUESTS=2")
+    with LittleWeb({feed_url(i): fast(i, delay=0.05) for i in range(n)}) as web:
+        cmd = worker_command(
+            T0, f"BLOGFEEDS_FEEDS_BATCH={batch}", "CONCURRENT_REQUESTS=2", "ITEM_PIPELINES={}"
+        )
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
         locker = connect(url).raw
         try:
             wait_for(lambda: sum(feed_hits(web).values()) >= 4, 60, "the first fetches")
             with locker.cursor() as cursor:
-                cursor.execute("LOCK TABLES schedule WRITE")
+                cursor.execute("LOCK TABLES feed_state WRITE")
             wait_for(lambda: sum(feed_hits(web).values()) >= batch, 20, "the first batch")
+            wait_for(lambda: count_leased(url) == n, 20, "the second batch's claim")
             proc.send_signal(signal.SIGINT)
-            time.sleep(1.0)
+            time.sleep(2.0)  # the worker closes while the claim waits
         finally:
             with locker.cursor() as cursor:
                 cursor.execute("UNLOCK TABLES")
             locker.close()
         assert proc.wait(timeout=60) == 0, log.read_text(errors="replace")[-3000:]
     text = log.read_text(errors="replace")
-    assert "Traceback" not in text, text[-3000:]
+    assert "Traceback" not in text and "Deprecat" not in text, text[-3000:]
+    assert "Closing spider (shutdown)" in text
     assert sum(feed_hits(web).values()) == batch  # the second batch was claimed, not fetched
     assert count(url, "lease_owner IS NOT NULL") == 0
-    assert count(url, "last_fetch IS NOT NULL") == batch
+
+
+def count_leased(url: str) -> int:
+    """Rows leased to anyone, as another session sees them (uncommitted leases included)."""
+    with connect(url).raw as conn, conn.cursor() as cursor:
+        cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
+        cursor.execute("SELECT COUNT(*) FROM schedule WHERE lease_owner IS NOT NULL")
+        return int(cursor.fetchone()[0])

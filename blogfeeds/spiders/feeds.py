@@ -59,6 +59,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.utils.asyncio import CallLaterResult, call_later
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
@@ -551,17 +552,13 @@ class FeedsSpider(scrapy.Spider):
         delay = self.max_sleep if due is None else min(max((due - now) * 60.0, 0.0), self.max_sleep)
         self.timer = call_later(delay + 0.05, self._wake)
 
-    def on_closed(self, reason: str) -> Deferred[None] | None:
+    async def on_closed(self, reason: str) -> None:
         """Release every lease this worker holds and close the stores; with a refill claim in
         flight (a close by signal or by a CLOSESPIDER limit), once it has committed, so that
-        its leases are released too (Scrapy waits for the returned Deferred)."""
+        its leases are released too (Scrapy awaits this handler)."""
         self.closing = True
         if self.claim is not None:
-            return self.claim.addBoth(lambda _: self._close_stores())
-        self._close_stores()
-        return None
-
-    def _close_stores(self) -> None:
+            await maybe_deferred_to_future(self.claim)
         if self.claimer is not None:
             self.claimer.close()
             self.claimer = None
