@@ -11,10 +11,10 @@ in the unsaved state).
 Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``; empty = ``NotConfigured``.
 SQLite writes are calls of about a millisecond on the reactor thread. MySQL writes run in a
 worker thread with group commit: the fetches that arrive while a transaction runs are written
-together by the next one (at most :data:`GROUP_MAX` each; a group that fails is written again
-one fetch at a time, so only the fetch at fault fails). A commit per fetch could not keep up
-with the downloads (about 8 ms each here), and the items waiting for it held their responses:
-a 2,000-feed run peaked at 283 MB.
+together by the next one (at most :data:`GROUP_MAX` each). A group that fails is written again
+one fetch at a time, so only the fetch at fault fails and a lost connection loses nothing. A
+commit per fetch could not keep up with the downloads (about 8 ms each here), and the items
+waiting for it held their responses: a 2,000-feed run peaked at 283 MB.
 """
 
 from __future__ import annotations
@@ -113,13 +113,11 @@ class FeedStorePipeline:
     async def _write_group(
         store: FeedStore, group: list[tuple[FeedFetch, asyncio.Future[int]]]
     ) -> None:
-        """One transaction for ``group``; if it fails, one per fetch."""
+        """One transaction for ``group``; if it fails, one per fetch (a lost connection is
+        replaced by the next transaction, so the retry also covers a group of one)."""
         try:
             counts = await asyncio.to_thread(store.save_fetches, [f for f, _ in group])
-        except Exception as exc:
-            if len(group) == 1:
-                _settle(group[0][1], error=exc)
-                return
+        except Exception:
             for fetch, done in group:  # again one by one: only the fetch at fault fails
                 try:
                     count = (await asyncio.to_thread(store.save_fetches, [fetch]))[0]
