@@ -1,9 +1,9 @@
 """A DNS failure without a DNS query: Scrapy's resolver, except that names under ``.invalid``
 (RFC 6761: never resolvable) fail at once, so no lookup leaves the machine.
 
-Use in a ``scrapy crawl`` subprocess (``cwd`` the repository) with
-``-s TWISTED_DNS_RESOLVER=tests.offline_dns.InvalidTldResolver`` and the ``.invalid`` hosts in
-``no_proxy``, so that Scrapy resolves them itself instead of asking :mod:`tests.littleweb`.
+Use in a ``scrapy crawl`` subprocess (``cwd`` the repository) with the settings :data:`SETTINGS`
+and the environment :func:`unproxied` of the ``.invalid`` hosts, so that Scrapy resolves them
+itself instead of asking :mod:`tests.littleweb`'s proxy.
 """
 
 from __future__ import annotations
@@ -13,6 +13,14 @@ from collections.abc import Sequence
 from scrapy.resolver import CachingThreadedResolver
 from twisted.internet import defer
 from twisted.internet.error import DNSLookupError
+
+SETTINGS = {"TWISTED_DNS_RESOLVER": "tests.offline_dns.InvalidTldResolver"}
+
+
+def unproxied(*hosts: str) -> dict[str, str]:
+    """The ``no_proxy`` environment that sends ``hosts`` past the little web's proxy."""
+    value = ",".join(hosts)
+    return {"no_proxy": value, "NO_PROXY": value}
 
 
 class InvalidTldResolver(CachingThreadedResolver):

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests import offline_dns
 from tests.littleweb import LittleWeb
 from tests.robustness import REPO, CrawlRun, crawl_blogs
 
@@ -168,9 +169,9 @@ def test_dns_failure_is_one_info_line_and_status_dns(tmp_path: Path) -> None:
             web,
             ["http://nosuchhost.invalid/", "http://hub.example/"],
             tmp_path,
-            env={"no_proxy": "nosuchhost.invalid", "NO_PROXY": "nosuchhost.invalid"},
+            env=offline_dns.unproxied("nosuchhost.invalid"),
             settings={
-                "TWISTED_DNS_RESOLVER": "tests.offline_dns.InvalidTldResolver",
+                **offline_dns.SETTINGS,
                 "DEPTH_LIMIT": "1",
                 "BLOGFEEDS_RETRY_BACKOFF_BASE": "0.05",
             },

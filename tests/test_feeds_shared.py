@@ -18,6 +18,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from email.utils import format_datetime
 from pathlib import Path
@@ -127,6 +128,27 @@ def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
 
 def feed_hits(web: LittleWeb) -> Counter[str]:
     return Counter(h.url for h in web.hits() if "/feed.xml" in h.url)
+
+
+def fetched(web: LittleWeb) -> int:
+    """Feed requests the web answered so far."""
+    return sum(feed_hits(web).values())
+
+
+@contextmanager
+def table_locked(url: str, web: LittleWeb, table: str) -> Iterator[None]:
+    """``table`` locked (``LOCK TABLES ... WRITE``) by another session from the worker's
+    fourth feed request to the end of the block."""
+    locker = connect(url).raw
+    try:
+        wait_for(lambda: fetched(web) >= 4, 60, "the first fetches")
+        with locker.cursor() as cursor:
+            cursor.execute(f"LOCK TABLES {table} WRITE")
+        yield
+    finally:
+        with locker.cursor() as cursor:
+            cursor.execute("UNLOCK TABLES")
+        locker.close()
 
 
 # --- the claim itself, in one process ------------------------------------------------------------
@@ -322,20 +344,14 @@ def test_a_refill_claim_waits_for_the_database_in_a_thread(url: str, tmp_path: P
         cmd = worker_command(T0, f"BLOGFEEDS_FEEDS_BATCH={batch}", "CONCURRENT_REQUESTS=2")
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
-        locker = connect(url).raw
         try:
-            wait_for(lambda: sum(feed_hits(web).values()) >= 4, 60, "the first fetches")
-            with locker.cursor() as cursor:
-                cursor.execute("LOCK TABLES schedule WRITE")
-            wait_for(
-                lambda: sum(feed_hits(web).values()) >= batch,
-                20,
-                "the rest of the first batch while the schedule is locked",
-            )
+            with table_locked(url, web, "schedule"):
+                wait_for(
+                    lambda: fetched(web) >= batch,
+                    20,
+                    "the rest of the first batch while the schedule is locked",
+                )
         finally:
-            with locker.cursor() as cursor:
-                cursor.execute("UNLOCK TABLES")
-            locker.close()
             if proc.wait(timeout=120) != 0:
                 raise AssertionError(log.read_text(errors="replace")[-3000:])
         text = log.read_text(errors="replace")
@@ -407,7 +423,7 @@ def test_a_worker_whose_connections_are_killed_reconnects_and_loses_nothing(
         cmd = worker_command(T0, "BLOGFEEDS_FEEDS_BATCH=20", "CONCURRENT_REQUESTS=4")
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
-        wait_for(lambda: sum(feed_hits(web).values()) >= 40, 60, "the first fetches")
+        wait_for(lambda: fetched(web) >= 40, 60, "the first fetches")
         admin = bs.mariadb_admin()
         assert admin is not None
         try:
@@ -449,24 +465,16 @@ def test_a_worker_stopped_while_a_claim_waits_releases_that_claim_too(
         )
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
-        locker = connect(url).raw
-        try:
-            wait_for(lambda: sum(feed_hits(web).values()) >= 4, 60, "the first fetches")
-            with locker.cursor() as cursor:
-                cursor.execute("LOCK TABLES feed_state WRITE")
-            wait_for(lambda: sum(feed_hits(web).values()) >= batch, 20, "the first batch")
+        with table_locked(url, web, "feed_state"):
+            wait_for(lambda: fetched(web) >= batch, 20, "the first batch")
             wait_for(lambda: count_leased(url) == n, 20, "the second batch's claim")
             proc.send_signal(signal.SIGINT)
             time.sleep(2.0)  # the worker closes while the claim waits
-        finally:
-            with locker.cursor() as cursor:
-                cursor.execute("UNLOCK TABLES")
-            locker.close()
         assert proc.wait(timeout=60) == 0, log.read_text(errors="replace")[-3000:]
     text = log.read_text(errors="replace")
     assert "Traceback" not in text and "Deprecat" not in text, text[-3000:]
     assert "Closing spider (shutdown)" in text
-    assert sum(feed_hits(web).values()) == batch  # the second batch was claimed, not fetched
+    assert fetched(web) == batch  # the second batch was claimed, not fetched
     assert count(url, "lease_owner IS NOT NULL") == 0
 
 

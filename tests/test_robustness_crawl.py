@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests import offline_dns
 from tests.littleweb import LittleWeb, Route
 from tests.robustness import CrawlRun, crawl_blogs
 
@@ -164,10 +165,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> CrawlRun:
             web,
             ["http://hub.example/"],
             tmp,
-            env={"no_proxy": "nx-host.invalid", "NO_PROXY": "nx-host.invalid"},
+            env=offline_dns.unproxied("nx-host.invalid"),
             settings={
                 # nx-host.invalid fails inside Scrapy's resolver: no DNS query leaves the machine
-                "TWISTED_DNS_RESOLVER": "tests.offline_dns.InvalidTldResolver",
+                **offline_dns.SETTINGS,
                 "DOWNLOAD_TIMEOUT": "2",
                 "RETRY_TIMES": "1",
                 "BLOGFEEDS_RETRY_BACKOFF_BASE": "0.2",

@@ -88,7 +88,7 @@ from blogfeeds.revisit.core import classify
 from blogfeeds.revisit.estimate import RANK_WEIGHT
 from blogfeeds.revisit.hints import header
 from blogfeeds.seeds import check_url
-from blogfeeds.storage.db import check_url as check_database_url
+from blogfeeds.storage.db import check_url as database_dialect
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, host_of, iso
 
 logger = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ class FeedsSpider(scrapy.Spider):
             logger.error("scrapy crawl feeds needs a database: set BLOGFEEDS_DATABASE_URL")
             return
         self.store = FeedStore.open(self.database_url)
-        if check_database_url(self.database_url) == "mysql" and not self.feed_arg:
+        if database_dialect(self.database_url) == "mysql" and not self.feed_arg:
             self.claimer = FeedStore.open(self.database_url)
         now = self.run_start = self.clock.now()
         logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))
