@@ -136,12 +136,12 @@ def fetched(web: LittleWeb) -> int:
 
 
 @contextmanager
-def table_locked(url: str, web: LittleWeb, table: str) -> Iterator[None]:
-    """``table`` locked (``LOCK TABLES ... WRITE``) by another session from the worker's
-    fourth feed request to the end of the block."""
+def table_locked(url: str, table: str, when: Callable[[], bool]) -> Iterator[None]:
+    """``table`` locked (``LOCK TABLES ... WRITE``) by another session from the moment
+    ``when()`` holds (polled, 60 s at most) to the end of the block."""
     locker = connect(url).raw
     try:
-        wait_for(lambda: fetched(web) >= 4, 60, "the first fetches")
+        wait_for(when, 60, "the moment to lock " + table)
         with locker.cursor() as cursor:
             cursor.execute(f"LOCK TABLES {table} WRITE")
         yield
@@ -345,7 +345,7 @@ def test_a_refill_claim_waits_for_the_database_in_a_thread(url: str, tmp_path: P
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
         try:
-            with table_locked(url, web, "schedule"):
+            with table_locked(url, "schedule", lambda: fetched(web) >= 4):
                 wait_for(
                     lambda: fetched(web) >= batch,
                     20,
@@ -357,6 +357,44 @@ def test_a_refill_claim_waits_for_the_database_in_a_thread(url: str, tmp_path: P
         text = log.read_text(errors="replace")
         assert "Traceback" not in text, text[-3000:]
         assert feed_hits(web) == Counter(feed_url(i) for i in range(n))  # each once
+
+
+def test_a_paused_host_is_released_in_a_thread(url: str, tmp_path: Path) -> None:
+    """A host that answers 429 with Retry-After gets its queued feeds released (due again when
+    the pause ends) by a call in the claimer's thread: while another session holds the
+    ``schedule`` table locked, the other hosts' feeds keep being fetched. Released on the
+    reactor thread, every download froze until the lock was released."""
+    n, paused = 40, [f"http://paused.example/f{k}.xml" for k in range(5)]
+    schedule_feeds(url, n, T0)
+    with FeedStore.open(url) as store:  # due first, so claimed and requested first
+        for feed in paused:
+            store.add_feed(feed, T0 - 10)
+    arrived = threading.Event()
+
+    def throttled(request_url: str) -> Route:
+        arrived.set()
+        return Route(status=429, headers={"Retry-After": "3600"}, body="", delay=1.0)
+
+    routes = {feed_url(i): fast(i, delay=0.2) for i in range(n)}
+    routes[paused[0]] = Route(handler=throttled)
+    with LittleWeb(routes) as web:
+        cmd = worker_command(T0, "BLOGFEEDS_FEEDS_BATCH=100", "CONCURRENT_REQUESTS=2")
+        log = tmp_path / "worker.log"
+        proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
+        try:
+            with table_locked(url, "schedule", arrived.is_set):
+                assert fetched(web) < n // 2  # most feeds are fetched after the 429
+                wait_for(lambda: fetched(web) >= n, 30, "every other host while locked")
+        finally:
+            if proc.wait(timeout=120) != 0:
+                raise AssertionError(log.read_text(errors="replace")[-3000:])
+        text = log.read_text(errors="replace")
+        assert "Traceback" not in text, text[-3000:]
+        assert stats_of(text)["blogfeeds/feeds/host_paused"] == len(paused) - 1
+        assert [h.url for h in web.hits() if "paused" in h.url] == paused[:1]
+    assert count(url, "lease_owner IS NOT NULL") == 0
+    pause_end = iso(T0 + 60)
+    assert count(url, "feed_url LIKE ? AND next_due >= ?", "http://paused.%", pause_end) == 5
 
 
 # --- the pipeline's group commit -------------------------------------------------------------
@@ -465,7 +503,7 @@ def test_a_worker_stopped_while_a_claim_waits_releases_that_claim_too(
         )
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
-        with table_locked(url, web, "feed_state"):
+        with table_locked(url, "feed_state", lambda: fetched(web) >= 4):
             wait_for(lambda: fetched(web) >= batch, 20, "the first batch")
             wait_for(lambda: count_leased(url) == n, 20, "the second batch's claim")
             proc.send_signal(signal.SIGINT)

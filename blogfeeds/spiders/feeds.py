@@ -37,7 +37,8 @@ Settings ("Feed revisits" in :mod:`blogfeeds.settings`): ``BLOGFEEDS_REVISIT_POL
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
 ``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (refill claims that
-failed), ``level_<n>`` (schedule rows per level at the end; 0 = never fetched).
+failed), ``release_errors`` (paused hosts' releases that failed), ``level_<n>`` (schedule rows
+per level at the end; 0 = never fetched).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
@@ -192,6 +193,7 @@ class FeedsSpider(scrapy.Spider):
         self.timer: CallLaterResult | None = None
         self.drained = False  # the last claim got less than a batch: no refill until idle
         self.claimer: FeedStore | None = None  # MySQL: refill claims, used in a worker thread
+        self.claimer_lock = DeferredLock()  # one call at a time on the claimer's connection
         self.claim: Deferred[None] | None = None  # the refill claim waiting in that thread
         self.closing = False
 
@@ -290,10 +292,15 @@ class FeedsSpider(scrapy.Spider):
         now = self.clock.now() if self.loop else self.run_start
         if self.claimer is None:
             return self._claim_more(now)
-        claim = deferToThread(self.claimer.claim_due, now, self.batch, self.owner)
+        claim = self._in_claimer(self.claimer.claim_due, now, self.batch, self.owner)
         self.claim = claim.addCallback(self._claimed)
         self.claim.addErrback(self._claim_failed)
         return []
+
+    def _in_claimer(self, call: Any, *args: Any) -> Deferred[Any]:
+        """``call(*args)`` in a worker thread once every earlier call has returned (the
+        claimer's connection serves one call at a time); fires with its result."""
+        return self.claimer_lock.run(deferToThread, call, *args)
 
     def _claimed(self, claims: list[ScheduledFeed]) -> None:
         self.claim = None
@@ -327,14 +334,18 @@ class FeedsSpider(scrapy.Spider):
 
     def _next_for_host(self, host: str) -> scrapy.Request | None:
         """The next request of ``host``, or None (queue empty, or the host paused: its queued
-        feeds are released, due again when the pause ends)."""
+        feeds are released, due again when the pause ends; on MySQL in the claimer's thread,
+        after any claim in flight)."""
         queue = self.queues.get(host)
         now = self.clock.now()
         paused_until = self.pauses.delay(host, now)
         if queue and paused_until > now:
             urls = [f.url for f in queue]
             self.crawler.stats.inc_value("blogfeeds/feeds/host_paused", len(urls))
-            if self.store is not None:  # due again when the pause ends, not before
+            if self.claimer is not None:  # due again when the pause ends, not before
+                release = self._in_claimer(self.claimer.release, self.owner, urls, paused_until)
+                release.addErrback(self._release_failed, host)
+            elif self.store is not None:
                 self.store.release(self.owner, urls, not_before=paused_until)
             self.inflight.difference_update(urls)
             queue.clear()
@@ -344,6 +355,14 @@ class FeedsSpider(scrapy.Spider):
             return None
         self.active.add(host)
         return self._request(queue.popleft(), now)
+
+    def _release_failed(self, failure: Failure, host: str) -> None:
+        """A paused host's release that failed: logged and counted (``release_errors``); its
+        leases expire after ``LEASE_MINUTES`` and the feeds are claimed again."""
+        self.crawler.stats.inc_value("blogfeeds/feeds/release_errors")
+        logger.error(
+            "Cannot release the feeds of paused host %s: %s", host, failure.getErrorMessage()
+        )
 
     def _request(self, feed: ScheduledFeed, now: float) -> scrapy.Request:
         state = feed.state or self.policy.initial_state(feed.url, now, rank=feed.rank)
@@ -553,13 +572,14 @@ class FeedsSpider(scrapy.Spider):
         self.timer = call_later(delay + 0.05, self._wake)
 
     async def on_closed(self, reason: str) -> None:
-        """Release every lease this worker holds and close the stores; with a refill claim in
-        flight (a close by signal or by a CLOSESPIDER limit), once it has committed, so that
-        its leases are released too (Scrapy awaits this handler)."""
+        """Release every lease this worker holds and close the stores; with a refill claim or a
+        release in flight (a close by signal or by a CLOSESPIDER limit), once it has committed,
+        so that a claim's leases are released too (Scrapy awaits this handler)."""
         self.closing = True
-        if self.claim is not None:
-            await maybe_deferred_to_future(self.claim)
         if self.claimer is not None:
+            # Every earlier claim and release on the claimer's connection has returned.
+            await maybe_deferred_to_future(self.claimer_lock.acquire())
+            self.claimer_lock.release()
             self.claimer.close()
             self.claimer = None
         if self.timer is not None:
