@@ -1,0 +1,77 @@
+"""One parse per page: every extractor of a crawled page reads ``page.tree``, none parses again.
+
+The page extractors (blog identity, title, feed autodiscovery, friend links, the friend-page
+finder; ``bench/extract.py``'s (b)) run on real pages with lxml's parser entry points replaced
+by counting wrappers; no call may reach them. The wrappers are proven by a deliberate parse.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lxml.etree
+import pytest
+
+from blogfeeds.extract.feeds import discover_feeds
+from blogfeeds.extract.friends import extract_friends, find_friend_pages
+from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.metadata import title
+from blogfeeds.extract.page import Page, parse_page
+from tests.cases import case_names, load_case
+
+DATA = Path(__file__).parent / "data"
+#: Every way into libxml2's parsers from Python (lxml.html's functions call these).
+ENTRY_POINTS = ("fromstring", "fromstringlist", "HTML", "XML", "parse", "iterparse")
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
+    """Calls of lxml's parser entry points while the test runs, by name."""
+    calls: Counter[str] = Counter()
+    for name in ENTRY_POINTS:
+        real = getattr(lxml.etree, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(lxml.etree, name, counted)
+    yield calls
+
+
+def pages() -> list[tuple[str, bytes]]:
+    """(URL, body) of the friend-link cases (when ``../shared`` is there) and the test web."""
+    found = [
+        (load_case(suite, name).page_url, (load_case(suite, name).path / "page.html").read_bytes())
+        for suite in ("friend-links", "friend-links-real")
+        for name in case_names(suite)
+    ]
+    for path in sorted([*DATA.glob("web/*.html"), *DATA.glob("pages/*.html")]):
+        found.append((f"https://{path.stem}.example/", path.read_bytes()))
+    return found
+
+
+def extract_all(page: Page) -> None:
+    blog_id(page.url)
+    title(page)
+    discover_feeds(page)
+    extract_friends(page)
+    find_friend_pages(page)
+
+
+def test_the_counter_sees_a_parse(parses: Counter[str]) -> None:
+    parse_page("https://a.example/", b"<html><body><p>one</p></body></html>", {})
+    assert sum(parses.values()) == 1
+
+
+def test_extractors_never_parse_the_page_again(parses: Counter[str]) -> None:
+    corpus = pages()
+    assert len(corpus) >= 10
+    for url, body in corpus:
+        page = parse_page(url, body, {"Content-Type": "text/html"})
+        before = sum(parses.values())
+        extract_all(page)
+        assert sum(parses.values()) == before, (url, parses)
