@@ -124,3 +124,7 @@ class FeedFetch:
     """The revisit policy counted new entries (never on a first fetch or a GUID rewrite)."""
     host_pause_until: str | None = None
     """ISO 8601 UTC until which the feed's host asked for no requests (429/503 Retry-After)."""
+    lease_owner: str | None = None
+    """The worker that fetched the feed under its lease. When the lease expired and another
+    worker leased the feed since, the store keeps that worker's schedule row and state and adds
+    only the entries; None: stored whatever the lease."""

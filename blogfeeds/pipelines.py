@@ -21,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.asyncio import create_looping_call, is_asyncio_available
@@ -108,12 +109,26 @@ class BlogDedupePipeline:
         return self.keys
 
     async def first_sighting(self, blog_id: str) -> bool:
-        """Record ``blog_id``; True the first time it is seen (in this process, then in Redis)."""
+        """Record ``blog_id``; True the first time it is seen (in this process, then in Redis).
+
+        When Redis fails (connection lost, timeout), the blog counts as seen first here: it is
+        stored, once per process, without a claim (the database's unique ``blog_id`` keeps one
+        row), and the error is logged and counted (``blogfeeds/redis_errors``)."""
         if blog_id in self.seen:
             return False
+        first = True
+        if self.server is not None:
+            try:
+                first = self._claim_in_redis(blog_id)
+            except RedisError as exc:
+                self.stats.inc_value("blogfeeds/redis_errors")
+                logger.error(
+                    "Cannot claim blog %s in Redis, storing it unclaimed: %s", blog_id, exc
+                )
         self.seen.add(blog_id)
-        if self.server is None:
-            return True
+        return first
+
+    def _claim_in_redis(self, blog_id: str) -> bool:
         keys = self._redis_keys()
         if not self._storage:  # nothing will report items durable: no pending claims
             return bool(self.server.hsetnx(keys.blog_ids, blog_id, self.worker))

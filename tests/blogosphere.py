@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,16 @@ def start_worker(cmd: list[str], env: Mapping[str, str], log: Path) -> subproces
         )
     finally:
         handle.close()
+
+
+def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
+    """Poll ``check`` every 0.1 s until it holds; AssertionError naming ``what`` after
+    ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+        time.sleep(0.1)
 
 
 # --- services ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ T0+17h const: no If-None-Match any more
 from __future__ import annotations
 
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -31,11 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.utils.test import get_crawler
 
 from blogfeeds.items import Blog, FeedInfo
 from blogfeeds.revisit import from_minutes
-from blogfeeds.storage.feedstore import FeedStore, iso, iso_minutes
-from tests.littleweb import LittleWeb
+from blogfeeds.spiders.feeds import IDLE_CLAIM_ATTEMPTS, FeedsSpider, VirtualClock
+from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes
+from tests import blogosphere as bs
+from tests.littleweb import LittleWeb, Route
 
 pytestmark = pytest.mark.integration
 
@@ -114,26 +118,46 @@ def blogs() -> list[Blog]:
     return out
 
 
-def run(web: LittleWeb, db: Path, now: float, *args: str) -> dict[str, Any]:
-    """One ``scrapy crawl feeds`` at virtual time ``now``; returns its stats and log."""
-    env = web.env()
-    env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
-    cmd = [
+def command(now: float, *args: str) -> list[str]:
+    """``scrapy crawl feeds`` at virtual time ``now``, with ``args`` added."""
+    return [
         sys.executable, "-m", "scrapy", "crawl", "feeds",
         "-s", f"BLOGFEEDS_NOW={iso(now)}", "-s", "BLOGFEEDS_REVISIT_INITIAL_T=200",
         "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "RETRY_TIMES=0",
         "-s", "LOG_LEVEL=INFO", *args,
     ]  # fmt: skip
+
+
+def environment(web: LittleWeb, db: Path) -> dict[str, str]:
+    env = web.env()
+    env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+    return env
+
+
+def outcome(log: str, web: LittleWeb) -> dict[str, Any]:
+    """Stats, finish reason and feed requests of a finished run."""
+    stats = {k: int(v) for k, v in re.findall(r"'(blogfeeds/feeds/[^']+)': (\d+)", log)}
+    reason = re.search(r"'finish_reason': '([^']+)'", log)
+    hits = [h for h in web.hits() if not h.url.endswith("/robots.txt")]
+    return {"stats": stats, "hits": hits, "log": log, "reason": reason and reason[1]}
+
+
+def run(web: LittleWeb, db: Path, now: float, *args: str, status: int = 0) -> dict[str, Any]:
+    """One ``scrapy crawl feeds`` at virtual time ``now``, which must exit with ``status`` and
+    log no traceback; returns its stats and log."""
     web.clear_hits()
     proc = subprocess.run(
-        cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+        command(now, *args),
+        cwd=REPO,
+        env=environment(web, db),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == status, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    stats = {k: int(v) for k, v in re.findall(r"'(blogfeeds/feeds/[^']+)': (\d+)", proc.stderr)}
-    reason = re.search(r"'finish_reason': '([^']+)'", proc.stderr)
-    hits = [h for h in web.hits() if not h.url.endswith("/robots.txt")]
-    return {"stats": stats, "hits": hits, "log": proc.stderr, "reason": reason and reason[1]}
+    return outcome(proc.stderr, web)
 
 
 def rows(db: Path) -> dict[str, dict[str, Any]]:
@@ -388,3 +412,92 @@ def test_a_bad_feed_argument_is_refused_and_never_stored(tmp_path: Path) -> None
     assert result["stats"].get("blogfeeds/feeds/bad_feed_arg") == 1
     with FeedStore.open(f"sqlite:///{db}") as store:
         assert store.schedule() == []
+
+
+# --- a database that fails under a running worker ----------------------------------------------
+
+
+def test_a_run_leases_from_the_time_of_each_claim(tmp_path: Path) -> None:
+    """A run (not loop mode) claims what was due when it started, but a refill claim 40 minutes
+    in leases for 30 minutes from then: another worker claiming at that time gets none of its
+    feeds (the leases once ran from the run's start, already expired when written)."""
+    url = f"sqlite:///{tmp_path / 'lease.sqlite3'}"
+    with FeedStore.open(url) as store:
+        for i in range(10):
+            store.add_feed(f"http://h{i}.example/feed.xml", T0 - 1)
+    crawler = get_crawler(FeedsSpider, {"BLOGFEEDS_DATABASE_URL": url, "BLOGFEEDS_FEEDS_BATCH": 4})
+    spider = FeedsSpider.from_crawler(crawler)
+    crawler.spider = spider
+    spider.store = FeedStore.open(url)
+    try:
+        spider.run_start, spider.clock = T0, VirtualClock(T0 + 40)
+        first = spider.store.claim_due(T0 + 39, 4, spider.owner, due_by=T0)
+        list(spider._enqueue(first))
+        spider.inflight.clear()  # the batch claimed a minute ago answered
+        refill = [r.url for r in spider._refill()]
+        assert len(refill) == 4
+        leases = {r["feed_url"]: r["lease_until"] for r in spider.store.schedule()}
+        for feed in refill:
+            assert T0 + 40 + LEASE_MINUTES <= iso_minutes(leases[feed]) <= T0 + 41 + LEASE_MINUTES
+        other = spider.store.claim_due(T0 + 40, 10, "other worker")
+        assert {f.url for f in other}.isdisjoint(refill) and len(other) == 2
+    finally:
+        spider.store.close()
+
+
+def test_a_loop_worker_outlives_its_database_failing(tmp_path: Path) -> None:
+    """The ``schedule`` table gone while a loop worker sleeps (a migration, a restore): every
+    wake fails, is logged and counted, and the worker goes on; once the table is back, a feed
+    added to it is fetched. An error in the idle handler once ended the worker, exit 0."""
+    db = tmp_path / "loop.sqlite3"
+    with FeedStore.open(f"sqlite:///{db}"):
+        pass  # the schema
+    log = tmp_path / "worker.log"
+    with LittleWeb({ALPHA: feed_route(rss(("a", T0 - HOUR)))}) as web:
+        cmd = command(T0, "-a", "loop=true", "-s", "BLOGFEEDS_FEEDS_MAX_SLEEP=1")
+        proc = bs.start_worker(cmd, environment(web, db), log)
+        try:
+            text = lambda: log.read_text(errors="replace")  # noqa: E731
+            bs.wait_for(lambda: "Feeds worker" in text(), 60, "the worker to start")
+            with sqlite3.connect(db) as conn:
+                conn.execute("ALTER TABLE schedule RENAME TO schedule_away")
+            bs.wait_for(lambda: text().count("Cannot claim feeds") >= 2, 30, "two failed wakes")
+            with sqlite3.connect(db) as conn:
+                conn.execute("ALTER TABLE schedule_away RENAME TO schedule")
+            with FeedStore.open(f"sqlite:///{db}") as store:
+                store.add_feed(ALPHA, T0)
+            bs.wait_for(lambda: bool(web.hits(ALPHA)), 30, "the feed added once the table is back")
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+    result = outcome(log.read_text(errors="replace"), web)
+    assert proc.returncode == 0 and "Traceback" not in result["log"], result["log"][-3000:]
+    assert result["reason"] == "shutdown" and result["stats"]["blogfeeds/feeds/claim_errors"] >= 2
+    assert rows(db)[ALPHA]["last_fetch"] is not None
+
+
+def test_a_run_whose_claims_keep_failing_ends_database_down(tmp_path: Path) -> None:
+    """The ``schedule`` table gone after the first of three due feeds was requested: the refill
+    claim and three idle claims fail (logged, counted), and the run ends with finish reason
+    ``database_down``, exit status 1, instead of "finished" with feeds left unfetched. The
+    pipeline is off so that only claims meet the missing table."""
+    db = tmp_path / "down.sqlite3"
+    feeds = [f"http://f{i}.example/feed.xml" for i in range(3)]
+    with FeedStore.open(f"sqlite:///{db}") as store:
+        for url in feeds:
+            store.add_feed(url, T0)
+
+    def first(request_url: str) -> Route:
+        with sqlite3.connect(db) as conn:
+            conn.execute("ALTER TABLE schedule RENAME TO schedule_away")
+        return Route(**feed_route(rss(("a", T0 - HOUR))))
+
+    with LittleWeb({feeds[0]: Route(handler=first)}) as web:
+        args = ("-s", "BLOGFEEDS_FEEDS_BATCH=1", "-s", "ITEM_PIPELINES={}")
+        result = run(web, db, T0, *args, status=1)
+    assert result["reason"] == "database_down"
+    assert result["stats"]["blogfeeds/feeds/claim_errors"] == 1 + IDLE_CLAIM_ATTEMPTS
+    assert [h.url for h in result["hits"]] == feeds[:1]
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE schedule_away RENAME TO schedule")
+    assert [r["lease_owner"] is None for r in rows(db).values()] == [False, True, True]

@@ -118,14 +118,6 @@ def count(url: str, where: str, *params: Any) -> int:
         return int(rows[0]["n"])
 
 
-def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
-        time.sleep(0.1)
-
-
 def feed_hits(web: LittleWeb) -> Counter[str]:
     return Counter(h.url for h in web.hits() if "/feed.xml" in h.url)
 
@@ -141,7 +133,7 @@ def table_locked(url: str, table: str, when: Callable[[], bool]) -> Iterator[Non
     ``when()`` holds (polled, 60 s at most) to the end of the block."""
     locker = connect(url).raw
     try:
-        wait_for(when, 60, "the moment to lock " + table)
+        bs.wait_for(when, 60, "the moment to lock " + table)
         with locker.cursor() as cursor:
             cursor.execute(f"LOCK TABLES {table} WRITE")
         yield
@@ -229,13 +221,13 @@ def test_two_loop_workers_fetch_each_due_feed_once(url: str, tmp_path: Path) -> 
         )  # fmt: skip
         try:
             procs = [bs.start_worker(cmd, env, log) for log in logs]
-            wait_for(
+            bs.wait_for(
                 lambda: all("Feeds worker" in log.read_text(errors="replace") for log in logs),
                 30,
                 "both workers up (and polling for due feeds every second)",
             )
             assert schedule_feeds(url, n, T0) == urls  # due at once
-            wait_for(
+            bs.wait_for(
                 lambda: count(url, "last_fetch IS NOT NULL AND lease_owner IS NULL") == n,
                 45,
                 "every feed fetched and no lease left",
@@ -292,8 +284,10 @@ def test_leases_of_a_killed_worker_expire_and_another_fetches_them(
                 tmp_path / "doomed.log",
             )
             try:
-                wait_for(lambda: count(url, "lease_owner LIKE ?", "doomed:%") == n, 30, "the claim")
-                wait_for(lambda: bool(arrived), 30, "a fetch in flight")
+                bs.wait_for(
+                    lambda: count(url, "lease_owner LIKE ?", "doomed:%") == n, 30, "the claim"
+                )
+                bs.wait_for(lambda: bool(arrived), 30, "a fetch in flight")
             finally:
                 doomed.kill()  # SIGKILL: no release, no stats, nothing stored
                 doomed.wait()
@@ -346,7 +340,7 @@ def test_a_refill_claim_waits_for_the_database_in_a_thread(url: str, tmp_path: P
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
         try:
             with table_locked(url, "schedule", lambda: fetched(web) >= 4):
-                wait_for(
+                bs.wait_for(
                     lambda: fetched(web) >= batch,
                     20,
                     "the rest of the first batch while the schedule is locked",
@@ -384,7 +378,7 @@ def test_a_paused_host_is_released_in_a_thread(url: str, tmp_path: Path) -> None
         try:
             with table_locked(url, "schedule", arrived.is_set):
                 assert fetched(web) < n // 2  # most feeds are fetched after the 429
-                wait_for(lambda: fetched(web) >= n, 30, "every other host while locked")
+                bs.wait_for(lambda: fetched(web) >= n, 30, "every other host while locked")
         finally:
             if proc.wait(timeout=120) != 0:
                 raise AssertionError(log.read_text(errors="replace")[-3000:])
@@ -461,7 +455,7 @@ def test_a_worker_whose_connections_are_killed_reconnects_and_loses_nothing(
         cmd = worker_command(T0, "BLOGFEEDS_FEEDS_BATCH=20", "CONCURRENT_REQUESTS=4")
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
-        wait_for(lambda: fetched(web) >= 40, 60, "the first fetches")
+        bs.wait_for(lambda: fetched(web) >= 40, 60, "the first fetches")
         admin = bs.mariadb_admin()
         assert admin is not None
         try:
@@ -504,8 +498,8 @@ def test_a_worker_stopped_while_a_claim_waits_releases_that_claim_too(
         log = tmp_path / "worker.log"
         proc = bs.start_worker(cmd, worker_env(web, url, tmp_path, "w"), log)
         with table_locked(url, "feed_state", lambda: fetched(web) >= 4):
-            wait_for(lambda: fetched(web) >= batch, 20, "the first batch")
-            wait_for(lambda: count_leased(url) == n, 20, "the second batch's claim")
+            bs.wait_for(lambda: fetched(web) >= batch, 20, "the first batch")
+            bs.wait_for(lambda: count_leased(url) == n, 20, "the second batch's claim")
             proc.send_signal(signal.SIGINT)
             time.sleep(2.0)  # the worker closes while the claim waits
         assert proc.wait(timeout=60) == 0, log.read_text(errors="replace")[-3000:]

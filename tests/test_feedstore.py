@@ -13,6 +13,7 @@ import pytest
 from blogfeeds.items import Blog, Entry, FeedFetch, FeedInfo, FriendLink
 from blogfeeds.revisit import FeedState, LevelPolicy
 from blogfeeds.storage.feedstore import (
+    LEASE_MINUTES,
     FeedStore,
     iso,
     iso_minutes,
@@ -91,6 +92,7 @@ def test_auto_rank_counts_distinct_linking_blogs(store: FeedStore) -> None:
     (row,) = store.schedule()
     assert row["rank_score"] == 2  # 5 other blogs: thresholds 2 and 5 reached
     assert store.set_rank("https://pop.example/feed", 4)
+    assert store.set_rank("https://pop.example/feed", 4)  # unchanged (MySQL: 0 rows changed)
     assert store.schedule()[0]["rank_score"] == 4
     assert not store.set_rank("https://nowhere.example/feed", 1)
     with pytest.raises(ValueError, match=r"0\.\.5"):
@@ -117,6 +119,40 @@ def test_claim_due_leases_each_row_to_one_owner(store: FeedStore) -> None:
     ]
     assert store.claim_due(T0, 5, "w5", urls=["https://later.example/feed"]) == []
     assert store.next_due(T0 + 10) == T0  # f0 is free again (released) and earliest
+
+
+def test_a_claim_takes_what_was_due_by_then_and_leases_from_now(store: FeedStore) -> None:
+    """A run that fetches what was due when it started claims with ``due_by`` = its start; 40
+    minutes in, its leases still run 30 minutes from the claim, so no other worker takes the
+    batch (they once ran from the start: expired the moment they were written)."""
+    store.add_feed("https://early.example/feed", T0 - 1)
+    store.add_feed("https://since.example/feed", T0 + 10)  # came due after the run started
+    (claim,) = store.claim_due(T0 + 40, 10, "run", due_by=T0)
+    assert claim.url == "https://early.example/feed"
+    rows = {r["feed_url"]: r for r in store.schedule()}
+    assert iso_minutes(rows[claim.url]["lease_until"]) == T0 + 40 + LEASE_MINUTES
+    assert [c.url for c in store.claim_due(T0 + 41, 10, "other")] == ["https://since.example/feed"]
+
+
+def test_a_late_save_leaves_a_newer_lease_and_state_alone(store: FeedStore) -> None:
+    """Worker A's lease expired and B leased the feed: A's late save adds its entries, but the
+    schedule row, B's lease and the state are B's until B saves."""
+    url = "https://a.example/feed"
+    store.add_feed(url, T0)
+    assert store.claim_due(T0, 1, "A") and store.claim_due(T0 + LEASE_MINUTES + 5, 1, "B")
+    policy = LevelPolicy(initial_time=200)
+    late = replace(policy.initial_state(url, T0), next_due=T0 + 60, etag='"a"')
+    store.save_fetch(fetch(url, late, entries=[entry(url, "1")], lease_owner="A"))
+    (row,) = store.schedule()
+    assert (row["lease_owner"], row["last_fetch"], row["etag"]) == ("B", None, None)
+    assert [e["guid"] for e in store.entries(url)] == ["1"]
+    assert list(store.states()) == []
+    newer = replace(policy.initial_state(url, T0 + 36), next_due=T0 + 236, etag='"b"')
+    store.save_fetch(fetch(url, newer, entries=[entry(url, "1"), entry(url, "2")], lease_owner="B"))
+    (row,) = store.schedule()
+    assert (row["lease_owner"], row["etag"]) == (None, '"b"')
+    assert [s.etag for s in store.states()] == ['"b"']
+    assert sorted(e["guid"] for e in store.entries(url)) == ["1", "2"]
 
 
 def test_save_fetch_round_trips_state_and_ignores_known_entries(store: FeedStore) -> None:

@@ -435,3 +435,30 @@ def test_blog_dedupe_is_shared_and_claims_end_when_durable(redis: Any, prefix: s
     one.crawler.signals.send_catch_log(batch_sealed, seq=1)
     one.crawler.signals.send_catch_log(batch_durable, seq=1)
     assert redis.scard(keys.claims) == 0
+
+
+def test_blog_dedupe_stores_a_blog_it_cannot_claim_in_redis(
+    prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis unreachable when a blog is first seen: the blog passes (stored once, unclaimed,
+    the error logged and counted), and a second sighting in the process is a duplicate."""
+    from scrapy.exceptions import DropItem
+
+    from blogfeeds.items import Blog
+    from blogfeeds.pipelines import BlogDedupePipeline
+
+    crawler = get_crawler(
+        settings_dict={
+            "REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+            "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+            "BLOGFEEDS_REDIS_PREFIX": prefix,
+            "BLOGFEEDS_WORKER_ID": "w1",
+        }
+    )
+    pipe = BlogDedupePipeline.from_crawler(crawler)
+    item = Blog(blog_id="alice.example", url="https://alice.example/")
+    assert asyncio.run(pipe.process_item(item)) is item
+    assert pipe.stats.get_value("blogfeeds/redis_errors") == 1
+    assert "Cannot claim blog alice.example in Redis" in caplog.text
+    with pytest.raises(DropItem, match=r"duplicate blog alice\.example"):
+        asyncio.run(pipe.process_item(Blog(blog_id="alice.example", url="http://alice.example/")))

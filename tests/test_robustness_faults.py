@@ -17,7 +17,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,14 +30,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_until(check: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise TimeoutError("server did not come up")
-        time.sleep(0.1)
 
 
 def slow_blogosphere(n: int, delay: float) -> bs.Blogosphere:
@@ -76,11 +67,11 @@ class PrivateRedis:
             ],
             check=True,
         )
-        wait_until(lambda: self._cli("ping") == "PONG")
+        bs.wait_for(lambda: self._cli("ping") == "PONG", 30, "redis-server to answer")
 
     def restart(self, down: float) -> None:
         self._cli("shutdown")  # AOF persistence: the queue survives
-        wait_until(lambda: self._cli("ping") != "PONG")
+        bs.wait_for(lambda: self._cli("ping") != "PONG", 30, "redis-server to stop")
         time.sleep(down)
         self.start()
 
@@ -183,7 +174,7 @@ class PrivateMariaDB:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_until(self._ping, timeout=60)
+        bs.wait_for(self._ping, 60, "mariadbd to answer")
 
     def stop(self) -> None:
         subprocess.run(

@@ -2,9 +2,9 @@
 
 - ``0``: the crawl ran to its end (finish reason ``finished``, a ``CLOSESPIDER_*`` limit,
   ``shutdown`` after Ctrl-C, ...);
-- ``1``: the crawl failed: finish reason ``database_down`` (the database stayed unreachable;
-  what was not written is in the spool file), or Scrapy could not start it (its traceback is
-  logged);
+- ``1``: the crawl failed: finish reason ``database_down`` (the database stayed unreachable:
+  for ``blogs``, what was not written is in the spool file; for ``feeds``, three claims in a
+  row failed), or Scrapy could not start it (its traceback is logged);
 - ``2``: nothing could be crawled: a bad setting (a
   :class:`~blogfeeds.extensions.startup.StartupError`, logged as one ERROR line that names the
   setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable

@@ -57,7 +57,7 @@ from typing import Any
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response
 from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -90,7 +90,7 @@ from blogfeeds.revisit.estimate import RANK_WEIGHT
 from blogfeeds.revisit.hints import header
 from blogfeeds.seeds import check_url
 from blogfeeds.storage.db import check_url as database_dialect
-from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, host_of, iso
+from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, ScheduledFeed, host_of, iso
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,9 @@ logger = logging.getLogger(__name__)
 #: middleware; listing them here would switch redirects off).
 HANDLED_STATUSES = [304, *range(400, 600)]
 PERMANENT_REDIRECTS = frozenset({301, 308})
+IDLE_CLAIM_ATTEMPTS = 3
+"""Failed claims in a row (one per 5-second idle heartbeat) after which a run that is not in
+loop mode ends with finish reason ``database_down`` (exit status 1)."""
 
 
 def _truthy(value: Any) -> bool:
@@ -196,6 +199,7 @@ class FeedsSpider(scrapy.Spider):
         self.claimer_lock = DeferredLock()  # one call at a time on the claimer's connection
         self.claim: Deferred[None] | None = None  # the refill claim waiting in that thread
         self.closing = False
+        self.idle_failures = 0  # failed idle claims in a row (not loop mode)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -268,10 +272,18 @@ class FeedsSpider(scrapy.Spider):
                     state.feed_id, math.sqrt(RANK_WEIGHT**state.rank * state.rate / DAY)
                 )
 
-    def _claim_more(self, now: float) -> list[scrapy.Request]:
+    def _due_by(self, now: float) -> float:
+        """Claims take the feeds due at this time: now in loop mode, else when the run started
+        (a run fetches what was due then, and ends). Leases always run from ``now``."""
+        return now if self.loop else self.run_start
+
+    def _claim_more(self) -> list[scrapy.Request]:
+        """Claim the next batch on the reactor thread and return its first requests; raises what
+        the store raises."""
         if self.store is None or self.feed_arg:
             return []
-        claims = self.store.claim_due(now, self.batch, self.owner)
+        now = self.clock.now()
+        claims = self.store.claim_due(now, self.batch, self.owner, due_by=self._due_by(now))
         self.drained = len(claims) < self.batch
         return list(self._enqueue(claims))
 
@@ -289,18 +301,24 @@ class FeedsSpider(scrapy.Spider):
             return []
         if len(self.inflight) >= max(1, self.batch // 2):
             return []
-        now = self.clock.now() if self.loop else self.run_start
         if self.claimer is None:
-            return self._claim_more(now)
-        claim = self._in_claimer(self.claimer.claim_due, now, self.batch, self.owner)
+            try:
+                return self._claim_more()
+            except Exception as exc:  # the next answer or spider_idle claims again
+                self._claim_error(str(exc))
+                return []
+        now = self.clock.now()
+        claim = self._in_claimer(
+            self.claimer.claim_due, now, self.batch, self.owner, due_by=self._due_by(now)
+        )
         self.claim = claim.addCallback(self._claimed)
         self.claim.addErrback(self._claim_failed)
         return []
 
-    def _in_claimer(self, call: Any, *args: Any) -> Deferred[Any]:
-        """``call(*args)`` in a worker thread once every earlier call has returned (the
-        claimer's connection serves one call at a time); fires with its result."""
-        return self.claimer_lock.run(deferToThread, call, *args)
+    def _in_claimer(self, call: Any, *args: Any, **kwargs: Any) -> Deferred[Any]:
+        """``call(*args, **kwargs)`` in a worker thread once every earlier call has returned
+        (the claimer's connection serves one call at a time); fires with its result."""
+        return self.claimer_lock.run(deferToThread, call, *args, **kwargs)
 
     def _claimed(self, claims: list[ScheduledFeed]) -> None:
         self.claim = None
@@ -311,11 +329,15 @@ class FeedsSpider(scrapy.Spider):
             self.crawler.engine.crawl(request)
 
     def _claim_failed(self, failure: Failure) -> None:
-        """A refill claim (or the scheduling of its requests) that failed: logged and counted;
-        the next answer or ``spider_idle`` claims again."""
+        """A refill claim in the claimer's thread (or the scheduling of its requests) that
+        failed: the next answer or ``spider_idle`` claims again."""
         self.claim = None
+        self._claim_error(failure.getErrorMessage())
+
+    def _claim_error(self, message: str) -> None:
+        """Log and count (``claim_errors``) a claim that failed."""
         self.crawler.stats.inc_value("blogfeeds/feeds/claim_errors")
-        logger.error("Cannot claim feeds: %s", failure.getErrorMessage())
+        logger.error("Cannot claim feeds: %s", message)
 
     def _enqueue(self, claims: Iterable[ScheduledFeed]) -> Iterator[scrapy.Request]:
         """Queue claimed feeds by host; yield the first request of every idle host."""
@@ -342,13 +364,9 @@ class FeedsSpider(scrapy.Spider):
         if queue and paused_until > now:
             urls = [f.url for f in queue]
             self.crawler.stats.inc_value("blogfeeds/feeds/host_paused", len(urls))
-            if self.claimer is not None:  # due again when the pause ends, not before
-                release = self._in_claimer(self.claimer.release, self.owner, urls, paused_until)
-                release.addErrback(self._release_failed, host)
-            elif self.store is not None:
-                self.store.release(self.owner, urls, not_before=paused_until)
             self.inflight.difference_update(urls)
             queue.clear()
+            self._release_paused(host, urls, paused_until)
         if not queue:
             self.queues.pop(host, None)
             self.active.discard(host)
@@ -356,13 +374,24 @@ class FeedsSpider(scrapy.Spider):
         self.active.add(host)
         return self._request(queue.popleft(), now)
 
-    def _release_failed(self, failure: Failure, host: str) -> None:
-        """A paused host's release that failed: logged and counted (``release_errors``); its
-        leases expire after ``LEASE_MINUTES`` and the feeds are claimed again."""
-        self.crawler.stats.inc_value("blogfeeds/feeds/release_errors")
-        logger.error(
-            "Cannot release the feeds of paused host %s: %s", host, failure.getErrorMessage()
-        )
+    def _release_paused(self, host: str, urls: list[str], until: float) -> None:
+        """Release a paused host's queued feeds, due again when the pause ends (epoch minutes
+        ``until``), not before; on MySQL in the claimer's thread, after any claim in flight. A
+        release that fails is logged and counted (``release_errors``): the leases expire after
+        ``LEASE_MINUTES``."""
+
+        def failed(message: str) -> None:
+            self.crawler.stats.inc_value("blogfeeds/feeds/release_errors")
+            logger.error("Cannot release the feeds of paused host %s: %s", host, message)
+
+        if self.claimer is not None:
+            release = self._in_claimer(self.claimer.release, self.owner, urls, until)
+            release.addErrback(lambda failure: failed(failure.getErrorMessage()))
+        elif self.store is not None:
+            try:
+                self.store.release(self.owner, urls, not_before=until)
+            except Exception as exc:
+                failed(str(exc))
 
     def _request(self, feed: ScheduledFeed, now: float) -> scrapy.Request:
         state = feed.state or self.policy.initial_state(feed.url, now, rank=feed.rank)
@@ -533,6 +562,7 @@ class FeedsSpider(scrapy.Spider):
             blog_id=feed.blog_id,
             changed=read.changed,
             host_pause_until=pause_until,
+            lease_owner=self.owner,
         )
 
     # --- idle: more feeds, or sleep until the next one is due -----------------------------------
@@ -543,31 +573,45 @@ class FeedsSpider(scrapy.Spider):
         if self.claim is not None:  # its requests are on their way
             raise DontCloseSpider
         self.drained = False
-        if not self.loop:
-            # Feeds due when this run started that other claims left (more than one batch).
-            requests = self._claim_more(self.run_start)
-            if requests:
-                for request in requests:
-                    self.crawler.engine.crawl(request)
-                raise DontCloseSpider
-            return
-        if self.timer is None:
-            self._wake()
-        raise DontCloseSpider
+        if self.loop:
+            if self.timer is None:
+                self._wake()
+            raise DontCloseSpider
+        # Feeds due when this run started that other claims left (more than one batch).
+        try:
+            requests = self._claim_more()
+        except Exception as exc:
+            self._claim_error(str(exc))
+            self.idle_failures += 1
+            if self.idle_failures >= IDLE_CLAIM_ATTEMPTS:
+                raise CloseSpider("database_down") from exc
+            raise DontCloseSpider from exc  # claimed again on the next idle heartbeat (5 s)
+        self.idle_failures = 0
+        if requests:
+            for request in requests:
+                self.crawler.engine.crawl(request)
+            raise DontCloseSpider
 
     def _wake(self) -> None:
-        """Loop mode: fetch what is due now, else sleep until the next feed is due."""
+        """Loop mode: fetch what is due now, else sleep until the next feed is due. A database
+        error is logged and counted (``claim_errors``), and the worker tries again after
+        ``BLOGFEEDS_FEEDS_MAX_SLEEP`` seconds: a long-lived worker outlives a database restart."""
         self.timer = None
         if self.store is None:
             return
         now = self.clock.now()
-        self.store.sync_feeds(now, self.rank)
-        requests = self._claim_more(now)
+        try:
+            self.store.sync_feeds(now, self.rank)
+            requests = self._claim_more()
+            due = None if requests else self.store.next_due(now)
+        except Exception as exc:
+            self._claim_error(str(exc))
+            self.timer = call_later(self.max_sleep, self._wake)
+            return
         for request in requests:
             self.crawler.engine.crawl(request)
         if requests:
             return  # spider_idle comes again once they are done
-        due = self.store.next_due(now)
         delay = self.max_sleep if due is None else min(max((due - now) * 60.0, 0.0), self.max_sleep)
         self.timer = call_later(delay + 0.05, self._wake)
 
@@ -591,6 +635,12 @@ class FeedsSpider(scrapy.Spider):
             self.store.release(self.owner)
             for level, count in sorted(self.store.level_counts().items()):
                 self.crawler.stats.set_value(f"blogfeeds/feeds/level_{level}", count)
+        except Exception as exc:
+            logger.error(
+                "Cannot release this worker's leases (they expire in %d minutes): %s",
+                LEASE_MINUTES,
+                exc,
+            )
         finally:
             self.store.close()
             self.store = None

@@ -19,7 +19,9 @@ transactions and migrations) with the feed-side reads and writes:
   new entries (insert-or-ignore on ``(feed_url_hash, guid_hash)``), a permanent redirect (the
   row moves to the new URL, the old URL becomes a ``feed_aliases`` row, entries follow), the
   schedule row, the full :class:`~blogfeeds.revisit.FeedState` as JSON (table ``feed_state``),
-  the lease released, and a host pause (429/503 Retry-After) applied to every feed of the host.
+  the lease released, and a host pause (429/503 Retry-After) applied to every feed of the host;
+  a fetch whose lease expired and went to another worker adds its entries only (that worker
+  writes the schedule row and the state).
 
 Times: the API takes epoch minutes (the unit of :mod:`blogfeeds.revisit`); columns hold ISO 8601
 UTC strings with seconds (``2026-11-29T20:36:29Z``), which sort as text.
@@ -190,6 +192,9 @@ class FeedStore(Store):
         :func:`blogfeeds.revisit.auto_rank` of the number of distinct other blogs whose friend
         links point at the feed's blog. Returns the number of rows added.
         """
+        return self._retrying(lambda: self._sync_feeds(now, rank))
+
+    def _sync_feeds(self, now: float, rank: int | str) -> int:
         with self._transaction() as cursor:
             missing = self._rows(
                 cursor,
@@ -241,6 +246,9 @@ class FeedStore(Store):
     def add_feed(self, url: str, now: float, rank: int = 0, blog_id: str | None = None) -> str:
         """Ensure ``url`` has a schedule row (due at ``now`` if new) and return the stored URL:
         ``url`` itself, or the feed it is an alias of."""
+        return self._retrying(lambda: self._add_feed(url, now, rank, blog_id))
+
+    def _add_feed(self, url: str, now: float, rank: int, blog_id: str | None) -> str:
         digest = url_hash(url)
         with self._transaction() as cursor:
             alias = self._rows(
@@ -261,11 +269,14 @@ class FeedStore(Store):
         limit: int,
         owner: str,
         *,
+        due_by: float | None = None,
         lease: float = LEASE_MINUTES,
         urls: Sequence[str] | None = None,
     ) -> list[ScheduledFeed]:
-        """Lease up to ``limit`` feeds due at ``now`` (epoch minutes) to ``owner``, earliest
-        ``next_due`` first, for ``lease`` minutes; return exactly the rows this call leased.
+        """Lease up to ``limit`` feeds due at ``due_by`` (epoch minutes; default ``now``) to
+        ``owner``, earliest ``next_due`` first, for ``lease`` minutes from ``now``; return
+        exactly the rows this call leased. (A run that fetches only what was due when it started
+        passes its start as ``due_by``: its leases still run from the time of the claim.)
 
         With ``urls``, exactly those feeds are claimed whether due or not (``-a feed=URL``).
         Rows leased by anyone until after ``now`` are never claimed. One transaction: the free
@@ -275,10 +286,18 @@ class FeedStore(Store):
         """
         if limit <= 0:
             return []
-        return self._retrying(lambda: self._claim(now, limit, owner, lease, urls))
+        due = now if due_by is None else due_by
+        return self._retrying(lambda: self._claim(now, due, limit, owner, lease=lease, urls=urls))
 
     def _claim(
-        self, now: float, limit: int, owner: str, lease: float, urls: Sequence[str] | None
+        self,
+        now: float,
+        due: float,
+        limit: int,
+        owner: str,
+        *,
+        lease: float,
+        urls: Sequence[str] | None,
     ) -> list[ScheduledFeed]:
         now_iso, until = iso(now), iso(now + lease)
         p = self.dialect.param
@@ -306,7 +325,7 @@ class FeedStore(Store):
                     cursor,
                     f"SELECT id FROM schedule{by_due} WHERE next_due <= {p} AND {free} "
                     f"ORDER BY next_due, id LIMIT {int(limit)}{skip_locked}",
-                    (now_iso, now_iso),
+                    (iso(due), now_iso),
                 )
             ids = [int(r["id"]) for r in picked]
             if not ids:
@@ -433,21 +452,31 @@ class FeedStore(Store):
         if fetch.changed:
             sets["last_change"] = fetch.fetched_at
         assignments = ", ".join(f"{name} = {p}" for name in sets)
-        cursor.execute(
-            f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
-            (*sets.values(), digest),
-        )
-        if cursor.rowcount == 0:  # the row vanished (deleted by hand): recreate it
-            sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
-            cursor.execute(sql, (digest, url, fetch.blog_id, 0.0, state.rank, 0, utc_now(), "new"))
-            cursor.execute(
-                f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}",
-                (*sets.values(), digest),
+        update = f"UPDATE schedule SET {assignments} WHERE feed_url_hash = {p}"
+        params: tuple[Any, ...] = (*sets.values(), digest)
+        if fetch.lease_owner is not None:  # not over another worker's lease
+            update += f" AND (lease_owner IS NULL OR lease_owner = {p})"
+            params += (fetch.lease_owner,)
+        cursor.execute(update, params)
+        current = True
+        if cursor.rowcount == 0:  # no row, another worker's lease, or (MySQL) nothing changed
+            rows = self._rows(
+                cursor, f"SELECT lease_owner FROM schedule WHERE feed_url_hash = {p}", (digest,)
             )
-        sql = self.dialect.upsert(
-            "feed_state", ("feed_url_hash", "state"), ("feed_url_hash",), ("state",)
-        )
-        cursor.execute(sql, (digest, state_to_json(state)))
+            if not rows:  # the row vanished (deleted by hand): recreate it
+                sql = self.dialect.upsert("schedule", _NEW_ROW_COLUMNS, ("feed_url_hash",), ())
+                new_row = (digest, url, fetch.blog_id, 0.0, state.rank, 0, utc_now(), "new")
+                cursor.execute(sql, new_row)
+                cursor.execute(update, params)
+            elif fetch.lease_owner is not None:
+                # This worker's lease expired and another worker leased the feed since: that
+                # worker is fetching it, and its save writes the schedule and the state.
+                current = rows[0]["lease_owner"] in (None, fetch.lease_owner)
+        if current:
+            sql = self.dialect.upsert(
+                "feed_state", ("feed_url_hash", "state"), ("feed_url_hash",), ("state",)
+            )
+            cursor.execute(sql, (digest, state_to_json(state)))
         if fetch.host_pause_until:
             self._defer_host(cursor, host_of(url), fetch.host_pause_until, digest)
         return inserted
@@ -579,12 +608,19 @@ class FeedStore(Store):
         """Set a feed's RssRank (0..5; ValueError otherwise); False when the feed is unknown."""
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= 5:
             raise ValueError(f"RssRank must be an integer 0..5, got {rank!r}")
+        digest = url_hash(feed_url)
         with self._transaction() as cursor:
             cursor.execute(
                 self._sql("UPDATE schedule SET rank_score = ? WHERE feed_url_hash = ?"),
-                (rank, url_hash(feed_url)),
+                (rank, digest),
             )
-            return bool(cursor.rowcount)
+            if cursor.rowcount:
+                return True
+            # MySQL counts changed rows: an unchanged rank is 0 rows too.
+            found = self._rows(
+                cursor, self._sql("SELECT 1 FROM schedule WHERE feed_url_hash = ?"), (digest,)
+            )
+            return bool(found)
 
 
 def _state_kwargs(data: dict[str, Any]) -> dict[str, Any]:
