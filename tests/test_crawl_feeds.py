@@ -27,6 +27,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
@@ -417,32 +418,64 @@ def test_a_bad_feed_argument_is_refused_and_never_stored(tmp_path: Path) -> None
 # --- a database that fails under a running worker ----------------------------------------------
 
 
-def test_a_run_leases_from_the_time_of_each_claim(tmp_path: Path) -> None:
+@pytest.fixture
+def spider(tmp_path: Path) -> Iterator[FeedsSpider]:
+    """A feeds spider on a SQLite file, outside a crawl (its calls are made by the test), run
+    started at T0, batch 4."""
+    url = f"sqlite:///{tmp_path / 'worker.sqlite3'}"
+    crawler = get_crawler(FeedsSpider, {"BLOGFEEDS_DATABASE_URL": url, "BLOGFEEDS_FEEDS_BATCH": 4})
+    made = FeedsSpider.from_crawler(crawler)
+    crawler.spider = made
+    made.store = FeedStore.open(url)
+    made.run_start = T0
+    try:
+        yield made
+    finally:
+        made.store.close()
+
+
+def test_a_run_leases_from_the_time_of_each_claim(spider: FeedsSpider) -> None:
     """A run (not loop mode) claims what was due when it started, but a refill claim 40 minutes
     in leases for 30 minutes from then: another worker claiming at that time gets none of its
     feeds (the leases once ran from the run's start, already expired when written)."""
-    url = f"sqlite:///{tmp_path / 'lease.sqlite3'}"
-    with FeedStore.open(url) as store:
-        for i in range(10):
-            store.add_feed(f"http://h{i}.example/feed.xml", T0 - 1)
-    crawler = get_crawler(FeedsSpider, {"BLOGFEEDS_DATABASE_URL": url, "BLOGFEEDS_FEEDS_BATCH": 4})
-    spider = FeedsSpider.from_crawler(crawler)
-    crawler.spider = spider
-    spider.store = FeedStore.open(url)
-    try:
-        spider.run_start, spider.clock = T0, VirtualClock(T0 + 40)
-        first = spider.store.claim_due(T0 + 39, 4, spider.owner, due_by=T0)
-        list(spider._enqueue(first))
-        spider.inflight.clear()  # the batch claimed a minute ago answered
-        refill = [r.url for r in spider._refill()]
-        assert len(refill) == 4
-        leases = {r["feed_url"]: r["lease_until"] for r in spider.store.schedule()}
-        for feed in refill:
-            assert T0 + 40 + LEASE_MINUTES <= iso_minutes(leases[feed]) <= T0 + 41 + LEASE_MINUTES
-        other = spider.store.claim_due(T0 + 40, 10, "other worker")
-        assert {f.url for f in other}.isdisjoint(refill) and len(other) == 2
-    finally:
-        spider.store.close()
+    store = spider.store
+    assert store is not None
+    for i in range(10):
+        store.add_feed(f"http://h{i}.example/feed.xml", T0 - 1)
+    spider.clock = VirtualClock(T0 + 40)
+    list(spider._enqueue(store.claim_due(T0 + 39, 4, spider.owner, due_by=T0)))
+    spider.inflight.clear()  # the batch claimed a minute ago answered
+    refill = [r.url for r in spider._refill()]
+    assert len(refill) == 4
+    leases = {r["feed_url"]: r["lease_until"] for r in store.schedule()}
+    for feed in refill:
+        assert T0 + 40 + LEASE_MINUTES <= iso_minutes(leases[feed]) <= T0 + 41 + LEASE_MINUTES
+    other = store.claim_due(T0 + 40, 10, "other worker")
+    assert {f.url for f in other}.isdisjoint(refill) and len(other) == 2
+
+
+def test_a_paused_host_whose_release_fails_is_not_stranded(
+    spider: FeedsSpider, tmp_path: Path
+) -> None:
+    """A host asks for a pause and releasing its queued feeds fails (the table is gone): the
+    error is counted, and the host leaves the worker's queues as when the release works (it
+    once stayed "active" with nothing in flight, its feeds held until the worker stopped)."""
+    store = spider.store
+    assert store is not None
+    feeds = [f"http://p.example/{name}.xml" for name in "abc"]
+    for url in feeds:
+        store.add_feed(url, T0)
+    spider.clock = VirtualClock(T0)
+    (first,) = spider._enqueue(store.claim_due(T0, 4, spider.owner))
+    assert first.url == feeds[0]
+    paused = replace(spider.policy.initial_state(feeds[0], T0), host_pause_until=T0 + 60)
+    spider.pauses.note("p.example", paused)
+    spider.inflight.discard(feeds[0])  # answered: 429
+    with sqlite3.connect(tmp_path / "worker.sqlite3") as conn:
+        conn.execute("ALTER TABLE schedule RENAME TO schedule_away")
+    assert spider._next_for_host("p.example") is None
+    assert spider.crawler.stats.get_value("blogfeeds/feeds/release_errors") == 1
+    assert not spider.active and not spider.queues and not spider.inflight
 
 
 def test_a_loop_worker_outlives_its_database_failing(tmp_path: Path) -> None:
