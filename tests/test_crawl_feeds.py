@@ -13,9 +13,10 @@ T0+4h  alpha: conditional GET with its validators echoed byte for byte → 304; 
        never changes) → 304 although entries were added; busy: both fetched; moved: the new URL
        only; turn.example now serves an HTML page → flagged; rekey.example re-keys every GUID
 T0+8h  alpha changed (new ETag, one new entry) → 200, change counted; const → 304 (its lie)
-T0+13h 12 h since the last unconditional GET: const fetched unconditionally, its new entry
-       appears with the same ETag → the ETag is no longer trusted
-T0+17h const: no If-None-Match any more
+T0+13h const → 304 again (conditional GETs last 20 revisit intervals, at most 7 days)
+T0+8d  const forced (``-a feed=``): past 7 days since its last unconditional GET, so fetched in
+       full; its new entry appears with the same ETag → the ETag is no longer trusted
+T0+8d1h const forced again: no If-None-Match any more
 ====== =========================================================================================
 """
 
@@ -36,7 +37,7 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from blogfeeds.items import Blog, FeedInfo
-from blogfeeds.revisit import from_minutes
+from blogfeeds.revisit import DAY, from_minutes
 from blogfeeds.spiders.feeds import IDLE_CLAIM_ATTEMPTS, FeedsSpider, VirtualClock
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes
 from tests import blogosphere as bs
@@ -215,6 +216,11 @@ def timeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         web.add(LATE, feed_route(rss(("l1", T0))))
         out["forced"] = run(web, db, T0 + 17 * HOUR + 5, "-a", f"feed={LATE}")
         out["rows6"] = rows(db)
+        # Past the longest span of conditional GETs (7 days): const in full, then without ETag.
+        out["r7"] = run(web, db, T0 + 8 * DAY, "-a", f"feed={CONST}")
+        out["rows7"] = rows(db)
+        out["entries7"] = {CONST: guids(db, CONST)}
+        out["r8"] = run(web, db, T0 + 8 * DAY + HOUR, "-a", f"feed={CONST}")
     yield out
 
 
@@ -299,13 +305,15 @@ def test_a_lying_etag_is_dropped_after_an_unconditional_fetch(timeline: dict[str
     assert const_hit("r3").status == 304  # the server keeps hiding c2
     assert timeline["entries3"][CONST] == ["c1"]
     assert timeline["rows3"][CONST]["status"] == "not_modified"
-    r4 = const_hit("r4")  # 13 h after the last unconditional GET: none of the validators
-    assert "If-None-Match" not in r4.headers and r4.status == 200
-    assert timeline["rows4"][CONST]["state"]["trust_etag"] is False
-    assert near(timeline["rows4"][CONST]["last_change"], T0 + 13 * HOUR)
-    assert guids(timeline["db"], CONST) == ["c1", "c2"]
-    r5 = const_hit("r5")
-    assert "If-None-Match" not in r5.headers and r5.status == 200
+    # 13 h later: still conditional (20 revisit intervals, 66 h or more, for this feed)
+    assert (const_hit("r4").headers.get("If-None-Match"), const_hit("r4").status) == ('"same"', 304)
+    r7 = const_hit("r7")  # 8 days after the last unconditional GET: none of the validators
+    assert "If-None-Match" not in r7.headers and r7.status == 200
+    assert timeline["rows7"][CONST]["state"]["trust_etag"] is False
+    assert near(timeline["rows7"][CONST]["last_change"], T0 + 8 * DAY)
+    assert timeline["entries7"][CONST] == ["c1", "c2"]
+    r8 = const_hit("r8")  # an hour later: the ETag is no longer sent
+    assert "If-None-Match" not in r8.headers and r8.status == 200
 
 
 def test_permanent_redirect_updates_the_stored_url(timeline: dict[str, Any]) -> None:
@@ -361,6 +369,26 @@ def test_forcing_one_feed(timeline: dict[str, Any]) -> None:
     assert urls(forced) == [LATE]
     assert timeline["rows6"][LATE]["status"] == "ok"
     assert guids(timeline["db"], LATE) == ["l1"]
+
+
+def test_a_feed_revisited_less_often_than_12_hours_is_fetched_conditionally(
+    tmp_path: Path,
+) -> None:
+    """With the default initial interval (1000 minutes, level 3) the second fetch, 16.7 h after
+    the first, still carries the validators and gets its 304: a flat 12 h limit on conditional
+    GETs made every fetch of such a feed unconditional."""
+    db = tmp_path / "slow.sqlite3"
+    with FeedStore.open(f"sqlite:///{db}") as store:
+        store.write(blogs()[:1], [])
+    route = feed_route(rss(("a", T0 - HOUR)), {"ETag": '"v1"'})
+    with LittleWeb({ALPHA: route}) as web:
+        run(web, db, T0, "-s", "BLOGFEEDS_REVISIT_INITIAL_T=1000")
+        due = iso_minutes(rows(db)[ALPHA]["next_due"])
+        assert due - T0 == pytest.approx(1000, abs=1)
+        second = run(web, db, due, "-s", "BLOGFEEDS_REVISIT_INITIAL_T=1000")
+    (hit,) = second["hits"]
+    assert hit.headers.get("If-None-Match") == '"v1"' and hit.status == 304
+    assert second["stats"]["blogfeeds/feeds/not_modified"] == 1
 
 
 def test_loop_mode_sleeps_until_the_next_feed_is_due(tmp_path: Path) -> None:

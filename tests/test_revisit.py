@@ -29,6 +29,7 @@ from blogfeeds.revisit import (
     auto_rank,
     cache_lifetime,
     conditional_headers,
+    conditional_span,
     from_minutes,
     is_guid_rewrite,
     level_interval,
@@ -414,6 +415,26 @@ def test_etag_regenerated_on_every_200() -> None:
             latest, current = outcome.fetched_at, outcome.etag
         assert state.etag == current
     assert sum(o.status == 304 for o, _ in log) >= 4
+
+
+@pytest.mark.parametrize(
+    ("interval", "span"),
+    [(20, 12 * 60), (200, 20 * 200), (1000, 7 * 1440), (10000, 7 * 1440)],
+)
+def test_conditional_gets_last_12_hours_or_20_intervals_at_most_a_week(
+    interval: float, span: float
+) -> None:
+    """The GET is unconditional again ``span`` minutes after the last unconditional one: 12 h for
+    a fast feed, 20 revisit intervals for a slower one, at most 7 days."""
+    state = replace(
+        estimating().initial_state("f", T0),
+        interval=interval,
+        etag='"1"',
+        last_unconditional=T0,
+    )
+    assert conditional_span(interval) == span
+    assert conditional_headers(state, T0 + min(span - 1, interval)) == {"If-None-Match": '"1"'}
+    assert conditional_headers(state, T0 + span) == {}
 
 
 def test_last_modified_constant_while_etag_changes() -> None:

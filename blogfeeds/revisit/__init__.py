@@ -18,6 +18,7 @@ from blogfeeds.revisit.core import (
     FetchOutcome,
     Policy,
     conditional_headers,
+    conditional_span,
     from_minutes,
     to_minutes,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "auto_rank",
     "cache_lifetime",
     "conditional_headers",
+    "conditional_span",
     "from_minutes",
     "is_guid_rewrite",
     "level_interval",

@@ -17,7 +17,8 @@ Per fetch (all protocol rules live in :mod:`blogfeeds.revisit`, the reading in
 
 - conditional GET: the stored ``ETag``/``Last-Modified`` are sent back byte for byte as
   ``If-None-Match``/``If-Modified-Since`` (:func:`~blogfeeds.revisit.conditional_headers`:
-  unconditional at least every 12 h, a lying validator dropped); 304 = unchanged;
+  unconditional again after 12 h or 20 revisit intervals, at most 7 days; a lying validator
+  dropped); 304 = unchanged;
 - one request at a time per host (each host's feeds are fetched one after another, on top of
   ``CONCURRENT_REQUESTS_PER_DOMAIN = 1``); a 429 or 503 with Retry-After pauses the whole host:
   its remaining feeds in this run are released and their ``next_due`` moved past the pause;
