@@ -147,7 +147,12 @@ class BlogDedupePipeline:
         if done and self.server is not None:
             keys = self._redis_keys()
             for start in range(0, len(done), 1000):
-                self.server.srem(keys.claims, *done[start : start + 1000])
+                try:
+                    self.server.srem(keys.claims, *done[start : start + 1000])
+                except RedisError as exc:  # ended with the next durable batch
+                    self._sealed.insert(0, (seq, done[start:]))
+                    logger.warning("Cannot end %d blog claims in Redis: %s", len(done), exc)
+                    return
 
     async def process_item(self, item):
         if isinstance(item, Blog) and not await self.first_sighting(item.blog_id):

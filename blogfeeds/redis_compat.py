@@ -59,9 +59,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
+from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from scrapy_redis import connection
 from scrapy_redis import dupefilter as redis_dupefilter
@@ -86,6 +88,7 @@ storage_opened = object()
 
 DEFAULT_PREFIX = "blogfeeds:"
 DEFAULT_WORKER_TTL = 15.0
+DEFAULT_REDIS_DOWN_LIMIT = 60.0
 
 
 def redis_prefix(settings: Any) -> str:
@@ -385,7 +388,15 @@ class Scheduler(_RedisScheduler):
     object with ``loads``/``dumps``), ``DUPEFILTER_CLASS`` (a scrapy-redis ``RFPDupeFilter``).
 
     Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis``,
-    ``frontier/filtered``, ``frontier/acked``, ``frontier/recovered``, ``frontier/bad_request``.
+    ``frontier/filtered``, ``frontier/acked``, ``frontier/recovered``, ``frontier/bad_request``,
+    ``frontier/redis_outages``.
+
+    Redis unreachable while the crawl runs (a restart, a network partition): one ERROR line;
+    new requests are held in memory and queued when Redis answers again, acknowledgements wait,
+    no request is popped, and the spider stays open. After ``BLOGFEEDS_REDIS_DOWN_LIMIT``
+    seconds (default 60) of outage the crawl stops with finish reason ``redis_down`` (exit status
+    1): the held requests are dropped, and the in-flight entries left in Redis are re-queued
+    when the same worker id starts again.
     """
 
     df: Any
@@ -407,6 +418,11 @@ class Scheduler(_RedisScheduler):
         self._storage = False
         self._ack_timer: Any = None
         self._liveness_timer: Any = None
+        self.down_limit = settings.getfloat("BLOGFEEDS_REDIS_DOWN_LIMIT", DEFAULT_REDIS_DOWN_LIMIT)
+        self._down_since: float | None = None  # monotonic time of the outage's first error
+        self._held: list[scrapy.Request] = []  # enqueued while Redis was unreachable
+        self._unacked: list[str] = []  # leases whose acknowledgement failed
+        self._stopping = False
         self._dequeue = server.register_script(_DEQUEUE)
         self._enqueue = server.register_script(_ENQUEUE)
         self._pop_seeds = server.register_script(_POP_SEEDS)
@@ -482,18 +498,26 @@ class Scheduler(_RedisScheduler):
                 timer.stop()
         if not self._storage:
             self._ack(self._completed())
-        if self.keys is not None:
-            unacked = self.server.hlen(self.keys.inflight)
-            if unacked:
-                logger.warning(
-                    "%d in-flight requests of worker %s are not acknowledged (items not "
-                    "durable); they are re-queued when this worker id starts again",
-                    unacked,
-                    self.worker,
-                )
-            self._release_worker_id()
-        if not self.persist:
-            self.flush()
+        try:
+            if self.keys is not None:
+                unacked = self.server.hlen(self.keys.inflight)
+                if unacked:
+                    logger.warning(
+                        "%d in-flight requests of worker %s are not acknowledged (items not "
+                        "durable); they are re-queued when this worker id starts again",
+                        unacked,
+                        self.worker,
+                    )
+                self._release_worker_id()
+            if not self.persist:
+                self.flush()
+        except RedisError as exc:
+            logger.error(
+                "Redis unreachable at close (%s): %d held requests dropped; this worker id's "
+                "in-flight requests are re-queued when it starts again",
+                exc,
+                len(self._held),
+            )
 
     def flush(self) -> None:
         super().flush()
@@ -528,8 +552,47 @@ class Scheduler(_RedisScheduler):
         assert self.keys is not None
         try:
             self.server.set(self.keys.liveness, self._token, px=int(self.worker_ttl * 1000))
-        except Exception:
-            logger.exception("could not renew the liveness key %s", self.keys.liveness)
+        except RedisError as exc:
+            self._outage(exc)
+
+    # --- Redis outages ------------------------------------------------------------------------
+
+    def _outage(self, exc: RedisError) -> None:
+        """Note a failed Redis call: log the outage's start once; past ``down_limit`` seconds,
+        stop the crawl (finish reason ``redis_down``)."""
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+            self.stats.inc_value("frontier/redis_outages")
+            logger.error(
+                "Redis unreachable (%s): holding new requests and retrying; the crawl stops "
+                "after %.0f s (BLOGFEEDS_REDIS_DOWN_LIMIT)",
+                exc,
+                self.down_limit,
+            )
+        elif now - self._down_since >= self.down_limit and not self._stopping:
+            self._stopping = True
+            logger.error(
+                "Redis unreachable for %.0f s: stopping the crawl (finish reason redis_down); "
+                "start the same BLOGFEEDS_WORKER_ID again to re-queue what was in flight",
+                now - self._down_since,
+            )
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason="redis_down"))
+
+    def _reachable(self) -> None:
+        """A Redis call succeeded: end the outage, if any."""
+        if self._down_since is not None:
+            logger.info(
+                "Redis reachable again after %.1f s; queueing %d held requests",
+                time.monotonic() - self._down_since,
+                len(self._held),
+            )
+            self._down_since = None
+
+    @property
+    def redis_down(self) -> bool:
+        """Whether the last Redis call failed (an outage in progress)."""
+        return self._down_since is not None
 
     def _release_worker_id(self) -> None:
         assert self.keys is not None
@@ -581,16 +644,26 @@ class Scheduler(_RedisScheduler):
     # --- queue ------------------------------------------------------------------------------
 
     def enqueue_request(self, request: scrapy.Request) -> bool:
+        """Queue ``request`` unless the shared dupefilter has seen it (False); while Redis is
+        unreachable, hold it in memory to queue later (True)."""
         assert self.keys is not None
         lease = request.meta.pop(LEASE_META, None)
         if lease is not None:
             self._leases.pop(lease, None)
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
         data = self.queue._encode_request(request)
-        added = self._enqueue(
-            keys=[self.keys.dupefilter, self.keys.requests, self.keys.inflight],
-            args=[fingerprint, self.kind, -request.priority, data, lease or ""],
-        )
+        try:
+            added = self._enqueue(
+                keys=[self.keys.dupefilter, self.keys.requests, self.keys.inflight],
+                args=[fingerprint, self.kind, -request.priority, data, lease or ""],
+            )
+        except RedisError as exc:
+            if lease is not None:  # its in-flight entry goes when it is queued
+                request.meta[LEASE_META] = lease
+            self._held.append(request)
+            self._outage(exc)
+            return True
+        self._reachable()
         if not added:
             self.df.log(request, self.spider)
             self.stats.inc_value("frontier/filtered")
@@ -598,11 +671,35 @@ class Scheduler(_RedisScheduler):
         self.stats.inc_value("scheduler/enqueued/redis")
         return True
 
+    def has_pending_requests(self) -> bool:
+        """Whether requests are queued (held ones included); True while Redis is unreachable,
+        so that the spider stays open and tries again."""
+        if self._held:
+            return True
+        try:
+            pending = len(self.queue) > 0
+        except RedisError as exc:
+            self._outage(exc)
+            return True
+        self._reachable()
+        return pending
+
     def next_request(self) -> scrapy.Request | None:
         assert self.keys is not None
-        popped = self._dequeue(
-            keys=[self.keys.requests, self.keys.inflight, self.keys.lease_seq], args=[self.kind]
-        )
+        try:
+            held, self._held = self._held, []
+            for request in held:  # queued first: Redis may have come back
+                self.enqueue_request(request)
+            if self._held:  # still unreachable
+                return None
+            popped = self._dequeue(
+                keys=[self.keys.requests, self.keys.inflight, self.keys.lease_seq],
+                args=[self.kind],
+            )
+        except RedisError as exc:
+            self._outage(exc)
+            return None
+        self._reachable()
         if not popped:
             return None
         lease, data = popped[0].decode(), popped[1]
@@ -627,9 +724,14 @@ class Scheduler(_RedisScheduler):
         in flight until the request made from each is queued (:meth:`enqueue_request`) or
         :meth:`ack` is called for it."""
         assert self.keys is not None
-        flat = self._pop_seeds(
-            keys=[self.keys.start_urls, self.keys.inflight, self.keys.lease_seq], args=[count]
-        )
+        try:
+            flat = self._pop_seeds(
+                keys=[self.keys.start_urls, self.keys.inflight, self.keys.lease_seq], args=[count]
+            )
+        except RedisError as exc:
+            self._outage(exc)
+            return []
+        self._reachable()
         return [(flat[i].decode(), flat[i + 1]) for i in range(0, len(flat), 2)]
 
     # --- acknowledgements -------------------------------------------------------------------
@@ -639,11 +741,20 @@ class Scheduler(_RedisScheduler):
         self._ack(leases)
 
     def _ack(self, leases: list[str]) -> None:
+        """Remove in-flight entries; those Redis did not take wait for the next call."""
+        leases = self._unacked + leases
+        self._unacked = []
         if not leases or self.keys is None:
             return
         for start in range(0, len(leases), 1000):
-            self.server.hdel(self.keys.inflight, *leases[start : start + 1000])
-        self.stats.inc_value("frontier/acked", len(leases))
+            chunk = leases[start : start + 1000]
+            try:
+                self.server.hdel(self.keys.inflight, *chunk)
+            except RedisError as exc:
+                self._unacked = leases[start:]
+                self._outage(exc)
+                return
+            self.stats.inc_value("frontier/acked", len(chunk))
 
     def _completed(self) -> list[str]:
         """Leases of popped requests the engine has finished with (downloaded, callback done,
@@ -758,7 +869,12 @@ class RedisFrontierMixin:
         self, frontier: Scheduler, lease: str, data: bytes
     ) -> scrapy.Request | None:
         try:
-            payload = json.loads(data)
+            try:
+                payload = json.loads(data)
+            except ValueError as exc:
+                raise ValueError(
+                    f'not JSON ({exc}): push {{"url": ...}}, as scrapy seed does'
+                ) from None
             if not isinstance(payload, dict) or not isinstance(payload.get("url"), str):
                 raise ValueError('expected a JSON object {"url": ..., "meta": {...}}')
             meta = payload.get("meta") or {}
@@ -783,6 +899,10 @@ class RedisFrontierMixin:
         self._idle_since = None
 
     def _frontier_idle(self, spider: Any) -> None:
+        frontier = self.frontier()
+        if frontier is not None and frontier.redis_down:  # not idle: waiting for Redis
+            self._idle_since = None
+            raise DontCloseSpider
         scheduled = 0
         for request in self._pull_seeds():
             self.crawler.engine.crawl(request)

@@ -129,6 +129,9 @@ BLOGFEEDS_REDIS_PREFIX = os.environ.get("BLOGFEEDS_REDIS_PREFIX", "blogfeeds:")
 # default: the host name. Several workers on one host need distinct ids.
 BLOGFEEDS_WORKER_ID = os.environ.get("BLOGFEEDS_WORKER_ID", "")
 BLOGFEEDS_WORKER_TTL = 15.0
+# Seconds of Redis outage (new requests held in memory meanwhile) before the crawl stops with
+# finish reason redis_down (exit status 1); the same worker id then resumes what was in flight.
+BLOGFEEDS_REDIS_DOWN_LIMIT = 60.0
 if REDIS_URL:
     SCHEDULER = "blogfeeds.redis_compat.Scheduler"
     # Must be scrapy-redis's (or a subclass): Scrapy's own crashes its scheduler at start-up.

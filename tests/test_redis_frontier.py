@@ -403,6 +403,41 @@ def test_an_idle_worker_waits_for_work_then_closes(
     assert elapsed >= 3 + 4
 
 
+def test_bad_seeds_in_redis_are_logged_and_counted(
+    little_web: tuple[bs.Blogosphere, LittleWeb],
+    redis: Any,
+    prefix: str,
+    mysql_url: str,
+    tmp_path: Path,
+) -> None:
+    """Seeds pushed by hand that are not blogs (another scheme, no URL, not JSON) are each
+    logged with the reason and counted in ``frontier/bad_seed``; the good seed is crawled.
+    A non-http URL once vanished without a word."""
+    _, served = little_web
+    bad = [{"url": "javascript:alert(1)"}, {"url": "ftp://files.example/"}, {"url": "not a url"}]
+    redis.rpush(
+        f"{prefix}blogs:start_urls",
+        *(json.dumps(b) for b in bad),
+        bs.home(2),  # a bare URL, not JSON
+        json.dumps({"url": bs.home(1)}),
+    )
+    log = tmp_path / "bad.log"
+    proc = bs.start_worker(
+        worker_cmd("bad", tmp_path, "BLOGFEEDS_MAX_BLOGS=1"),
+        worker_env(served, prefix, mysql_url),
+        log,
+    )
+    assert proc.wait(timeout=60) == 0
+    assert_clean(log)
+    text = log.read_text("utf-8")
+    for reason in ("not an http(s) URL: 'javascript:", "not an http(s) URL: 'ftp:", "whitespace"):
+        assert reason in text
+    assert 'not JSON (Expecting value: line 1 column 1 (char 0)): push {"url": ...}' in text
+    assert "'frontier/bad_seed': 4" in text
+    blogs, _ = stored(mysql_url)
+    assert set(blogs) == {bs.host(1)}
+
+
 def test_blog_dedupe_is_shared_and_claims_end_when_durable(redis: Any, prefix: str) -> None:
     from scrapy.exceptions import DropItem
 

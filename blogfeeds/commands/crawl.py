@@ -4,7 +4,9 @@
   ``shutdown`` after Ctrl-C, ...);
 - ``1``: the crawl failed: finish reason ``database_down`` (the database stayed unreachable:
   for ``blogs``, what was not written is in the spool file; for ``feeds``, three claims in a
-  row failed), or Scrapy could not start it (its traceback is logged);
+  row failed), ``redis_down`` (the Redis frontier stayed unreachable for
+  ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds), or Scrapy could not start it (its traceback is
+  logged);
 - ``2``: nothing could be crawled: a bad setting (a
   :class:`~blogfeeds.extensions.startup.StartupError`, logged as one ERROR line that names the
   setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
@@ -27,7 +29,7 @@ from blogfeeds.extensions.startup import StartupError
 
 logger = logging.getLogger(__name__)
 
-EXIT_STATUS = {"database_down": 1, "no_seeds": 2}
+EXIT_STATUS = {"database_down": 1, "redis_down": 1, "no_seeds": 2}
 """Exit status of a crawl by its finish reason; any other reason exits 0."""
 
 

@@ -43,7 +43,7 @@ from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
 from blogfeeds.failures import failure_status
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.redis_compat import RedisFrontierMixin
-from blogfeeds.seeds import load_seeds
+from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet
 from blogfeeds.strategies import StaleRequest
 
@@ -136,7 +136,11 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         return bool(scheduler is not None and scheduler.has_pending_requests())
 
     def seed_request(self, url: str, meta: dict[str, Any]) -> scrapy.Request | None:
-        """A seed popped from the Redis frontier: the blog's home page, like ``-a`` seeds."""
+        """A seed popped from the Redis frontier: the blog's home page, like ``-a`` seeds;
+        ValueError when ``url`` cannot be a seed (:func:`blogfeeds.seeds.check_url`)."""
+        problem = check_url(url)
+        if problem is not None:
+            raise ValueError(problem)
         return self._blog_request(url, depth=0)
 
     # --- routing ---------------------------------------------------------------------------
