@@ -275,15 +275,17 @@ def database_url(settings: Any, given: str | None = None) -> str:
 
 
 def open_store(url: str) -> Store:
-    """Open the database for reading; ``UsageError`` when it cannot be (an SQLite file that does
-    not exist is an error here: an export never creates a database)."""
+    """Open the database read-only (:meth:`Store.open` with ``read_only``: nothing is created or
+    migrated); ``UsageError`` (one line, exit status 2) when it cannot be: no URL, an SQLite
+    file that does not exist, a database without the blogfeeds tables or newer than this code,
+    a server that refuses the connection. An export never creates a database."""
     if not url:
         raise UsageError("no database: set BLOGFEEDS_DATABASE_URL or MYSQL_URL, or --database")
     path = url[10:] if url.lower().startswith("sqlite:///") else ""
     if path and path != ":memory:" and not Path(path).is_file():
         raise UsageError(f"no SQLite database at {url[10:]!r}", print_help=False)
     try:
-        return Store.open(url)
+        return Store.open(url, read_only=True)
     except Exception as exc:
         raise UsageError(f"cannot open {redact(url)}: {exc}", print_help=False) from exc
 
