@@ -34,6 +34,7 @@ from blogfeeds.commands.export import (
     xml_text,
 )
 from blogfeeds.extensions.summary import CrawlSummary, platform, summarize
+from blogfeeds.failures import STATUSES
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.seeds import load_seeds
 from blogfeeds.storage.db import Store, connect
@@ -470,3 +471,20 @@ def test_stats_never_create_the_schema_in_an_empty_mariadb_database() -> None:
             assert "Traceback" not in done.stderr
             assert "no blogfeeds tables in this database" in done.stderr.splitlines()[-1]
         assert _tables(url) == set()
+
+
+@pytest.mark.integration
+def test_an_unknown_status_is_a_usage_error_naming_the_valid_ones(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    with Store.open(url) as store:
+        store.write(BLOGS, LINKS)
+    for args in (["export", "csv", "--status", "bogus"], ["stats", "--status", "ok,bogus"]):
+        done = _scrapy(*args, url=url)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr.splitlines()[-1].endswith(
+            f": error: unknown --status 'bogus'; expected one or more of {', '.join(STATUSES)}"
+        )
+    done = _scrapy("export", "csv", "--status", "http_4xx,no_feed", url=url)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert {r["blog_id"] for r in rows} == {"carol.example", "erin.example"}
