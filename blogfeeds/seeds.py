@@ -10,10 +10,19 @@ A seeds file is either plain text (one URL a line; blank lines, ``#`` comment li
 Bad seeds never stop the others from loading: each becomes a :class:`SeedError` naming the
 file and line. OPML is parsed by lxml without network access or entity expansion; a malformed
 file is reported and then read in lxml's recovery mode so that what can be read still loads.
+
+Encodings: a byte order mark decides (UTF-8, UTF-16 or UTF-32, read by
+:func:`w3lib.encoding.read_bom`); a text file without one is UTF-8, read line by line: a line
+whose URL is not UTF-8 (a Latin-1 ``é``, GBK, ...) is a :class:`SeedError` with its line and
+column and is skipped, the other lines still load (bytes that do not decode inside a comment are
+ignored with the comment). Nothing is guessed: a URL decoded in the wrong encoding would seed a
+different host. OPML files follow XML's rules (BOM, then ``<?xml encoding=...?>``, then UTF-8);
+a URL that only decodes in recovery mode (it holds U+FFFD) is a bad seed.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,9 +30,24 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import lxml.etree
+from w3lib.encoding import read_bom
 
 _INLINE_COMMENT = re.compile(r"\s+#.*$")
 _OPML_SUFFIXES = (".opml", ".xml")
+_UNDECODED = "seeds-undecoded"
+"""Decoding error handler: each byte that does not decode becomes U+DC00 + its value, a lone
+surrogate no strict UTF decoder ever yields (Python's ``surrogateescape``, for every byte and
+every codec), so that the line it is on can be reported and the rest of the file still read."""
+_UNDECODED_CHAR = re.compile("[\udc00-\udcff]")
+
+
+def _mark_undecoded(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "".join(chr(0xDC00 + b) for b in exc.object[exc.start : exc.end]), exc.end
+
+
+codecs.register_error(_UNDECODED, _mark_undecoded)
 
 
 @dataclass(frozen=True)
@@ -62,7 +86,8 @@ class SeedError:
 def check_url(url: str) -> str | None:
     """Why ``url`` cannot be a seed (``"not an http(s) URL: ..."``), or ``None`` when it can.
 
-    A seed is an absolute ``http``/``https`` URL with a host, a valid port and no whitespace.
+    A seed is an absolute ``http``/``https`` URL with a host, a valid port, no whitespace and no
+    U+FFFD (what a decoder puts in place of bytes it could not read).
     """
     if not url:
         return "empty URL"
@@ -78,6 +103,8 @@ def check_url(url: str) -> str | None:
         return f"not an http(s) URL: {url!r}{hint}"
     if not parts.hostname:
         return f"URL has no host: {url!r}"
+    if "\ufffd" in url:
+        return f"URL holds U+FFFD, the mark of text that could not be decoded: {url!r}"
     return None
 
 
@@ -104,10 +131,22 @@ def _from_start_urls(start_urls: str) -> Iterator[Seed | SeedError]:
             yield Seed(url=url, source="start_urls")
 
 
-def _from_text(path: str, text: str) -> Iterator[Seed | SeedError]:
+def _from_text(path: str, text: str, encoding: str) -> Iterator[Seed | SeedError]:
+    """Seeds of ``text`` decoded from ``encoding`` with the :data:`_UNDECODED` error handler."""
     for number, raw in enumerate(text.splitlines(), start=1):
         line = _INLINE_COMMENT.sub("", raw).strip()
         if not line or line.startswith("#"):
+            continue
+        bad = _UNDECODED_CHAR.search(line)
+        if bad:
+            byte = ord(bad.group()) - 0xDC00
+            column = raw.index(line) + bad.start() + 1
+            yield SeedError(
+                path,
+                number,
+                f"not {encoding.upper()} text: byte 0x{byte:02X} at character {column} "
+                "(save the file as UTF-8; the line is skipped)",
+            )
             continue
         if len(line.split()) > 1:
             yield SeedError(path, number, f"expected one URL a line, got {line!r}")
@@ -168,11 +207,11 @@ def _from_opml(path: str, data: bytes) -> Iterator[Seed | SeedError]:
             yield Seed(url=_root(feed_url), feed_url=feed_url, title=name, source=source)
 
 
-def _is_opml(path: str, data: bytes) -> bool:
+def _is_opml(path: str, data: bytes, encoding: str) -> bool:
     if path.lower().endswith(_OPML_SUFFIXES):
         return True
-    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:5].lower()
-    return head.startswith((b"<?xml", b"<opml"))
+    head = data[:64].decode(encoding, "ignore").lstrip("\ufeff \t\r\n")[:5].lower()
+    return head.startswith(("<?xml", "<opml"))
 
 
 def _from_file(path: str) -> Iterator[Seed | SeedError]:
@@ -181,16 +220,13 @@ def _from_file(path: str) -> Iterator[Seed | SeedError]:
     except OSError as exc:
         yield SeedError(path, None, f"cannot read seeds file: {exc.strerror or exc}")
         return
-    if _is_opml(path, data):
+    encoding, bom = read_bom(data)
+    if _is_opml(path, data, encoding or "utf-8"):
         yield from _from_opml(path, data)
         return
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        yield SeedError(path, line, f"not UTF-8 text: {exc.reason} at byte {exc.start}")
-        return
-    yield from _from_text(path, text)
+    encoding = encoding or "utf-8"
+    text = data[len(bom or b"") :].decode(encoding, _UNDECODED)
+    yield from _from_text(path, text, encoding.removesuffix("-le").removesuffix("-be"))
 
 
 def load_seeds(

@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,9 +34,12 @@ from blogfeeds.commands.export import (
     xml_text,
 )
 from blogfeeds.extensions.summary import CrawlSummary, platform, summarize
+from blogfeeds.failures import STATUSES
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.seeds import load_seeds
-from blogfeeds.storage.db import Store
+from blogfeeds.storage.db import Store, connect
+from blogfeeds.storage.schema import DIALECTS, pending_migrations
+from tests import blogosphere as bs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -380,3 +384,107 @@ def test_a_reader_that_went_away_ends_export_and_stats_quietly(tmp_path: Path) -
         finally:
             os.close(write)
         assert (done.returncode, done.stderr) == (141, ""), args
+
+
+def _scrapy(*args: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    if url:
+        env["BLOGFEEDS_DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def _tables(url: str) -> set[str]:
+    """The tables of the database at ``url``, read without changing anything."""
+    if url.startswith("sqlite:///"):
+        raw = sqlite3.connect(f"{Path(url[10:]).as_uri()}?mode=ro", uri=True)
+        query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    else:
+        raw, query = connect(url).raw, "SHOW TABLES"
+    try:
+        cursor = raw.cursor()
+        cursor.execute(query)
+        return {row[0] for row in cursor.fetchall()}
+    finally:
+        raw.close()
+
+
+@pytest.mark.integration
+def test_export_and_stats_never_create_the_schema_in_an_empty_sqlite_file(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite3"
+    empty.touch()
+    url = f"sqlite:///{empty}"
+    for args in (["export", "csv"], ["export", "opml", "-o", str(tmp_path / "x.opml")], ["stats"]):
+        done = _scrapy(*args, "--database", url)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert done.stderr.splitlines()[-1].endswith(
+            f": error: cannot open {url}: no blogfeeds tables in this database "
+            "(nothing was ever stored)"
+        )
+        assert done.stdout == ""
+    assert empty.stat().st_size == 0
+    assert not (tmp_path / "x.opml").exists()
+    # a foreign SQLite database is left as it is too
+    sqlite3.connect(tmp_path / "other.sqlite3").execute("CREATE TABLE notes (body TEXT)").close()
+    other = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    assert _scrapy("stats", "--database", other).returncode == 2
+    assert _tables(other) == {"notes"}
+
+
+@pytest.mark.integration
+def test_export_reads_an_older_schema_without_migrating_it(tmp_path: Path) -> None:
+    """A version-1 database (before feed_aliases, entries, schedule, feed_state) is read as it
+    is: the export works and the database stays at version 1."""
+    path = tmp_path / "v1.sqlite3"
+    raw = sqlite3.connect(path, isolation_level=None)
+    for statement in dict(pending_migrations(0, DIALECTS["sqlite"]))[1]:
+        raw.execute(statement)
+    raw.execute("INSERT INTO schema_version VALUES (1, '2026-01-01T00:00:00Z')")
+    raw.close()
+    url = f"sqlite:///{path}"
+    with Store(connect(url)) as store:
+        store.write(BLOGS, LINKS)
+    before = _tables(url)
+    done = _scrapy("export", "csv", "--database", url)
+    assert done.returncode == 0, done.stderr
+    assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == len(BLOGS)
+    assert _tables(url) == before
+    assert "schedule" not in before
+    with Store.open(url, read_only=True) as store:
+        assert store.schema_version() == 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.write(BLOGS[:1], [])
+
+
+@pytest.mark.integration
+@pytest.mark.services
+def test_stats_never_create_the_schema_in_an_empty_mariadb_database() -> None:
+    if bs.mariadb_admin() is None:
+        pytest.skip("MariaDB does not answer at 127.0.0.1:3306")
+    with bs.throwaway_database("readonly") as url:
+        for args in (["stats"], ["export", "jsonl"]):
+            done = _scrapy(*args, "--database", url)
+            assert done.returncode == 2, (args, done.stderr)
+            assert "Traceback" not in done.stderr
+            assert "no blogfeeds tables in this database" in done.stderr.splitlines()[-1]
+        assert _tables(url) == set()
+
+
+@pytest.mark.integration
+def test_an_unknown_status_is_a_usage_error_naming_the_valid_ones(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    with Store.open(url) as store:
+        store.write(BLOGS, LINKS)
+    for args in (["export", "csv", "--status", "bogus"], ["stats", "--status", "ok,bogus"]):
+        done = _scrapy(*args, url=url)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr.splitlines()[-1].endswith(
+            f": error: unknown --status 'bogus'; expected one or more of {', '.join(STATUSES)}"
+        )
+    done = _scrapy("export", "csv", "--status", "http_4xx,no_feed", url=url)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert {r["blog_id"] for r in rows} == {"carol.example", "erin.example"}

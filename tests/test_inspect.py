@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from blogfeeds.commands.inspect import render_text
+from tests import offline_dns
 from tests.littleweb import LittleWeb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,3 +75,57 @@ def test_inspect_reports_unreadable_input_without_a_traceback(tmp_path: Path) ->
         proc = _inspect(*args)
         assert proc.returncode != 0
         assert "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_dns_failure_is_one_line_naming_it() -> None:
+    """No Scrapy traceback: one line with the status the crawl would store (``dns``)."""
+    env = {**os.environ, **offline_dns.unproxied("nosuchhost.invalid")}
+    overrides = {**offline_dns.SETTINGS, "RETRY_ENABLED": "0"}
+    settings = [arg for k, v in overrides.items() for arg in ("-s", f"{k}={v}")]
+    proc = _inspect("http://nosuchhost.invalid/", *settings, env=env)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr and "ERROR" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(
+        "Could not fetch http://nosuchhost.invalid/: dns ("
+    )
+    quiet = _inspect("http://nosuchhost.invalid/", "--nolog", *settings, env=env)
+    assert quiet.returncode == 1
+    assert len(quiet.stderr.splitlines()) == 1, quiet.stderr
+
+
+def test_a_reader_that_went_away_ends_inspect_quietly() -> None:
+    """`scrapy inspect URL | head -1`: exit status 141 and no BrokenPipeError traceback, as
+    export and stats (the pipe's reader is closed before the first byte: deterministic)."""
+    page = ["--file", str(DATA / "pages" / "matery-friends.html")]
+    for fmt in ([], ["--json"]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "scrapy", "inspect", "--nolog", *page, *fmt,
+                 "--url", "https://blinkfox.github.io/friends/"],
+                cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+            )  # fmt: skip
+        finally:
+            os.close(write)
+        assert (proc.returncode, proc.stderr) == (141, ""), fmt
+
+
+def test_text_report_columns_hold_when_a_field_is_empty() -> None:
+    data: dict[str, Any] = {
+        "url": "https://a.example/", "blog_id": "a.example", "title": "A", "language": "",
+        "generator": None, "encoding": "utf-8", "abstract": "", "feeds": [], "containers": [],
+        "friends": [], "friend_pages": [],
+    }  # fmt: skip
+    head = render_text(data).splitlines()[:6]
+    assert head == [
+        "URL:       https://a.example/",
+        "Blog id:   a.example",
+        "Title:     A",
+        "Language:  (none)",
+        "Generator: (none)",
+        "Encoding:  utf-8",
+    ]
+    data.update(language="zh-CN", generator="Hexo 7.3.0")
+    assert render_text(data).splitlines()[3:5] == ["Language:  zh-CN", "Generator: Hexo 7.3.0"]

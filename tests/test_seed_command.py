@@ -110,3 +110,14 @@ def test_without_redis_url_it_is_a_usage_error() -> None:
     assert done.returncode == 2
     assert "REDIS_URL is not set" in done.stderr
     assert seed(redis_url=None).returncode == 2  # no arguments at all
+
+
+def test_dry_run_of_a_latin1_file_pushes_its_good_lines_and_reports_the_bad_one() -> None:
+    done = seed("--dry-run", str(SEEDS / "latin1.txt"), redis_url=None)
+    assert done.returncode == 1, done.stderr
+    assert [json.loads(line)["url"] for line in done.stdout.splitlines()] == [
+        "https://latin1.example/",
+        "https://after.example/",
+    ]
+    assert f"{SEEDS / 'latin1.txt'}:3: not UTF-8 text: byte 0xE9 at character 12" in done.stderr
+    assert "1 bad seeds (not pushed)" in done.stderr

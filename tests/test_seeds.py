@@ -48,6 +48,11 @@ def test_start_urls_comma_separated() -> None:
             "http://a.example:99999/",
             "invalid URL 'http://a.example:99999/': Port out of range 0-65535",
         ),
+        (
+            "https://caf\ufffd.example/",
+            "URL holds U+FFFD, the mark of text that could not be decoded: "
+            "'https://caf\ufffd.example/'",
+        ),
     ],
 )
 def test_check_url(url: str, problem: str | None) -> None:
@@ -144,9 +149,79 @@ def test_unreadable_files_are_errors_and_start_urls_still_load() -> None:
     seeds, errors = load_seeds(seeds=str(DATA))
     assert seeds == []
     assert errors[0].message == "cannot read seeds file: Is a directory"
-    seeds, errors = load_seeds(seeds=path("latin1.txt"))
-    assert seeds == []
-    assert [(e.line, e.message.split(":")[0]) for e in errors] == [(2, "not UTF-8 text")]
+
+
+def test_a_line_that_is_not_utf8_is_skipped_and_the_others_load() -> None:
+    """latin1.txt is Latin-1: line 3's URL is reported and skipped; the bad bytes of a comment
+    (line 2) and of an inline comment (line 4) go with the comment; lines 1 and 4 load."""
+    p = path("latin1.txt")
+    seeds, errors = load_seeds(seeds=p)
+    assert seeds == [
+        Seed("https://latin1.example/", source=f"{p}:1"),
+        Seed("https://after.example/", source=f"{p}:4"),
+    ]
+    assert errors == [
+        SeedError(
+            p,
+            3,
+            "not UTF-8 text: byte 0xE9 at character 12 (save the file as UTF-8; "
+            "the line is skipped)",
+        )
+    ]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_a_byte_order_mark_decides_the_encoding(encoding: str, tmp_path: Path) -> None:
+    text = "# 博客 list\nhttps://博客.example/\r\nhttps://b.example/  # café\n"
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    (tmp_path / "seeds.txt").write_bytes(data)
+    p = str(tmp_path / "seeds.txt")
+    seeds, errors = load_seeds(seeds=p)
+    assert errors == []
+    assert seeds == [
+        Seed("https://博客.example/", source=f"{p}:2"),
+        Seed("https://b.example/", source=f"{p}:3"),
+    ]
+    # an OPML file is sniffed through its BOM too, whatever its name
+    opml = '<?xml version="1.0"?>\n<opml version="2.0"><body>\n<outline text="博客" htmlUrl="https://博客.example/"/>\n</body></opml>\n'
+    data = opml.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    (tmp_path / "seeds.list").write_bytes(data)
+    seeds, errors = load_seeds(seeds=str(tmp_path / "seeds.list"))
+    assert (errors, [(s.url, s.title) for s in seeds]) == ([], [("https://博客.example/", "博客")])
+
+
+def test_undecodable_utf16_is_reported_on_its_line(tmp_path: Path) -> None:
+    data = "https://a.example/\nhttps://b".encode("utf-16-le")
+    data += b"\x00\xd8"  # a lone high surrogate
+    data += ".example/\nhttps://c.example/\n".encode("utf-16-le") + b"\x00"  # odd length
+    (tmp_path / "seeds.txt").write_bytes(b"\xff\xfe" + data)
+    p = str(tmp_path / "seeds.txt")
+    seeds, errors = load_seeds(seeds=p)
+    assert [s.url for s in seeds] == ["https://a.example/", "https://c.example/"]
+    assert [(e.line, e.message.split(" (")[0]) for e in errors] == [
+        (2, "not UTF-16 text: byte 0x00 at character 10"),
+        (4, "not UTF-16 text: byte 0x00 at character 1"),
+    ]
+
+
+def test_an_opml_url_that_only_decodes_in_recovery_mode_is_not_a_seed(tmp_path: Path) -> None:
+    (tmp_path / "latin1.opml").write_bytes(
+        b'<?xml version="1.0"?>\n<opml version="2.0"><body>\n'
+        b'<outline text="x" htmlUrl="https://caf\xe9.example/"/>\n'
+        b'<outline text="b" htmlUrl="https://b.example/"/>\n</body></opml>\n'
+    )
+    p = str(tmp_path / "latin1.opml")
+    seeds, errors = load_seeds(seeds=p)
+    assert [s.url for s in seeds] == ["https://b.example/"]
+    assert [(e.line, e.message.split(":")[0]) for e in errors] == [
+        (3, "malformed OPML"),
+        (3, "bad htmlUrl"),
+    ]
+    assert "U+FFFD" in errors[1].message
 
 
 @pytest.mark.parametrize(

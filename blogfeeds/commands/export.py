@@ -17,7 +17,8 @@ Formats:
     the same edges as CSV with Gephi's column names (``Source,Target,Label`` plus
     ``target_url`` and ``source_url``, the page the link was read from).
 
-Filters (``--status ok,no_feed``, ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``),
+Filters (``--status ok,no_feed`` (of :data:`blogfeeds.failures.STATUSES`; another is a usage
+error), ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``),
 ``--min-in-degree N``, ``--has-feed``) select blogs; the graph formats keep the edges between
 selected blogs (``--all-targets``: every edge leaving a selected blog, its target a node even
 when not selected or not crawled). Degrees always count every stored link: distinct blogs that
@@ -47,6 +48,7 @@ from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.extensions.summary import platform
+from blogfeeds.failures import STATUSES
 from blogfeeds.storage.db import Store, redact
 
 FORMATS = ("opml", "csv", "jsonl", "graphml", "edges")
@@ -275,15 +277,17 @@ def database_url(settings: Any, given: str | None = None) -> str:
 
 
 def open_store(url: str) -> Store:
-    """Open the database for reading; ``UsageError`` when it cannot be (an SQLite file that does
-    not exist is an error here: an export never creates a database)."""
+    """Open the database read-only (:meth:`Store.open` with ``read_only``: nothing is created or
+    migrated); ``UsageError`` (one line, exit status 2) when it cannot be: no URL, an SQLite
+    file that does not exist, a database without the blogfeeds tables or newer than this code,
+    a server that refuses the connection. An export never creates a database."""
     if not url:
         raise UsageError("no database: set BLOGFEEDS_DATABASE_URL or MYSQL_URL, or --database")
     path = url[10:] if url.lower().startswith("sqlite:///") else ""
     if path and path != ":memory:" and not Path(path).is_file():
         raise UsageError(f"no SQLite database at {url[10:]!r}", print_help=False)
     try:
-        return Store.open(url)
+        return Store.open(url, read_only=True)
     except Exception as exc:
         raise UsageError(f"cannot open {redact(url)}: {exc}", print_help=False) from exc
 
@@ -297,11 +301,22 @@ def add_filter_options(parser: ArgumentParser) -> None:
 
 
 def filters_from(opts: Namespace) -> Filters:
+    """The :class:`Filters` of the parsed options; ``UsageError`` (exit status 2) naming the
+    valid statuses (:data:`blogfeeds.failures.STATUSES`) when ``--status`` gives another."""
+
     def split(values: list[str]) -> list[str]:
         return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
+    statuses = split(opts.status)
+    unknown = [s for s in statuses if s not in STATUSES]
+    if unknown:
+        raise UsageError(
+            f"unknown --status {', '.join(map(repr, unknown))}; "
+            f"expected one or more of {', '.join(STATUSES)}",
+            print_help=False,
+        )
     return Filters(
-        statuses=frozenset(split(opts.status)),
+        statuses=frozenset(statuses),
         languages=tuple(v.lower().replace("_", "-") for v in split(opts.lang)),
         min_in_degree=opts.min_in_degree,
         has_feed=opts.has_feed,
@@ -366,12 +381,12 @@ class Command(ScrapyCommand):
             raise UsageError(f"give one format: {', '.join(FORMATS)}")
         if opts.min_in_degree < 0:
             raise UsageError("--min-in-degree must be 0 or more")
+        filters = filters_from(opts)  # before the database: a bad filter opens nothing
         store = open_store(database_url(self.settings, opts.database))
         try:
             blogs, links = store.blogs(), store.friend_links()
         finally:
             store.close()
-        filters = filters_from(opts)
         if opts.output:
             with open(opts.output, "wb") as out:
                 report = export(args[0], blogs, links, filters, out, all_targets=opts.all_targets)

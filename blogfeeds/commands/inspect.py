@@ -4,6 +4,12 @@ Fetches the page through the project's settings (robots.txt, User-Agent, proxies
 saved file with ``--file PATH --url URL``, and prints the title, every feed candidate with its
 score and reasons, every scored friend-link container, the friend links and the abstract.
 ``--json`` prints the same as one JSON object.
+
+A page that cannot be fetched is one line on standard error naming the failure as the crawl
+stores it (``Could not fetch http://x.invalid/: dns (DNS lookup failed: ...)``, statuses of
+:mod:`blogfeeds.failures`), exit status 1. A reader of standard output that goes away early
+(``scrapy inspect URL | head -1``) ends the command quietly with exit status 141, as ``scrapy
+export`` and ``scrapy stats`` do (:func:`blogfeeds.commands.quiet_broken_pipe`).
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ import scrapy
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.http import Response, TextResponse
+from twisted.python.failure import Failure
 from w3lib.url import is_url
 
+from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.scoring import build_rules
 from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
+from blogfeeds.failures import failure_status
 
 
 def analysis_to_dict(analysis: PageAnalysis) -> dict[str, Any]:
@@ -52,12 +61,14 @@ def analysis_to_dict(analysis: PageAnalysis) -> dict[str, Any]:
 
 
 def render_text(data: dict[str, Any]) -> str:
-    """The human-readable report, in the order of the original ``urls.py`` output."""
+    """The human-readable report, in the order of the original ``urls.py`` output; one field a
+    line, values in one column, ``(none)`` for an empty language or generator."""
     lines = [
         f"URL:       {data['url']}",
         f"Blog id:   {data['blog_id']}",
         f"Title:     {data['title']}",
-        f"Language:  {data['language']}    Generator: {data['generator']}",
+        f"Language:  {data['language'] or '(none)'}",
+        f"Generator: {data['generator'] or '(none)'}",
         f"Encoding:  {data['encoding']}",
         "",
         f"Feed candidates ({len(data['feeds'])}):",
@@ -120,6 +131,7 @@ class Command(ScrapyCommand):
         if len(args) != 1 or not is_url(args[0]):
             raise UsageError("give one http(s) URL, or --file PATH --url URL")
         responses: list[Response] = []
+        failures: list[Failure] = []
 
         class InspectSpider(scrapy.Spider):
             name = "inspect"
@@ -130,6 +142,7 @@ class Command(ScrapyCommand):
                 yield scrapy.Request(
                     args[0],
                     callback=self.keep,
+                    errback=failures.append,  # reported below in one line, not a traceback
                     dont_filter=True,
                     meta={"handle_httpstatus_all": True},
                 )
@@ -140,6 +153,15 @@ class Command(ScrapyCommand):
         assert self.crawler_process is not None
         self.crawler_process.crawl(InspectSpider)
         self.crawler_process.start()
+        if failures:
+            failure = failures[0]
+            status = failure_status(failure)
+            print(
+                f"Could not fetch {args[0]}: {status} ({failure.getErrorMessage()})",
+                file=sys.stderr,
+            )
+            self.exitcode = 1
+            return
         if not responses:
             print(f"Could not fetch {args[0]} (see the log above)", file=sys.stderr)
             self.exitcode = 1
@@ -176,7 +198,8 @@ class Command(ScrapyCommand):
             self.exitcode = 1
             return
         data = analysis_to_dict(analysis)
-        if opts.json:
-            print(json.dumps(data, ensure_ascii=False, indent=2))
-        else:
-            print(render_text(data))
+        with quiet_broken_pipe(self):  # `scrapy inspect URL | head -1`
+            if opts.json:
+                print(json.dumps(data, ensure_ascii=False, indent=2))
+            else:
+                print(render_text(data))

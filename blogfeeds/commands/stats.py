@@ -42,12 +42,13 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         if args:
             raise UsageError("scrapy stats takes no arguments")
+        filters = filters_from(opts)  # before the database: a bad filter opens nothing
         store = open_store(database_url(self.settings, opts.database))
         try:
             blogs, links = store.blogs(), store.friend_links()
         finally:
             store.close()
-        chosen = select(blogs, links, filters_from(opts))
+        chosen = select(blogs, links, filters)
         ids = {b["blog_id"] for b in chosen}
         kept = [link for link in links if link["source_blog_id"] in ids]
         summary = summarize(chosen, kept, top=opts.top)

@@ -8,6 +8,10 @@ URLs (SQLAlchemy style, so one setting names any backend):
   MariaDB ≥ 10.5 through PyMySQL with ``charset=utf8mb4`` (the connection charset must be utf8mb4
   as well as the tables, or emoji fail with error 1366). The database must exist.
 
+``read_only=True`` (:meth:`Store.open`, :func:`connect`; what ``scrapy export`` and ``scrapy
+stats`` use) creates and migrates nothing: SQLite opens the file with ``mode=ro`` (no file or
+directory is created, no journal mode set), MySQL sets its session ``READ ONLY``.
+
 All calls are blocking DB-API calls; every write method is one transaction, batched with
 ``executemany`` (≈100× faster than a commit per row on MySQL; see the stack research notes).
 """
@@ -28,6 +32,7 @@ from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.schema import (
     DIALECTS,
+    SCHEMA_VERSION,
     TABLES,
     Dialect,
     pending_migrations,
@@ -94,6 +99,7 @@ class Connection(NamedTuple):
     raw: Any
     dialect: Dialect
     url: str
+    read_only: bool = False
 
 
 def redact(url: str) -> str:
@@ -122,15 +128,17 @@ def check_url(url: str) -> str:
     )
 
 
-def connect(url: str) -> Connection:
-    """Open the database named by ``url`` (see the module docstring for the forms).
+def connect(url: str, *, read_only: bool = False) -> Connection:
+    """Open the database named by ``url`` (see the module docstring for the forms);
+    ``read_only``: without creating or changing anything, every write refused by the database.
 
     Raises ``ValueError`` on an unknown scheme or a malformed URL (:func:`check_url`); driver
-    errors (``sqlite3.Error``, ``pymysql.Error``) when the database cannot be opened.
+    errors (``sqlite3.Error``, ``pymysql.Error``) when the database cannot be opened (with
+    ``read_only``, an SQLite file that does not exist is ``sqlite3.OperationalError``).
     """
     if check_url(url) == "sqlite":
-        return Connection(_connect_sqlite(url), DIALECTS["sqlite"], url)
-    return Connection(_connect_mysql(url), DIALECTS["mysql"], url)
+        return Connection(_connect_sqlite(url, read_only), DIALECTS["sqlite"], url, read_only)
+    return Connection(_connect_mysql(url, read_only), DIALECTS["mysql"], url, read_only)
 
 
 def _sqlite_path(url: str) -> str:
@@ -158,8 +166,12 @@ def _mysql_parts(url: str) -> tuple[SplitResult, str]:
     return parts, database
 
 
-def _connect_sqlite(url: str) -> sqlite3.Connection:
+def _connect_sqlite(url: str, read_only: bool = False) -> sqlite3.Connection:
     path = _sqlite_path(url)
+    if read_only and path != ":memory:":
+        # mode=ro: a missing file is an error (not created), writes fail with SQLITE_READONLY.
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: no implicit transactions; Store issues BEGIN/COMMIT itself.
@@ -170,11 +182,11 @@ def _connect_sqlite(url: str) -> sqlite3.Connection:
     return conn
 
 
-def _connect_mysql(url: str) -> Any:
+def _connect_mysql(url: str, read_only: bool = False) -> Any:
     import pymysql  # noqa: PLC0415 - optional driver, only for MySQL URLs
 
     parts, database = _mysql_parts(url)
-    return pymysql.connect(
+    conn = pymysql.connect(
         host=parts.hostname,
         port=parts.port or 3306,
         user=unquote(parts.username) if parts.username else "root",
@@ -188,6 +200,10 @@ def _connect_mysql(url: str) -> Any:
         read_timeout=_MYSQL_IO_TIMEOUT,
         write_timeout=_MYSQL_IO_TIMEOUT,
     )
+    if read_only:
+        with conn.cursor() as cursor:
+            cursor.execute("SET SESSION TRANSACTION READ ONLY")
+    return conn
 
 
 def utc_now() -> str:
@@ -210,11 +226,19 @@ class Store:
         self.dialect = connection.dialect
 
     @classmethod
-    def open(cls, url: str) -> Self:
-        """Connect to ``url`` (see :func:`connect`) and migrate it to ``SCHEMA_VERSION``."""
-        store = cls(connect(url))
+    def open(cls, url: str, *, read_only: bool = False) -> Self:
+        """Connect to ``url`` (see :func:`connect`) and migrate it to ``SCHEMA_VERSION``.
+
+        ``read_only``: only read it (the readers below work, the writers fail), creating and
+        migrating nothing; ``ValueError`` when it holds no blogfeeds schema (a new or foreign
+        database) or a schema newer than this code. Other errors as :func:`connect`.
+        """
+        store = cls(connect(url, read_only=read_only))
         try:
-            store.ensure_schema()
+            if read_only:
+                store.check_schema()
+            else:
+                store.ensure_schema()
         except BaseException:
             store.close()
             raise
@@ -270,7 +294,7 @@ class Store:
         except Exception as exc:
             logger.warning("database connection lost (%s); reconnecting", exc)
             self.close()
-            self.connection = connect(self.connection.url)
+            self.connection = connect(self.connection.url, read_only=self.connection.read_only)
 
     def _execute_ddl(self, cursor: Any, statement: str) -> None:
         try:
@@ -317,6 +341,19 @@ class Store:
                 with self._transaction() as cursor:
                     cursor.execute("SELECT RELEASE_LOCK(%s)", (_SCHEMA_LOCK,))
         return self.schema_version()
+
+    def check_schema(self) -> int:
+        """The stored schema version, checked readable without migrating: ``ValueError`` when
+        the database has no blogfeeds tables (version 0) or is newer than this code."""
+        version = self.schema_version()
+        if version == 0:
+            raise ValueError("no blogfeeds tables in this database (nothing was ever stored)")
+        if version > SCHEMA_VERSION:
+            raise ValueError(
+                f"database schema version {version} is newer than this code's {SCHEMA_VERSION}; "
+                "upgrade blogfeeds"
+            )
+        return version
 
     def schema_version(self) -> int:
         """The stored schema version (0 for an empty database)."""
