@@ -106,7 +106,8 @@ class FeedFetch:
     """ISO 8601 UTC of the fetch (the spider's clock, which tests may set)."""
     status: str
     """``ok``, ``not_modified`` (304), ``throttled`` (429/503), ``html`` (the URL now serves a web
-    page), ``other``/``empty`` (not a feed), ``dead``, or a failure status of
+    page), ``other``/``empty`` (not a feed), ``broken`` (ill-formed XML without an entry: a
+    truncated download), ``dead``, or a failure status of
     :mod:`blogfeeds.failures` (``http_4xx``, ``http_5xx``, ``timeout``, ``dns``, ...)."""
     http_status: int = 0
     """Final HTTP status, 0 when no response arrived."""

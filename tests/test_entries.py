@@ -189,6 +189,25 @@ def test_not_a_feed_is_flagged_not_empty(body: bytes, kind: str) -> None:
     assert (doc.kind, doc.is_feed, doc.entries) == (kind, False, ())
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<rss><channel><title>cut off<item><title>Post 1</ti",  # a truncated download
+        b"<rss><channel><title>x</title></item></channel></rss>",  # mismatched tags
+    ],
+)
+def test_ill_formed_xml_with_no_entry_is_broken_not_an_empty_feed(body: bytes) -> None:
+    doc = read_entries(body, {"Content-Type": "application/rss+xml"})
+    assert (doc.kind, doc.is_feed, doc.entries) == ("broken", False, ())
+    assert doc.problem.startswith("SAXParseException")
+
+
+def test_an_empty_feed_stays_a_feed_even_with_an_undefined_entity() -> None:
+    for title in ("Empty", "A&nbsp;B"):
+        doc = read_entries(rss(f"<title>{title}</title>").encode())
+        assert doc.is_feed and doc.entries == ()
+
+
 def test_feed_after_php_warning_html_is_still_a_feed() -> None:
     body = (
         b"<br />\n<b>Deprecated</b>: x in y on line 2<br />\n"

@@ -30,6 +30,7 @@ import calendar
 import hashlib
 import json
 import re
+import xml.sax
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -81,7 +82,9 @@ class FeedDocument:
     """What :func:`read_entries` read.
 
     - ``kind``: ``"feed"``, ``"html"`` (a web page), ``"empty"`` (no bytes, or only
-      whitespace) or ``"other"`` (neither a feed nor HTML: plain text, JSON, an error page).
+      whitespace), ``"broken"`` (ill-formed XML that yields no entry: a truncated download, a
+      broken generator; an undefined entity alone does not count) or ``"other"`` (neither a
+      feed nor HTML: plain text, JSON, an error page).
     - ``format``: ``"rss"``, ``"atom"``, ``"rdf"``, ``"json"``; for a feed the sniffer refused,
       feedparser's version name (``"atom10"``, ...) or ``"loose"`` (CDF, unknown roots);
       ``""`` when not a feed.
@@ -243,6 +246,11 @@ def read_entries(
     if sniff is None and not raw_entries:
         kind = "html" if _looks_html(body) else "other"
         return FeedDocument(kind=kind, encoding=encoding, problem="not a feed")
+    exc = parsed.get("bozo_exception")
+    if not raw_entries and _ill_formed(exc):
+        return FeedDocument(
+            kind="broken", encoding=encoding, problem=f"{type(exc).__name__}: {exc}"
+        )
     meta = parsed.get("feed") or {}
     entries = []
     for e in raw_entries:
@@ -263,7 +271,6 @@ def read_entries(
                 summary=summary,
             )
         )
-    exc = parsed.get("bozo_exception")
     return FeedDocument(
         kind="feed",
         format=sniff.format if sniff is not None else str(parsed.get("version") or "loose"),
@@ -275,6 +282,13 @@ def read_entries(
         bozo=bool(parsed.get("bozo")),
         problem=f"{type(exc).__name__}: {exc}" if parsed.get("bozo") and exc else "",
     )
+
+
+def _ill_formed(exc: object) -> bool:
+    """Whether feedparser's ``bozo_exception`` is XML that is not well-formed (expat's error),
+    other than an undefined entity (``&nbsp;`` in a title: feedparser's loose parser reads
+    those feeds whole)."""
+    return isinstance(exc, xml.sax.SAXParseException) and "undefined entity" not in str(exc)
 
 
 def _read_json(body: bytes, encoding: str, url: str) -> FeedDocument:

@@ -25,9 +25,9 @@ Per fetch (all protocol rules live in :mod:`blogfeeds.revisit`, the reading in
   429/503 are never retried at once (``RETRY_HTTP_CODES`` of this spider leaves them out);
 - a permanent redirect (every hop 301/308) to a working feed moves the stored feed to the new
   URL; the old one is kept in ``feed_aliases``;
-- a body that is not a feed (an HTML page, text, nothing) is a failure with status ``html``,
-  ``other`` or ``empty``, never an empty feed; failures back off and a feed failing for two
-  weeks becomes ``dead`` (re-checked weekly).
+- a body that is not a feed (an HTML page, text, nothing, ill-formed XML without an entry) is
+  a failure with status ``html``, ``other``, ``empty`` or ``broken``, never an empty feed;
+  failures back off and a feed failing for two weeks becomes ``dead`` (re-checked weekly).
 
 Settings ("Feed revisits" in :mod:`blogfeeds.settings`): ``BLOGFEEDS_REVISIT_POLICY``
 (``levels`` | ``estimate``), ``BLOGFEEDS_REVISIT_BUDGET``, ``BLOGFEEDS_REVISIT_LEVEL_MODE``,
@@ -472,7 +472,7 @@ class FeedsSpider(scrapy.Spider):
         if not doc.is_feed:
             stats.inc_value(f"blogfeeds/feeds/{doc.kind}")
             stats.inc_value(f"blogfeeds/feeds/error/{doc.kind}")
-            logger.warning("Feed %s is not a feed any more (%s)", feed.url, doc.kind)
+            logger.warning("Feed %s gave no readable feed (%s)", feed.url, doc.kind)
             return _Read(FetchOutcome(**common, error=doc.kind), doc.kind)
         unique = doc.unique_entries()
         ids = [e.key for e in unique]
