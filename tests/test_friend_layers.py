@@ -635,6 +635,20 @@ def test_url_variants_merge_first_seen_wins() -> None:
     )
 
 
+def test_credentials_in_a_friend_link_are_dropped() -> None:
+    """``user:password@`` in a blogroll link is never stored or exported (nor followed)."""
+    links = (
+        ("http://user:secret@Xi-Example.org:8765/", "Xi"),
+        ("https://token@omicron-example.net/blog/", "Omicron"),
+        ("https://pi-example.com/", "Pi"),
+    )
+    assert pairs(run(ul(*links))) == [
+        ("http://xi-example.org:8765/", "Xi"),
+        ("https://omicron-example.net/blog/", "Omicron"),
+        ("https://pi-example.com/", "Pi"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "cleaned"),
     [

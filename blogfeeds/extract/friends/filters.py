@@ -224,12 +224,11 @@ class Filters:
         return Cleaned.of(self.clean_url(urljoin(base, href)))
 
     def clean_url(self, url: str) -> str:
-        """Unwrap, lower-case scheme and host, drop fragment, ``index.html`` and tracking keys."""
+        """Unwrap, lower-case scheme and host, drop credentials (``user:password@``, never
+        stored nor followed), fragment, ``index.html`` and tracking keys."""
         url = unwrap_wayback(url.strip())
         parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" not in netloc:
-            netloc = netloc.lower()
+        netloc = parts.netloc.rpartition("@")[2].lower()
         path = _INDEX.sub("/", parts.path)
         query = parts.query
         if query:
