@@ -204,8 +204,10 @@ class StoragePipeline:
     * ``BLOGFEEDS_DB_BATCH_SIZE`` (default 500): items per transaction; a batch is written when it
       is full, every ``BLOGFEEDS_DB_FLUSH_INTERVAL`` seconds (default 2; 0 = off) during a crawl,
       and on close.
-    * ``BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED`` (default True): when False, blogs with status
-      ``no_feed`` are dropped (stat ``blogfeeds/dropped_no_feed``); their friend links are kept.
+    * ``BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED`` (default True): when False, every blog without a
+      feed is dropped, ``no_feed`` and failed fetches alike (``http_5xx``, ``dns``, ...; stat
+      ``blogfeeds/dropped_no_feed``); the friend links their pages listed are kept (the graph's
+      edges).
     * ``BLOGFEEDS_SPOOL_PATH`` (default ``blogfeeds-spool.jsonl``): JSON Lines file that receives
       items the database refused (see below); :func:`read_spool` reads it, and the next run loads
       it into the database when it opens (then deletes it; records that fail again stay).
@@ -376,7 +378,7 @@ class StoragePipeline:
 
     def process_item(self, item):
         if isinstance(item, Blog):
-            if not self.keep_without_feed and item.status == "no_feed":
+            if not self.keep_without_feed and not item.feed_url:
                 self.stats.inc_value("blogfeeds/dropped_no_feed")
                 raise DropItem(f"blog without feed {item.blog_id}", log_level="DEBUG")
         elif not isinstance(item, FriendLink):

@@ -181,10 +181,13 @@ def test_blogs_without_feed_dropped_when_not_kept(tmp_path: Path) -> None:
     with pytest.raises(DropItem, match=r"bare\.example") as dropped:
         pipe.process_item(bare)
     assert dropped.value.log_level == "DEBUG"
+    down = blog("down.example", status="http_5xx", feed_url=None, feeds=[])  # no feed either
+    with pytest.raises(DropItem, match=r"down\.example"):
+        pipe.process_item(down)
     pipe.process_item(link("bare.example"))  # its friend links still map the graph
     pipe.process_item(blog())
     run(pipe.close_spider())
-    assert pipe.stats.get_value("blogfeeds/dropped_no_feed") == 1
+    assert pipe.stats.get_value("blogfeeds/dropped_no_feed") == 2
     assert rows(tmp_path, "SELECT blog_id FROM blogs") == [("alice.example",)]
     assert rows(tmp_path, "SELECT source_blog_id FROM friend_links") == [("bare.example",)]
 
