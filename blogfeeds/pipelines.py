@@ -76,6 +76,7 @@ class BlogDedupePipeline:
         self._claim: Any = None
         self._storage = False
         self._pending: list[str] = []  # claimed since the last batch_sealed
+        self._unclaimed = 0  # blogs stored without a claim since Redis last answered
         self._sealed: list[tuple[int, list[str]]] = []
 
     @classmethod
@@ -113,7 +114,9 @@ class BlogDedupePipeline:
 
         When Redis fails (connection lost, timeout), the blog counts as seen first here: it is
         stored, once per process, without a claim (the database's unique ``blog_id`` keeps one
-        row), and the error is logged and counted (``blogfeeds/redis_errors``)."""
+        row). Each such blog is counted (``blogfeeds/redis_errors``); the first of a run of
+        failures is logged (ERROR), and the next claim that works says how many were stored
+        unclaimed."""
         if blog_id in self.seen:
             return False
         first = True
@@ -122,9 +125,18 @@ class BlogDedupePipeline:
                 first = self._claim_in_redis(blog_id)
             except RedisError as exc:
                 self.stats.inc_value("blogfeeds/redis_errors")
-                logger.error(
-                    "Cannot claim blog %s in Redis, storing it unclaimed: %s", blog_id, exc
-                )
+                if not self._unclaimed:
+                    logger.error(
+                        "Cannot claim blog %s in Redis, storing blogs unclaimed until it "
+                        "answers: %s",
+                        blog_id,
+                        exc,
+                    )
+                self._unclaimed += 1
+            else:
+                if self._unclaimed:
+                    logger.info("Redis claims resumed; %d blogs stored unclaimed", self._unclaimed)
+                    self._unclaimed = 0
         self.seen.add(blog_id)
         return first
 

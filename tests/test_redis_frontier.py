@@ -493,7 +493,10 @@ def test_blog_dedupe_stores_a_blog_it_cannot_claim_in_redis(
     pipe = BlogDedupePipeline.from_crawler(crawler)
     item = Blog(blog_id="alice.example", url="https://alice.example/")
     assert asyncio.run(pipe.process_item(item)) is item
-    assert pipe.stats.get_value("blogfeeds/redis_errors") == 1
+    bob = Blog(blog_id="bob.example", url="https://bob.example/")
+    assert asyncio.run(pipe.process_item(bob)) is bob
+    assert pipe.stats.get_value("blogfeeds/redis_errors") == 2
+    assert caplog.text.count("Cannot claim blog") == 1  # one line for a run of failures
     assert "Cannot claim blog alice.example in Redis" in caplog.text
     with pytest.raises(DropItem, match=r"duplicate blog alice\.example"):
         asyncio.run(pipe.process_item(Blog(blog_id="alice.example", url="http://alice.example/")))
