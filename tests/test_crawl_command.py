@@ -13,6 +13,7 @@ come from :mod:`tests.offline_dns`, so no lookup leaves the machine.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.settings import Settings
 
 from tests import offline_dns
 from tests.littleweb import LittleWeb
@@ -91,8 +93,57 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             {"MYSQL_URL": "mysql://bf:s3cret@db:port/blogs"},
             "MYSQL_URL: malformed MySQL URL 'mysql://bf:***@db:port/blogs'",
         ),
+        (
+            {"BLOGFEEDS_MAX_BLOGS": "abc"},
+            {},
+            "BLOGFEEDS_MAX_BLOGS: 'abc' is not an integer",
+        ),
+        (
+            {"BLOGFEEDS_MAX_BLOGS": "-5"},
+            {},
+            "BLOGFEEDS_MAX_BLOGS: must be ≥ 0, got '-5'",
+        ),
+        (
+            {"BLOGFEEDS_FEED_MAX_REQUESTS": "abc"},
+            {},
+            "BLOGFEEDS_FEED_MAX_REQUESTS: 'abc' is not an integer",
+        ),
+        (
+            {"BLOGFEEDS_DB_BATCH_SIZE": "0"},
+            {},
+            "BLOGFEEDS_DB_BATCH_SIZE: must be ≥ 1, got '0'",
+        ),
+        (
+            {"BLOGFEEDS_DB_FLUSH_INTERVAL": "soon"},
+            {},
+            "BLOGFEEDS_DB_FLUSH_INTERVAL: 'soon' is not a number",
+        ),
+        (
+            {"BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED": "maybe"},
+            {},
+            "BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED: 'maybe' is not a boolean",
+        ),
+        (
+            {"BLOGFEEDS_FRIEND_RULESET": "newest"},
+            {},
+            "BLOGFEEDS_FRIEND_RULESET: 'newest' is not one of blogfeeds, original",
+        ),
     ],
-    ids=["strategy", "rules-missing", "rules-toml", "rules-invalid", "database-url", "mysql-url"],
+    ids=[
+        "strategy",
+        "rules-missing",
+        "rules-toml",
+        "rules-invalid",
+        "database-url",
+        "mysql-url",
+        "max-blogs-type",
+        "max-blogs-range",
+        "feed-max-requests-type",
+        "batch-size-range",
+        "flush-interval-type",
+        "keep-without-feed-type",
+        "friend-ruleset",
+    ],
 )
 def test_bad_setting_is_one_error_line_and_exit_2(
     tmp_path: Path, settings: dict[str, str], env: dict[str, str], expected: str
@@ -111,6 +162,27 @@ def test_bad_setting_is_one_error_line_and_exit_2(
     assert run.hits == []
 
 
+def test_every_typed_project_setting_is_checked() -> None:
+    from blogfeeds.extensions import startup  # here: the module collects without the names
+
+    project = Settings()
+    project.setmodule("blogfeeds.settings")
+    startup.check_settings(project)  # the defaults pass
+    types = startup.setting_types()
+    assert types["BLOGFEEDS_MAX_BLOGS"] is int
+    assert types["BLOGFEEDS_REVISIT_INITIAL_T"] is float  # read with getfloat
+    assert types["BLOGFEEDS_SUMMARY_ENABLED"] is bool
+    assert "BLOGFEEDS_REVISIT_RANK" not in types  # 0..5 or "auto": the feeds spider's check
+    assert len(types) >= 25
+    for name in types:
+        bad = project.copy()
+        bad.set(name, "x7", priority="cmdline")
+        with pytest.raises(startup.StartupError) as caught:
+            startup.check_settings(bad)
+        assert caught.value.setting == name
+        assert caught.value.problem.startswith("'x7' is not a"), caught.value.problem
+
+
 def test_feeds_crawl_checks_the_database_url_too(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "feeds"]
     cmd += ["-s", "BLOGFEEDS_DATABASE_URL=sqlite:/relative.sqlite3"]
@@ -119,6 +191,62 @@ def test_feeds_crawl_checks_the_database_url_too(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     errors = log_lines(proc.stderr, "ERROR")
     assert len(errors) == 1 and "BLOGFEEDS_DATABASE_URL: malformed SQLite URL" in errors[0]
+
+
+SERVICE_VARS = ("MYSQL_URL", "REDIS_URL", "BLOGFEEDS_DATABASE_URL")
+
+
+def crawl_feeds(tmp: Path, *settings: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``scrapy crawl feeds`` on a SQLite file in ``tmp`` with ``-s`` ``settings``: exit code
+    and log."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "feeds"]
+    cmd += ["-s", f"BLOGFEEDS_DATABASE_URL=sqlite:///{tmp / 'feeds.sqlite3'}"]
+    for setting in settings:
+        cmd += ["-s", setting]
+    proc = subprocess.run(
+        cmd,
+        cwd=REPO,
+        env={**{k: v for k, v in os.environ.items() if k not in SERVICE_VARS}, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        (
+            "BLOGFEEDS_NOW=yesterday",
+            "BLOGFEEDS_NOW: 'yesterday' is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)",
+        ),
+        (
+            "BLOGFEEDS_REVISIT_POLICY=magic",
+            "BLOGFEEDS_REVISIT_POLICY: unknown revisit policy 'magic'; expected one of levels, "
+            "estimate",
+        ),
+        ("BLOGFEEDS_REVISIT_RANK=9", "BLOGFEEDS_REVISIT_RANK: must be 0..5 or 'auto', got '9'"),
+        ("BLOGFEEDS_REVISIT_RANK=high", "BLOGFEEDS_REVISIT_RANK: must be 0..5 or 'auto'"),
+        ("BLOGFEEDS_REVISIT_BUDGET=0", "BLOGFEEDS_REVISIT_BUDGET: must be > 0, got '0'"),
+        (
+            "BLOGFEEDS_REVISIT_INITIAL_T=5",
+            "BLOGFEEDS_REVISIT_INITIAL_T: must be from 20 to 10000 (minutes), got '5'",
+        ),
+        ("BLOGFEEDS_FEEDS_BATCH=many", "BLOGFEEDS_FEEDS_BATCH: 'many' is not an integer"),
+    ],
+)
+def test_feeds_crawl_bad_setting_is_one_error_line_and_exit_2(
+    tmp_path: Path, setting: str, expected: str
+) -> None:
+    code, log = crawl_feeds(tmp_path, setting)
+    assert code == 2, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    errors = log_lines(log, "ERROR")
+    assert len(errors) == 1, log[-3000:]
+    assert errors[0].startswith("[blogfeeds.commands.crawl] " + expected), errors
+    assert "Spider opened" not in log
 
 
 # --- exit statuses by finish reason --------------------------------------------------------------
