@@ -249,6 +249,24 @@ def test_feeds_crawl_bad_setting_is_one_error_line_and_exit_2(
     assert "Spider opened" not in log
 
 
+def test_feeds_crawl_with_mysql_down_at_start_ends_database_down(tmp_path: Path) -> None:
+    url = f"mysql://root:s3cret@127.0.0.1:{closed_port()}/fix_startup_x"
+    code, log = crawl_feeds(
+        tmp_path, f"MYSQL_URL={url}", "BLOGFEEDS_DB_DOWN_LIMIT=0.5", "LOG_LEVEL=INFO"
+    )
+    assert code == 1, log[-3000:]
+    assert "'finish_reason': 'database_down'" in log
+    assert "Traceback" not in log, log[-3000:]
+    errors = log_lines(log, "ERROR")
+    assert len(errors) == 1, log[-3000:]
+    assert errors[0].startswith(
+        "[blogfeeds.feedpipeline] cannot open the database mysql://root:***@127.0.0.1:"
+    )
+    assert "(2003," in errors[0]
+    assert "s3cret" not in log
+    assert "Feeds worker" not in log  # the spider's start() never ran: nothing was claimed
+
+
 # --- exit statuses by finish reason --------------------------------------------------------------
 
 
