@@ -128,6 +128,18 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             {},
             "BLOGFEEDS_FRIEND_RULESET: 'newest' is not one of blogfeeds, original",
         ),
+        (
+            {"BLOGFEEDS_DATABASE_URL": "sqlite:////etc/hosts/blogs.sqlite3"},
+            {},
+            "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database "
+            "'sqlite:////etc/hosts/blogs.sqlite3': [Errno 17] File exists: '/etc/hosts'",
+        ),
+        (
+            {"BLOGFEEDS_DATABASE_URL": "sqlite:///{tmp}/notes.txt"},
+            {},
+            "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database 'sqlite:///{tmp}/notes.txt': "
+            "file is not a database",
+        ),
     ],
     ids=[
         "strategy",
@@ -143,6 +155,8 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
         "flush-interval-type",
         "keep-without-feed-type",
         "friend-ruleset",
+        "sqlite-under-a-file",
+        "sqlite-not-a-database",
     ],
 )
 def test_bad_setting_is_one_error_line_and_exit_2(
@@ -150,6 +164,7 @@ def test_bad_setting_is_one_error_line_and_exit_2(
 ) -> None:
     (tmp_path / "bad.toml").write_text(BAD_TOML, "utf-8")
     (tmp_path / "nothing.toml").write_text(RULE_SETS_NOTHING, "utf-8")
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100, "utf-8")
     settings = {k: v.format(tmp=tmp_path) for k, v in settings.items()}
     run = crawl(tmp_path, ["http://a.example/"], settings=settings, env=env)
     assert run.returncode == 2, run.log[-3000:]

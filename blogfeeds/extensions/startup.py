@@ -10,14 +10,16 @@ Any other runner (a script's ``CrawlerProcess``) sees the exception itself.
 :class:`StartupCheck` (an extension, ``EXTENSIONS`` in the settings; extensions are built after
 the spider, before the engine) checks what later components would only fail on once the crawl
 is open: the project's own settings (:func:`check_settings`: types, ranges, rule sets), the
-form of the database URL (``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL``; not whether the
-server answers: that is the ``database_down`` finish reason) and, for a spider that walks the
-strategy frontier (``strategy_frontier = True``), ``BLOGFEEDS_STRATEGY``.
+database URL (``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL``: its form, and for SQLite that the
+file can be opened as a database; not whether a MySQL server answers: that is the
+``database_down`` finish reason) and, for a spider that walks the strategy frontier
+(``strategy_frontier = True``), ``BLOGFEEDS_STRATEGY``.
 """
 
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +27,7 @@ from blogfeeds import settings as project_settings
 from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
 from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
 from blogfeeds.revisit.levels import T_MAX, T_MIN
-from blogfeeds.storage.db import check_url
+from blogfeeds.storage.db import check_url, connect
 from blogfeeds.strategies import frontier_for
 
 
@@ -138,15 +140,35 @@ def check_settings(settings: Any) -> None:
 
 def check_database_url(settings: Any) -> None:
     """``StartupError`` naming ``MYSQL_URL`` or ``BLOGFEEDS_DATABASE_URL`` (the one in use)
-    when its form is wrong (:func:`blogfeeds.storage.db.check_url`); empty means no storage."""
+    when its form is wrong (:func:`blogfeeds.storage.db.check_url`) or, for SQLite, when the
+    file cannot be opened as a database (:func:`check_sqlite`); empty means no storage."""
     for name in ("MYSQL_URL", "BLOGFEEDS_DATABASE_URL"):
         url = (settings.get(name) or "").strip()
         if url:
             try:
-                check_url(url)
+                dialect = check_url(url)
             except ValueError as exc:
                 raise StartupError(name, str(exc)) from None
+            if dialect == "sqlite":
+                check_sqlite(name, url)
             return
+
+
+def check_sqlite(setting: str, url: str) -> None:
+    """``StartupError`` naming ``setting`` when the SQLite database ``url`` cannot be opened
+    and read (its directory cannot be made, the path is not a file one can write, the file is
+    not a SQLite database). Opens it as the storage will (creating the file, and the
+    directories above it, when missing) and closes it again; ``:memory:`` is not checked."""
+    try:
+        connection = connect(url)
+    except (OSError, sqlite3.Error) as exc:
+        raise StartupError(setting, f"cannot open the SQLite database {url!r}: {exc}") from None
+    try:
+        connection.raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise StartupError(setting, f"cannot read the SQLite database {url!r}: {exc}") from None
+    finally:
+        connection.raw.close()
 
 
 class StartupCheck:
@@ -162,5 +184,6 @@ class StartupCheck:
                 frontier_for(crawler)  # the crawl's one frontier, built here first
             except ValueError as exc:
                 raise StartupError("BLOGFEEDS_STRATEGY", str(exc)) from None
+        # Last, what touches a file: every plain setting is known good by now.
         check_database_url(settings)
         return cls()
