@@ -1,8 +1,11 @@
 """``scrapy crawl`` as an operator meets it: bad settings, exit statuses, unreachable hosts.
 
-- a bad setting (strategy, rules file, database URL) stops the crawl before it opens anything,
-  with one ERROR line naming the setting, no traceback, exit status 2;
-- finish reasons ``no_seeds`` (2) and ``database_down`` (1) exit non-zero;
+- a bad setting (strategy, rules file, database URL, a SQLite file that cannot be opened, a
+  ``BLOGFEEDS_*`` value of the wrong type or out of range, ``REDIS_URL``'s form; for ``feeds``
+  also the revisit policy, rank and ``BLOGFEEDS_NOW``) stops the crawl before it opens
+  anything, with one ERROR line naming the setting, no traceback, exit status 2;
+- finish reasons ``no_seeds`` (2) and ``database_down`` (1, ``blogs`` and ``feeds``) exit
+  non-zero, as does Redis unreachable at start (``redis_down``, 1: one ERROR line);
 - a blog whose name does not resolve costs one INFO line and no traceback, and is stored with
   status ``dns`` (robots.txt included: :mod:`blogfeeds.middlewares.robots`);
 - friend links carry container scores without float noise.
@@ -140,6 +143,18 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database 'sqlite:///{tmp}/notes.txt': "
             "file is not a database",
         ),
+        (
+            {},
+            {"REDIS_URL": "redis://:s3cret@127.0.0.1:port/0"},
+            "REDIS_URL: malformed Redis URL 'redis://:***@127.0.0.1:port/0': Port could not be "
+            "cast to integer value",
+        ),
+        (
+            {},
+            {"REDIS_URL": "notaurl"},
+            "REDIS_URL: malformed Redis URL 'notaurl': Redis URL must specify one of the "
+            "following schemes",
+        ),
     ],
     ids=[
         "strategy",
@@ -157,6 +172,8 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
         "friend-ruleset",
         "sqlite-under-a-file",
         "sqlite-not-a-database",
+        "redis-url-port",
+        "redis-url-scheme",
     ],
 )
 def test_bad_setting_is_one_error_line_and_exit_2(
@@ -317,6 +334,20 @@ def test_database_down_exits_1(tmp_path: Path) -> None:
     assert run.returncode == 1, run.log[-3000:]
     assert "'finish_reason': 'database_down'" in run.log
     assert "Traceback" not in run.log
+
+
+def test_redis_unreachable_at_start_is_one_error_line_and_exit_1(tmp_path: Path) -> None:
+    port = closed_port()
+    run = crawl(tmp_path, ["http://a.example/"], env={"REDIS_URL": f"redis://127.0.0.1:{port}/7"})
+    assert run.returncode == 1, run.log[-3000:]
+    assert "Traceback" not in run.log, run.log[-3000:]
+    errors = log_lines(run.log, "ERROR")
+    assert len(errors) == 1, run.log[-3000:]
+    assert errors[0].startswith(
+        f"[blogfeeds.commands.crawl] Redis at 127.0.0.1:{port} is unreachable: "
+    ), errors
+    assert "Spider opened" not in run.log
+    assert run.hits == []
 
 
 # --- a host that does not resolve; container scores ----------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -110,3 +111,29 @@ def test_without_redis_url_it_is_a_usage_error() -> None:
     assert done.returncode == 2
     assert "REDIS_URL is not set" in done.stderr
     assert seed(redis_url=None).returncode == 2  # no arguments at all
+
+
+def test_malformed_redis_url_is_one_error_line_and_exit_2() -> None:
+    done = seed("https://a.example/", redis_url="redis://:s3cret@127.0.0.1:port/0")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "ERROR: REDIS_URL: malformed Redis URL 'redis://:***@127.0.0.1:port/0': "
+        "Port could not be cast to integer value as 'port'"
+    ]
+    assert seed("https://a.example/", redis_url="notaurl").stderr.startswith(
+        "ERROR: REDIS_URL: malformed Redis URL 'notaurl': Redis URL must specify one of"
+    )
+
+
+def test_unreachable_redis_is_one_error_line_and_exit_3() -> None:
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = seed("https://a.example/", "https://b.example/", redis_url=f"redis://127.0.0.1:{port}/7")
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"ERROR: Redis at 127.0.0.1:{port} is unreachable: "), line
+    assert line.endswith("(0 of 2 seeds pushed)")
+    assert done.stdout == ""

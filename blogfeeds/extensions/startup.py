@@ -12,8 +12,11 @@ the spider, before the engine) checks what later components would only fail on o
 is open: the project's own settings (:func:`check_settings`: types, ranges, rule sets), the
 database URL (``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL``: its form, and for SQLite that the
 file can be opened as a database; not whether a MySQL server answers: that is the
-``database_down`` finish reason) and, for a spider that walks the strategy frontier
-(``strategy_frontier = True``), ``BLOGFEEDS_STRATEGY``.
+``database_down`` finish reason), for a spider that walks the strategy frontier
+(``strategy_frontier = True``) ``BLOGFEEDS_STRATEGY``, and with the Redis frontier on
+(:func:`blogfeeds.redis_compat.redis_enabled`) the form of ``REDIS_URL`` (a
+:class:`StartupError`) and that Redis answers a ``PING`` (else :class:`ServiceDown`, reason
+``redis_down``: exit status 1).
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from typing import Any
 from blogfeeds import settings as project_settings
 from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
 from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
+from blogfeeds.redis_compat import redis_enabled
 from blogfeeds.revisit.levels import T_MAX, T_MIN
-from blogfeeds.storage.db import check_url, connect
+from blogfeeds.storage.db import check_url, connect, redact
 from blogfeeds.strategies import frontier_for
 
 
@@ -39,6 +43,16 @@ class StartupError(Exception):
         super().__init__(f"{setting}: {problem}")
         self.setting = setting
         self.problem = problem
+
+
+class ServiceDown(Exception):
+    """A service the crawl needs does not answer at start-up (nothing else is wrong):
+    ``reason`` is the finish reason it stands for (``"redis_down"``; the ``crawl`` command's
+    ``EXIT_STATUS`` maps it to exit status 1); ``str()`` is the one line to log."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 # --- the project's own settings ------------------------------------------------------------------
@@ -171,19 +185,62 @@ def check_sqlite(setting: str, url: str) -> None:
         connection.raw.close()
 
 
+def redis_server(settings: Any) -> Any:
+    """The Redis client of ``settings`` as scrapy-redis builds it (``REDIS_URL``,
+    ``REDIS_PARAMS``; nothing is connected yet); ``StartupError`` on ``REDIS_URL`` when
+    redis-py refuses its form (scheme, port)."""
+    from scrapy_redis import connection  # noqa: PLC0415 - only with Redis
+
+    try:
+        return connection.get_redis_from_settings(settings)
+    except ValueError as exc:
+        url = redact(str(settings.get("REDIS_URL") or ""))
+        raise StartupError("REDIS_URL", f"malformed Redis URL {url!r}: {exc}") from None
+
+
+def redis_address(server: Any) -> str:
+    """``host:port`` (or the socket path) a Redis client connects to, for messages."""
+    kwargs = server.connection_pool.connection_kwargs
+    if kwargs.get("path"):
+        return str(kwargs["path"])
+    return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+
+
+def check_redis(server: Any) -> None:
+    """``PING`` Redis once, then close the client: :class:`ServiceDown` (reason
+    ``redis_down``, naming host:port) when Redis does not answer (refused, unknown host, a
+    timeout after scrapy-redis's ``socket_connect_timeout``, 30 s, or any other Redis error);
+    ``StartupError`` on ``REDIS_URL`` when it refuses the URL's user or password."""
+    from redis.exceptions import AuthenticationError, RedisError  # noqa: PLC0415 - only with Redis
+
+    where = redis_address(server)
+    try:
+        server.ping()
+    except AuthenticationError as exc:
+        problem = f"Redis at {where} refused the credentials: {exc}"
+        raise StartupError("REDIS_URL", problem) from None
+    except RedisError as exc:
+        raise ServiceDown("redis_down", f"Redis at {where} is unreachable: {exc}") from None
+    finally:
+        server.close()
+
+
 class StartupCheck:
     """Extension: runs the checks of the module docstring in ``from_crawler``, raising
-    :class:`StartupError`; does nothing afterwards."""
+    :class:`StartupError` (or :class:`ServiceDown` for Redis); does nothing afterwards."""
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StartupCheck:
         settings = crawler.settings
         check_settings(settings)
+        server = redis_server(settings) if redis_enabled(settings) else None
         if getattr(crawler.spidercls, "strategy_frontier", False):
             try:
                 frontier_for(crawler)  # the crawl's one frontier, built here first
             except ValueError as exc:
                 raise StartupError("BLOGFEEDS_STRATEGY", str(exc)) from None
-        # Last, what touches a file: every plain setting is known good by now.
+        # Last, what touches a file or a server: every plain setting is known good by now.
         check_database_url(settings)
+        if server is not None:
+            check_redis(server)
         return cls()
