@@ -9,6 +9,11 @@ later run fetches it again with its old state, so no entry is lost (its id was r
 in the unsaved state).
 
 Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``; empty = ``NotConfigured``.
+A MySQL server that cannot be reached when the spider opens is tried again with backoff (0.2 s
+doubling to 5 s) for ``BLOGFEEDS_DB_DOWN_LIMIT`` seconds (60), like the blogs crawl's
+:class:`~blogfeeds.pipelines.StoragePipeline`; then, or at once for an error that is not a
+lost or refused connection (a wrong password, a missing database), one ERROR line and the
+crawl ends with finish reason ``database_down`` (exit status 1) before any feed is claimed.
 SQLite writes are calls of about a millisecond on the reactor thread. MySQL writes run in a
 worker thread with group commit: the fetches that arrive while a transaction runs are written
 together by the next one (at most :data:`GROUP_MAX` each). A group that fails is written again
@@ -21,11 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
 
 from blogfeeds.items import FeedFetch
+from blogfeeds.pipelines import is_transient
 from blogfeeds.storage.db import check_url, redact
 from blogfeeds.storage.feedstore import FeedStore
 
@@ -39,9 +46,10 @@ class FeedStorePipeline:
     """Write :class:`FeedFetch` items; other items pass through. Stat
     ``blogfeeds/feeds/new_entries`` counts entry rows actually inserted."""
 
-    def __init__(self, stats: Any, database_url: str) -> None:
+    def __init__(self, stats: Any, database_url: str, down_limit: float = 60.0) -> None:
         self.stats = stats
         self.database_url = database_url
+        self.down_limit = down_limit  # seconds a MySQL server may stay unreachable at open
         self.threaded = check_url(database_url) == "mysql"
         self.store: FeedStore | None = None
         self.waiting: list[tuple[FeedFetch, asyncio.Future[int]]] = []
@@ -54,10 +62,39 @@ class FeedStorePipeline:
         url = url or (settings.get("BLOGFEEDS_DATABASE_URL") or "").strip()
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: feed storage is off")
-        return cls(crawler.stats, url)
+        return cls(crawler.stats, url, settings.getfloat("BLOGFEEDS_DB_DOWN_LIMIT", 60.0))
 
-    def open_spider(self) -> None:
+    def open_spider(self) -> Any:
+        if self.threaded:
+            return self._open_threaded()
         self.store = FeedStore.open(self.database_url)
+        logger.info("storing feed revisits in %s", redact(self.database_url))
+        return None
+
+    async def _open_threaded(self) -> None:
+        """Open the MySQL store in a worker thread, retrying lost or refused connections for
+        ``down_limit`` seconds; ``CloseSpider("database_down")`` after one ERROR line."""
+        delay = 0.2
+        started = time.monotonic()
+        while True:
+            try:
+                self.store = await asyncio.to_thread(FeedStore.open, self.database_url)
+                break
+            except Exception as exc:
+                if not is_transient(exc) or time.monotonic() - started >= self.down_limit:
+                    logger.error(
+                        "cannot open the database %s (BLOGFEEDS_DB_DOWN_LIMIT %g s): %s",
+                        redact(self.database_url),
+                        self.down_limit,
+                        exc,
+                    )
+                    self.stats.set_value("blogfeeds/db/down", 1)
+                    raise CloseSpider("database_down") from exc
+                logger.warning(
+                    "database %s unreachable (%s); retrying", redact(self.database_url), exc
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
         logger.info("storing feed revisits in %s", redact(self.database_url))
 
     async def close_spider(self) -> None:

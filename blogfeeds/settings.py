@@ -202,7 +202,8 @@ BLOGFEEDS_RULES_FILE = os.environ.get("BLOGFEEDS_RULES_FILE", "")
 # --- Crawl summary (blogfeeds/extensions/summary.py; `scrapy stats` prints it from the database)
 EXTENSIONS = {
     "blogfeeds.extensions.summary.CrawlSummary": 500,
-    # Bad database URL / BLOGFEEDS_STRATEGY: one ERROR line before the crawl opens anything.
+    # Bad BLOGFEEDS_* values, database URL or SQLite file, BLOGFEEDS_STRATEGY, REDIS_URL, Redis
+    # down: one ERROR line before the crawl opens anything.
     "blogfeeds.extensions.startup.StartupCheck": 0,
 }
 BLOGFEEDS_SUMMARY_ENABLED = True

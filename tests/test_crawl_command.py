@@ -1,8 +1,11 @@
 """``scrapy crawl`` as an operator meets it: bad settings, exit statuses, unreachable hosts.
 
-- a bad setting (strategy, rules file, database URL) stops the crawl before it opens anything,
-  with one ERROR line naming the setting, no traceback, exit status 2;
-- finish reasons ``no_seeds`` (2) and ``database_down`` (1) exit non-zero;
+- a bad setting (strategy, rules file, database URL, a SQLite file that cannot be opened, a
+  ``BLOGFEEDS_*`` value of the wrong type or out of range, ``REDIS_URL``'s form; for ``feeds``
+  also the revisit policy, rank and ``BLOGFEEDS_NOW``) stops the crawl before it opens
+  anything, with one ERROR line naming the setting, no traceback, exit status 2;
+- finish reasons ``no_seeds`` (2) and ``database_down`` (1, ``blogs`` and ``feeds``) exit
+  non-zero, as does Redis unreachable at start (``redis_down``, 1: one ERROR line);
 - a blog whose name does not resolve costs one INFO line and no traceback, and is stored with
   status ``dns`` (robots.txt included: :mod:`blogfeeds.middlewares.robots`);
 - friend links carry container scores without float noise.
@@ -13,6 +16,7 @@ come from :mod:`tests.offline_dns`, so no lookup leaves the machine.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.settings import Settings
 
 from tests import offline_dns
 from tests.littleweb import LittleWeb
@@ -91,14 +96,92 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             {"MYSQL_URL": "mysql://bf:s3cret@db:port/blogs"},
             "MYSQL_URL: malformed MySQL URL 'mysql://bf:***@db:port/blogs'",
         ),
+        (
+            {"BLOGFEEDS_MAX_BLOGS": "abc"},
+            {},
+            "BLOGFEEDS_MAX_BLOGS: 'abc' is not an integer",
+        ),
+        (
+            {"BLOGFEEDS_MAX_BLOGS": "-5"},
+            {},
+            "BLOGFEEDS_MAX_BLOGS: must be ≥ 0, got '-5'",
+        ),
+        (
+            {"BLOGFEEDS_FEED_MAX_REQUESTS": "abc"},
+            {},
+            "BLOGFEEDS_FEED_MAX_REQUESTS: 'abc' is not an integer",
+        ),
+        (
+            {"BLOGFEEDS_DB_BATCH_SIZE": "0"},
+            {},
+            "BLOGFEEDS_DB_BATCH_SIZE: must be ≥ 1, got '0'",
+        ),
+        (
+            {"BLOGFEEDS_DB_FLUSH_INTERVAL": "soon"},
+            {},
+            "BLOGFEEDS_DB_FLUSH_INTERVAL: 'soon' is not a number",
+        ),
+        (
+            {"BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED": "maybe"},
+            {},
+            "BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED: 'maybe' is not a boolean",
+        ),
+        (
+            {"BLOGFEEDS_FRIEND_RULESET": "newest"},
+            {},
+            "BLOGFEEDS_FRIEND_RULESET: 'newest' is not one of blogfeeds, original",
+        ),
+        (
+            {"BLOGFEEDS_DATABASE_URL": "sqlite:////etc/hosts/blogs.sqlite3"},
+            {},
+            "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database "
+            "'sqlite:////etc/hosts/blogs.sqlite3': [Errno 17] File exists: '/etc/hosts'",
+        ),
+        (
+            {"BLOGFEEDS_DATABASE_URL": "sqlite:///{tmp}/notes.txt"},
+            {},
+            "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database 'sqlite:///{tmp}/notes.txt': "
+            "file is not a database",
+        ),
+        (
+            {},
+            {"REDIS_URL": "redis://:s3cret@127.0.0.1:port/0"},
+            "REDIS_URL: malformed Redis URL 'redis://:***@127.0.0.1:port/0': Port could not be "
+            "cast to integer value",
+        ),
+        (
+            {},
+            {"REDIS_URL": "notaurl"},
+            "REDIS_URL: malformed Redis URL 'notaurl': Redis URL must specify one of the "
+            "following schemes",
+        ),
     ],
-    ids=["strategy", "rules-missing", "rules-toml", "rules-invalid", "database-url", "mysql-url"],
+    ids=[
+        "strategy",
+        "rules-missing",
+        "rules-toml",
+        "rules-invalid",
+        "database-url",
+        "mysql-url",
+        "max-blogs-type",
+        "max-blogs-range",
+        "feed-max-requests-type",
+        "batch-size-range",
+        "flush-interval-type",
+        "keep-without-feed-type",
+        "friend-ruleset",
+        "sqlite-under-a-file",
+        "sqlite-not-a-database",
+        "redis-url-port",
+        "redis-url-scheme",
+    ],
 )
 def test_bad_setting_is_one_error_line_and_exit_2(
     tmp_path: Path, settings: dict[str, str], env: dict[str, str], expected: str
 ) -> None:
     (tmp_path / "bad.toml").write_text(BAD_TOML, "utf-8")
     (tmp_path / "nothing.toml").write_text(RULE_SETS_NOTHING, "utf-8")
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100, "utf-8")
     settings = {k: v.format(tmp=tmp_path) for k, v in settings.items()}
     run = crawl(tmp_path, ["http://a.example/"], settings=settings, env=env)
     assert run.returncode == 2, run.log[-3000:]
@@ -111,6 +194,27 @@ def test_bad_setting_is_one_error_line_and_exit_2(
     assert run.hits == []
 
 
+def test_every_typed_project_setting_is_checked() -> None:
+    from blogfeeds.extensions import startup  # here: the module collects without the names
+
+    project = Settings()
+    project.setmodule("blogfeeds.settings")
+    startup.check_settings(project)  # the defaults pass
+    types = startup.setting_types()
+    assert types["BLOGFEEDS_MAX_BLOGS"] is int
+    assert types["BLOGFEEDS_REVISIT_INITIAL_T"] is float  # read with getfloat
+    assert types["BLOGFEEDS_SUMMARY_ENABLED"] is bool
+    assert "BLOGFEEDS_REVISIT_RANK" not in types  # 0..5 or "auto": the feeds spider's check
+    assert len(types) >= 25
+    for name in types:
+        bad = project.copy()
+        bad.set(name, "x7", priority="cmdline")
+        with pytest.raises(startup.StartupError) as caught:
+            startup.check_settings(bad)
+        assert caught.value.setting == name
+        assert caught.value.problem.startswith("'x7' is not a"), caught.value.problem
+
+
 def test_feeds_crawl_checks_the_database_url_too(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "feeds"]
     cmd += ["-s", "BLOGFEEDS_DATABASE_URL=sqlite:/relative.sqlite3"]
@@ -119,6 +223,80 @@ def test_feeds_crawl_checks_the_database_url_too(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     errors = log_lines(proc.stderr, "ERROR")
     assert len(errors) == 1 and "BLOGFEEDS_DATABASE_URL: malformed SQLite URL" in errors[0]
+
+
+SERVICE_VARS = ("MYSQL_URL", "REDIS_URL", "BLOGFEEDS_DATABASE_URL")
+
+
+def crawl_feeds(tmp: Path, *settings: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``scrapy crawl feeds`` on a SQLite file in ``tmp`` with ``-s`` ``settings``: exit code
+    and log."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "feeds"]
+    cmd += ["-s", f"BLOGFEEDS_DATABASE_URL=sqlite:///{tmp / 'feeds.sqlite3'}"]
+    for setting in settings:
+        cmd += ["-s", setting]
+    proc = subprocess.run(
+        cmd,
+        cwd=REPO,
+        env={**{k: v for k, v in os.environ.items() if k not in SERVICE_VARS}, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        (
+            "BLOGFEEDS_NOW=yesterday",
+            "BLOGFEEDS_NOW: 'yesterday' is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)",
+        ),
+        (
+            "BLOGFEEDS_REVISIT_POLICY=magic",
+            "BLOGFEEDS_REVISIT_POLICY: unknown revisit policy 'magic'; expected one of levels, "
+            "estimate",
+        ),
+        ("BLOGFEEDS_REVISIT_RANK=9", "BLOGFEEDS_REVISIT_RANK: must be 0..5 or 'auto', got '9'"),
+        ("BLOGFEEDS_REVISIT_RANK=high", "BLOGFEEDS_REVISIT_RANK: must be 0..5 or 'auto'"),
+        ("BLOGFEEDS_REVISIT_BUDGET=0", "BLOGFEEDS_REVISIT_BUDGET: must be > 0, got '0'"),
+        (
+            "BLOGFEEDS_REVISIT_INITIAL_T=5",
+            "BLOGFEEDS_REVISIT_INITIAL_T: must be from 20 to 10000 (minutes), got '5'",
+        ),
+        ("BLOGFEEDS_FEEDS_BATCH=many", "BLOGFEEDS_FEEDS_BATCH: 'many' is not an integer"),
+    ],
+)
+def test_feeds_crawl_bad_setting_is_one_error_line_and_exit_2(
+    tmp_path: Path, setting: str, expected: str
+) -> None:
+    code, log = crawl_feeds(tmp_path, setting)
+    assert code == 2, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    errors = log_lines(log, "ERROR")
+    assert len(errors) == 1, log[-3000:]
+    assert errors[0].startswith("[blogfeeds.commands.crawl] " + expected), errors
+    assert "Spider opened" not in log
+
+
+def test_feeds_crawl_with_mysql_down_at_start_ends_database_down(tmp_path: Path) -> None:
+    url = f"mysql://root:s3cret@127.0.0.1:{closed_port()}/fix_startup_x"
+    code, log = crawl_feeds(
+        tmp_path, f"MYSQL_URL={url}", "BLOGFEEDS_DB_DOWN_LIMIT=0.5", "LOG_LEVEL=INFO"
+    )
+    assert code == 1, log[-3000:]
+    assert "'finish_reason': 'database_down'" in log
+    assert "Traceback" not in log, log[-3000:]
+    errors = log_lines(log, "ERROR")
+    assert len(errors) == 1, log[-3000:]
+    assert errors[0].startswith(
+        "[blogfeeds.feedpipeline] cannot open the database mysql://root:***@127.0.0.1:"
+    )
+    assert "(2003," in errors[0]
+    assert "s3cret" not in log
+    assert "Feeds worker" not in log  # the spider's start() never ran: nothing was claimed
 
 
 # --- exit statuses by finish reason --------------------------------------------------------------
@@ -156,6 +334,20 @@ def test_database_down_exits_1(tmp_path: Path) -> None:
     assert run.returncode == 1, run.log[-3000:]
     assert "'finish_reason': 'database_down'" in run.log
     assert "Traceback" not in run.log
+
+
+def test_redis_unreachable_at_start_is_one_error_line_and_exit_1(tmp_path: Path) -> None:
+    port = closed_port()
+    run = crawl(tmp_path, ["http://a.example/"], env={"REDIS_URL": f"redis://127.0.0.1:{port}/7"})
+    assert run.returncode == 1, run.log[-3000:]
+    assert "Traceback" not in run.log, run.log[-3000:]
+    errors = log_lines(run.log, "ERROR")
+    assert len(errors) == 1, run.log[-3000:]
+    assert errors[0].startswith(
+        f"[blogfeeds.commands.crawl] Redis at 127.0.0.1:{port} is unreachable: "
+    ), errors
+    assert "Spider opened" not in run.log
+    assert run.hits == []
 
 
 # --- a host that does not resolve; container scores ----------------------------------------------

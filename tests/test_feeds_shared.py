@@ -412,7 +412,7 @@ def store_fetches(url: str, fetches: list[FeedFetch]) -> dict[str, Any]:
     pipe = FeedStorePipeline.from_crawler(crawler)
 
     async def scenario() -> None:
-        pipe.open_spider()
+        await pipe.open_spider()  # MySQL: a coroutine (retries an unreachable server)
         await asyncio.gather(*(pipe.process_item(f) for f in fetches))
         await pipe.close_spider()
 

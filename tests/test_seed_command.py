@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -121,3 +122,29 @@ def test_dry_run_of_a_latin1_file_pushes_its_good_lines_and_reports_the_bad_one(
     ]
     assert f"{SEEDS / 'latin1.txt'}:3: not UTF-8 text: byte 0xE9 at character 12" in done.stderr
     assert "1 bad seeds (not pushed)" in done.stderr
+
+
+def test_malformed_redis_url_is_one_error_line_and_exit_2() -> None:
+    done = seed("https://a.example/", redis_url="redis://:s3cret@127.0.0.1:port/0")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "ERROR: REDIS_URL: malformed Redis URL 'redis://:***@127.0.0.1:port/0': "
+        "Port could not be cast to integer value as 'port'"
+    ]
+    assert seed("https://a.example/", redis_url="notaurl").stderr.startswith(
+        "ERROR: REDIS_URL: malformed Redis URL 'notaurl': Redis URL must specify one of"
+    )
+
+
+def test_unreachable_redis_is_one_error_line_and_exit_3() -> None:
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = seed("https://a.example/", "https://b.example/", redis_url=f"redis://127.0.0.1:{port}/7")
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"ERROR: Redis at 127.0.0.1:{port} is unreachable: "), line
+    assert line.endswith("(0 of 2 seeds pushed)")
+    assert done.stdout == ""

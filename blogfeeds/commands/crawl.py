@@ -3,10 +3,12 @@
 - ``0``: the crawl ran to its end (finish reason ``finished``, a ``CLOSESPIDER_*`` limit,
   ``shutdown`` after Ctrl-C, ...);
 - ``1``: the crawl failed: finish reason ``database_down`` (the database stayed unreachable:
-  for ``blogs``, what was not written is in the spool file; for ``feeds``, three claims in a
-  row failed), ``redis_down`` (the Redis frontier stayed unreachable for
-  ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds), or Scrapy could not start it (its traceback is
-  logged);
+  for ``blogs``, what was not written is in the spool file; for ``feeds``, it could not be
+  opened, or three claims in a row failed), ``redis_down`` (Redis did not answer at start-up:
+  a :class:`~blogfeeds.extensions.startup.ServiceDown`, logged as one ERROR line naming
+  host:port, the crawl never opened and there is no stats dump; or the Redis frontier stayed
+  unreachable for ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds mid-crawl), or Scrapy could not start
+  it (its traceback is logged);
 - ``2``: nothing could be crawled: a bad setting (a
   :class:`~blogfeeds.extensions.startup.StartupError`, logged as one ERROR line that names the
   setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
@@ -25,12 +27,13 @@ from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from blogfeeds.extensions.startup import StartupError
+from blogfeeds.extensions.startup import ServiceDown, StartupError
 
 logger = logging.getLogger(__name__)
 
 EXIT_STATUS = {"database_down": 1, "redis_down": 1, "no_seeds": 2}
-"""Exit status of a crawl by its finish reason; any other reason exits 0."""
+"""Exit status of a crawl by its finish reason (or a :class:`ServiceDown`'s reason); any
+other reason exits 0."""
 
 
 class Command(ScrapyCrawlCommand):
@@ -43,34 +46,39 @@ class Command(ScrapyCrawlCommand):
             raise UsageError("running 'scrapy crawl' with more than one spider is not supported")
         assert self.crawler_process
         crawler = self._create_crawler(args[0])
-        errors: list[StartupError] = []
+        errors: list[StartupError | ServiceDown] = []
         _report_startup_error(self.crawler_process.crawl(crawler, **opts.spargs), errors)
         self.crawler_process.start()
         if errors:
-            self.exitcode = 2
+            error = errors[0]
+            if isinstance(error, ServiceDown):
+                self.exitcode = EXIT_STATUS.get(error.reason, 1)
+            else:
+                self.exitcode = 2
         elif self.crawler_process.bootstrap_failed:
             self.exitcode = 1
         else:
             self.exitcode = EXIT_STATUS.get(str(crawler.stats.get_value("finish_reason")), 0)
 
 
-def _report_startup_error(running: Any, errors: list[StartupError]) -> None:
+def _report_startup_error(running: Any, errors: list[StartupError | ServiceDown]) -> None:
     """When the crawl (an asyncio task or a Deferred, by reactor) ends in a
-    :class:`StartupError`, log it as one ERROR line and append it to ``errors``; any other
-    exception is left to be reported as Scrapy would (with its traceback)."""
+    :class:`StartupError` or a :class:`ServiceDown`, log it as one ERROR line and append it to
+    ``errors``; any other exception is left to be reported as Scrapy would (with its
+    traceback)."""
 
     def on_task_done(task: asyncio.Future[Any]) -> None:
         if task.cancelled():
             return
         exc = task.exception()  # retrieved now: asyncio no longer reports it itself
-        if isinstance(exc, StartupError):
+        if isinstance(exc, StartupError | ServiceDown):
             errors.append(exc)
             logger.error("%s", exc)
         elif exc is not None:
             logger.error("The crawl could not start", exc_info=exc)
 
     def on_failure(failure: Failure) -> None:
-        failure.trap(StartupError)  # anything else stays unhandled: Twisted logs it
+        failure.trap(StartupError, ServiceDown)  # anything else stays unhandled: Twisted logs it
         errors.append(failure.value)  # type: ignore[arg-type]
         logger.error("%s", failure.value)
 

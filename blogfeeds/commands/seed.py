@@ -9,8 +9,11 @@ the shared dupefilter, not here.
 
 Bad seeds are printed to stderr with their file and line; the good ones are still pushed and the
 exit code is 1. Needs ``REDIS_URL`` (environment or ``-s``): exit code 2 and a usage error
-without it. ``--spider`` (default ``blogs``) names the crawl; ``--dry-run`` prints the JSON
-payloads instead of pushing them.
+without it; exit code 2 and one line ``ERROR: REDIS_URL: problem`` when redis-py refuses the
+URL's form or Redis refuses its credentials; exit code 3 and one line ``ERROR: Redis at
+host:port is unreachable: ...`` (with how many seeds were pushed before) when Redis does not
+answer. ``--spider`` (default ``blogs``) names the crawl; ``--dry-run`` prints the JSON payloads
+instead of pushing them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from blogfeeds.extensions.startup import StartupError, redis_address, redis_server
 from blogfeeds.redis_compat import FrontierKeys, redis_prefix, seed_payload
 from blogfeeds.seeds import Seed, SeedError, load_seeds
 
@@ -40,6 +44,14 @@ def collect(args: list[str]) -> tuple[list[Seed], list[SeedError]]:
                 seen.add(seed.url)
                 seeds.append(seed)
     return seeds, errors
+
+
+EXIT_REDIS_DOWN = 3
+"""Exit code when Redis does not answer (not every seed was pushed)."""
+
+
+class RedisDown(Exception):
+    """Redis stopped answering during the push: ``str()`` is the one line to print."""
 
 
 def payload(seed: Seed) -> str:
@@ -81,20 +93,45 @@ class Command(ScrapyCommand):
             for line in payloads:
                 print(line)
         elif payloads:
-            key = self._push(payloads, opts.spider)
+            try:
+                key = self._push(payloads, opts.spider)
+            except StartupError as exc:
+                print(f"ERROR: {exc}", file=sys.stderr)
+                self.exitcode = 2
+                return
+            except RedisDown as exc:
+                print(f"ERROR: {exc}", file=sys.stderr)
+                self.exitcode = EXIT_REDIS_DOWN
+                return
             print(f"pushed {len(payloads)} seeds to {key}")
         if errors:
             print(f"{len(errors)} bad seeds (not pushed)", file=sys.stderr)
             self.exitcode = 1
 
     def _push(self, payloads: list[str], spider: str) -> str:
+        """Push ``payloads``, 1000 per ``RPUSH``; the key. ``StartupError`` on ``REDIS_URL``
+        (malformed, credentials refused), :class:`RedisDown` when Redis does not answer."""
         assert self.settings is not None
         if not self.settings.get("REDIS_URL"):
             raise UsageError("REDIS_URL is not set: the shared frontier lives in Redis")
-        from scrapy_redis import connection  # noqa: PLC0415 - only when pushing
+        from redis.exceptions import AuthenticationError, RedisError  # noqa: PLC0415
 
-        server = connection.get_redis_from_settings(self.settings)
+        server = redis_server(self.settings)
         key = FrontierKeys(redis_prefix(self.settings), spider, "").start_urls
-        for start in range(0, len(payloads), 1000):
-            server.rpush(key, *payloads[start : start + 1000])
+        pushed = 0
+        try:
+            for start in range(0, len(payloads), 1000):
+                chunk = payloads[start : start + 1000]
+                server.rpush(key, *chunk)
+                pushed += len(chunk)
+        except AuthenticationError as exc:
+            problem = f"Redis at {redis_address(server)} refused the credentials: {exc}"
+            raise StartupError("REDIS_URL", problem) from None
+        except RedisError as exc:
+            raise RedisDown(
+                f"Redis at {redis_address(server)} is unreachable: {exc} "
+                f"({pushed} of {len(payloads)} seeds pushed)"
+            ) from None
+        finally:
+            server.close()
         return key

@@ -24,7 +24,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
-from blogfeeds.extensions.startup import StartupError
+from blogfeeds.extensions.startup import StartupError, check_settings
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
 from blogfeeds.extract.directives import RobotsDirectives, crawl_url, robots_directives
 from blogfeeds.extract.feeds import (
@@ -91,6 +91,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
+        check_settings(crawler.settings)  # StartupError before any of them is read
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.max_blogs = settings.getint("BLOGFEEDS_MAX_BLOGS")

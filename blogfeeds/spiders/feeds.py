@@ -66,11 +66,13 @@ from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
+from blogfeeds.extensions.startup import StartupError, check_settings
 from blogfeeds.extract.entries import FeedEntry, read_entries
 from blogfeeds.failures import failure_status, status_for_code
 from blogfeeds.items import Entry, FeedFetch
 from blogfeeds.revisit import (
     DAY,
+    POLICIES,
     EstimatingPolicy,
     FeedState,
     FetchOutcome,
@@ -204,18 +206,38 @@ class FeedsSpider(scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
+        """The spider, its settings read; a bad one is a ``StartupError`` naming it (types and
+        ranges by :func:`~blogfeeds.extensions.startup.check_settings`, then the policy name,
+        the rank and ``BLOGFEEDS_NOW``), before anything is opened."""
         s = crawler.settings
+        check_settings(s)
+        policy = s.get("BLOGFEEDS_REVISIT_POLICY", "levels")
+        if policy not in POLICIES:
+            problem = f"unknown revisit policy {policy!r}; expected one of {', '.join(POLICIES)}"
+            raise StartupError("BLOGFEEDS_REVISIT_POLICY", problem)
+        rank = str(s.get("BLOGFEEDS_REVISIT_RANK", 0)).strip().lower()
+        if rank != "auto":
+            try:
+                number = int(rank or 0)
+            except ValueError:
+                number = -1
+            if not 0 <= number <= 5:
+                problem = f"must be 0..5 or 'auto', got {rank!r}"
+                raise StartupError("BLOGFEEDS_REVISIT_RANK", problem)
+        now = s.get("BLOGFEEDS_NOW") or ""
+        try:
+            clock = VirtualClock.from_iso(now)
+        except ValueError:
+            problem = f"{now!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)"
+            raise StartupError("BLOGFEEDS_NOW", problem) from None
+        spider = super().from_crawler(crawler, *args, **kwargs)
         spider.policy = make_policy(
-            s.get("BLOGFEEDS_REVISIT_POLICY", "levels"),
+            policy,
             budget_per_feed_day=s.getfloat("BLOGFEEDS_REVISIT_BUDGET", 3.0),
             level_mode=s.getbool("BLOGFEEDS_REVISIT_LEVEL_MODE", False),
             initial_time=s.getfloat("BLOGFEEDS_REVISIT_INITIAL_T", 1000.0),
         )
-        rank = str(s.get("BLOGFEEDS_REVISIT_RANK", 0)).strip().lower()
         spider.rank = "auto" if rank == "auto" else int(rank or 0)
-        if spider.rank != "auto" and not 0 <= int(spider.rank) <= 5:
-            raise ValueError(f"BLOGFEEDS_REVISIT_RANK must be 0..5 or 'auto', got {rank!r}")
         spider.loop = (
             _truthy(spider.loop_arg)
             if spider.loop_arg is not None
@@ -223,7 +245,7 @@ class FeedsSpider(scrapy.Spider):
         )
         spider.batch = max(1, s.getint("BLOGFEEDS_FEEDS_BATCH", 50))
         spider.max_sleep = max(1.0, s.getfloat("BLOGFEEDS_FEEDS_MAX_SLEEP", 60.0))
-        spider.clock = VirtualClock.from_iso(s.get("BLOGFEEDS_NOW") or "")
+        spider.clock = clock
         url = (s.get("MYSQL_URL") or "").strip() or (s.get("BLOGFEEDS_DATABASE_URL") or "").strip()
         spider.database_url = url
         spider.owner = lease_owner(s.get("BLOGFEEDS_WORKER_ID") or socket.gethostname())
