@@ -86,6 +86,7 @@ RANGES: dict[str, Check] = {
     "BLOGFEEDS_DB_BATCH_SIZE": _AT_LEAST_1,
     "BLOGFEEDS_DB_MAX_ATTEMPTS": _AT_LEAST_1,
     "BLOGFEEDS_WORKER_TTL": _ABOVE_0,  # a Redis key's expiry
+    "BLOGFEEDS_REDIS_DOWN_LIMIT": _AT_LEAST_0,
     # feed discovery budget per blog: 0 = the page's own links only
     "BLOGFEEDS_FEED_MAX_REQUESTS": _AT_LEAST_0,
     "BLOGFEEDS_FEED_MAX_FETCH_SECONDS": _AT_LEAST_0,
