@@ -436,11 +436,9 @@ def test_errors_back_off_and_count(timeline: dict[str, Any]) -> None:
 def test_a_bad_feed_argument_is_refused_and_never_stored(tmp_path: Path) -> None:
     db = tmp_path / "bad.sqlite3"
     with LittleWeb({}) as web:
-        result = run(web, db, T0, "-a", "feed=notaurl")
-    assert "-a feed=notaurl" in result["log"]
-    assert result["stats"].get("blogfeeds/feeds/bad_feed_arg") == 1
-    with FeedStore.open(f"sqlite:///{db}") as store:
-        assert store.schedule() == []
+        result = run(web, db, T0, "-a", "feed=notaurl", status=2)
+    assert "ERROR: -a feed: not an http(s) URL: 'notaurl'" in result["log"]
+    assert not db.exists()  # refused before anything opened
 
 
 # --- a database that fails under a running worker ----------------------------------------------

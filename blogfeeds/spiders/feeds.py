@@ -208,7 +208,8 @@ class FeedsSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
         """The spider, its settings read; a bad one is a ``StartupError`` naming it (types and
         ranges by :func:`~blogfeeds.extensions.startup.check_settings`, then the policy name,
-        the rank and ``BLOGFEEDS_NOW``), before anything is opened."""
+        the rank and ``BLOGFEEDS_NOW``), as is an ``-a feed=`` that is not an http(s) URL,
+        before anything is opened."""
         s = crawler.settings
         check_settings(s)
         policy = s.get("BLOGFEEDS_REVISIT_POLICY", "levels")
@@ -230,6 +231,10 @@ class FeedsSpider(scrapy.Spider):
         except ValueError:
             problem = f"{now!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)"
             raise StartupError("BLOGFEEDS_NOW", problem) from None
+        feed = kwargs.get("feed")
+        bad_feed = None if feed is None else check_url(feed)
+        if bad_feed is not None:  # never stored: it would fail on every run
+            raise StartupError("-a feed", bad_feed)
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.policy = make_policy(
             policy,
@@ -267,11 +272,6 @@ class FeedsSpider(scrapy.Spider):
         if isinstance(self.policy, EstimatingPolicy):
             self._warm_budget(self.policy)
         if self.feed_arg:
-            problem = check_url(self.feed_arg)
-            if problem is not None:  # never stored: it would fail on every later run
-                logger.error("-a feed=%s: %s", self.feed_arg, problem)
-                self.crawler.stats.set_value("blogfeeds/feeds/bad_feed_arg", 1)
-                return
             rank = 0 if self.rank == "auto" else int(self.rank)
             url = self.store.add_feed(self.feed_arg, now, rank=rank)
             claims = self.store.claim_due(now, 1, self.owner, urls=[url])
