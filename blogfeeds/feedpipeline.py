@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
-from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 
 from blogfeeds.items import FeedFetch
-from blogfeeds.pipelines import is_transient
+from blogfeeds.pipelines import open_retrying
 from blogfeeds.storage.db import check_url, redact
 from blogfeeds.storage.feedstore import FeedStore
 
@@ -73,28 +72,10 @@ class FeedStorePipeline:
 
     async def _open_threaded(self) -> None:
         """Open the MySQL store in a worker thread, retrying lost or refused connections for
-        ``down_limit`` seconds; ``CloseSpider("database_down")`` after one ERROR line."""
-        delay = 0.2
-        started = time.monotonic()
-        while True:
-            try:
-                self.store = await asyncio.to_thread(FeedStore.open, self.database_url)
-                break
-            except Exception as exc:
-                if not is_transient(exc) or time.monotonic() - started >= self.down_limit:
-                    logger.error(
-                        "cannot open the database %s (BLOGFEEDS_DB_DOWN_LIMIT %g s): %s",
-                        redact(self.database_url),
-                        self.down_limit,
-                        exc,
-                    )
-                    self.stats.set_value("blogfeeds/db/down", 1)
-                    raise CloseSpider("database_down") from exc
-                logger.warning(
-                    "database %s unreachable (%s); retrying", redact(self.database_url), exc
-                )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+        ``down_limit`` seconds (:func:`blogfeeds.pipelines.open_retrying`)."""
+        self.store = await open_retrying(
+            FeedStore.open, self.database_url, self.down_limit, self.stats
+        )
         logger.info("storing feed revisits in %s", redact(self.database_url))
 
     async def close_spider(self) -> None:

@@ -17,9 +17,10 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.exceptions import RedisError
 from scrapy import signals
@@ -44,6 +45,7 @@ from blogfeeds.storage.db import Store, check_url, redact
 logger = logging.getLogger(__name__)
 
 StoredItem = Blog | FriendLink
+_Opened = TypeVar("_Opened")
 
 
 class BlogDedupePipeline:
@@ -186,6 +188,33 @@ _TRANSIENT_MYSQL = frozenset(
         2055,  # lost connection (extended)
     }
 )
+
+
+async def open_retrying(
+    opener: Callable[[str], _Opened], url: str, down_limit: float, stats: Any
+) -> _Opened:
+    """``opener(url)`` in a worker thread, run again while it fails with a lost or refused
+    connection (:func:`is_transient`; 0.2 s apart, doubling to 5 s) for ``down_limit`` seconds.
+    Any other error, or the limit, is one ERROR line, the stat ``blogfeeds/db/down`` and
+    ``CloseSpider("database_down")`` (exit status 1)."""
+    delay = 0.2
+    started = time.monotonic()
+    while True:
+        try:
+            return await asyncio.to_thread(opener, url)
+        except Exception as exc:
+            if not is_transient(exc) or time.monotonic() - started >= down_limit:
+                logger.error(
+                    "cannot open the database %s (BLOGFEEDS_DB_DOWN_LIMIT %g s): %s",
+                    redact(url),
+                    down_limit,
+                    exc,
+                )
+                stats.set_value("blogfeeds/db/down", 1)
+                raise CloseSpider("database_down") from exc
+            logger.warning("database %s unreachable (%s); retrying", redact(url), exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -336,22 +365,7 @@ class StoragePipeline:
                 "twisted.internet.asyncioreactor.AsyncioSelectorReactor, Scrapy's default)"
             )
         self._lock = asyncio.Lock()
-        delay = 0.2
-        started = time.monotonic()
-        while True:
-            try:
-                self.store = await asyncio.to_thread(Store.open, self.database_url)
-                break
-            except Exception as exc:
-                if not is_transient(exc) or time.monotonic() - started >= self.down_limit:
-                    logger.error("cannot open the database %s: %s", redact(self.database_url), exc)
-                    self.stats.set_value("blogfeeds/db/down", 1)
-                    raise CloseSpider("database_down") from exc
-                logger.warning(
-                    "database %s unreachable (%s); retrying", redact(self.database_url), exc
-                )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+        self.store = await open_retrying(Store.open, self.database_url, self.down_limit, self.stats)
         logger.info("storing items in %s", redact(self.database_url))
         if not self.spool_path.exists():
             return
