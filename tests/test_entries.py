@@ -17,6 +17,7 @@ from blogfeeds.extract.entries import (
     entry_key,
     read_entries,
 )
+from blogfeeds.extract.feedcheck import feed_encoding
 from blogfeeds.revisit import to_minutes
 from tests.littleweb import find_shared
 
@@ -157,6 +158,21 @@ def test_bom_wins_over_a_wrong_declaration() -> None:
     )
     doc = read_entries(body)
     assert doc.entries[0].title == "Café"
+
+
+@pytest.mark.parametrize(
+    ("declared", "charset"),
+    [("uu", ""), ("base64", ""), ("utf-8", "zlib"), ("utf-32", ""), ("rot13", "hex")],
+)
+def test_a_codec_that_is_not_a_text_encoding_is_ignored(declared: str, charset: str) -> None:
+    """``encoding="uu"`` or ``charset=zlib`` name Python codecs that turn bytes into bytes
+    (``bytes.decode`` raises LookupError; found by the property test), and ``utf-32`` on an
+    ASCII body is a lie: the body is read as UTF-8."""
+    body = rss("<item><guid>1</guid><title>Grüße</title></item>", enc=declared).encode()
+    content_type = f"application/rss+xml; charset={charset}" if charset else ""
+    assert feed_encoding(body, content_type) == "utf-8"
+    doc = read_entries(body, {"Content-Type": content_type})
+    assert doc.is_feed and doc.entries[0].title == "Grüße"
 
 
 def test_http_charset_used_without_declaration() -> None:

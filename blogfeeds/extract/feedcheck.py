@@ -103,14 +103,26 @@ def feed_encoding(body: bytes, content_type: str = "") -> str:
             return codec
     declared = _XML_DECL_ENCODING.match(body[:512])
     if declared:
-        enc = resolve_encoding(declared.group(1).decode("ascii"))
-        # A UTF-16 declaration without a BOM on an ASCII-compatible body is a lie.
-        if enc and not enc.startswith("utf-16"):
-            return str(enc)
-    http = http_content_type_encoding(content_type or None)
-    if http:
-        return str(http)
-    return "utf-8"
+        enc = _text_codec(resolve_encoding(declared.group(1).decode("ascii")))
+        # A UTF-16/32 declaration without a BOM on an ASCII-compatible body is a lie.
+        if enc and not enc.startswith(("utf-16", "utf-32")):
+            return enc
+    return _text_codec(http_content_type_encoding(content_type or None)) or "utf-8"
+
+
+def _text_codec(name: str | None) -> str | None:
+    """``name`` when it is a codec that decodes bytes to text; None for an unknown name and
+    for the bytes-to-bytes codecs Python also finds by name (``encoding="uu"``, ``base64``,
+    ``zlib``: ``bytes.decode`` refuses them with LookupError)."""
+    if not name:
+        return None
+    try:
+        b"x".decode(name)  # b"" would not ask the codec
+    except LookupError:
+        return None
+    except UnicodeError:  # a text codec that cannot read one byte alone (UTF-16, UTF-32)
+        pass
+    return str(name)
 
 
 def _decode(body: bytes, encoding: str) -> str:
