@@ -113,6 +113,9 @@ def robots_directives(page: Page) -> RobotsDirectives:
     )
 
 
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def strip_credentials(url: str) -> str:
     """``url`` without ``user:password@`` (the rest untouched)."""
     parts = urlsplit(url)
@@ -140,6 +143,8 @@ def crawl_url(url: str) -> str:
             }
             if names:
                 url = url_query_cleaner(url, sorted(names), remove=True, keep_fragments=True)
-        return canonicalize_url(url)
+        # A "%" that starts no escape is a literal "%" (%25): w3lib would otherwise read
+        # "%2%31" as "%21" and, canonicalising again, as "!" (another URL).
+        return canonicalize_url(_LONE_PERCENT.sub("%25", url))
     except (ValueError, UnicodeError):
         return url
