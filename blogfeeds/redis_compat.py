@@ -582,11 +582,7 @@ class Scheduler(_RedisScheduler):
     def _reachable(self) -> None:
         """A Redis call succeeded: end the outage, if any."""
         if self._down_since is not None:
-            logger.info(
-                "Redis reachable again after %.1f s; queueing %d held requests",
-                time.monotonic() - self._down_since,
-                len(self._held),
-            )
+            logger.info("Redis reachable again after %.1f s", time.monotonic() - self._down_since)
             self._down_since = None
 
     @property
@@ -687,11 +683,13 @@ class Scheduler(_RedisScheduler):
     def next_request(self) -> scrapy.Request | None:
         assert self.keys is not None
         try:
-            held, self._held = self._held, []
-            for request in held:  # queued first: Redis may have come back
-                self.enqueue_request(request)
-            if self._held:  # still unreachable
-                return None
+            if self._held:  # queued first: Redis may have come back
+                held, self._held = self._held, []
+                for request in held:
+                    self.enqueue_request(request)
+                if self._held:  # still unreachable
+                    return None
+                logger.info("queued the %d requests held while Redis was unreachable", len(held))
             popped = self._dequeue(
                 keys=[self.keys.requests, self.keys.inflight, self.keys.lease_seq],
                 args=[self.kind],

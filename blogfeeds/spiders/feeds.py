@@ -37,7 +37,7 @@ Settings ("Feed revisits" in :mod:`blogfeeds.settings`): ``BLOGFEEDS_REVISIT_POL
 
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
-``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (refill claims that
+``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (claims that
 failed), ``release_errors`` (paused hosts' releases that failed), ``level_<n>`` (schedule rows
 per level at the end; 0 = never fetched).
 """
