@@ -44,11 +44,12 @@ def friends_of(i: int, n: int) -> list[int]:
     return out
 
 
-def page(i: int, n: int) -> str:
+def page(i: int, n: int, friends: list[int] | None = None) -> str:
+    """Blog ``i``'s home page; its blogroll lists ``friends`` (default :func:`friends_of`)."""
     items = "\n".join(
         f'  <li class="flink-item"><a href="{home(j)}" target="_blank">朋友 {j} 的博客</a>'
         f"<p>Friend {j}: notes</p></li>"
-        for j in friends_of(i, n)
+        for j in (friends_of(i, n) if friends is None else friends)
     )
     return f"""<!DOCTYPE html>
 <html lang="zh-CN"><head><meta charset="utf-8">

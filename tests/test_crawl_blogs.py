@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests import blogosphere as bs
 from tests.littleweb import LittleWeb, find_shared, routes_from_replay
 
 pytestmark = pytest.mark.integration
@@ -188,3 +189,31 @@ def test_sqlite_rows(crawl: dict[str, Any]) -> None:
     assert blogs["alpha.example"] == "http://alpha.example/atom.xml"
     assert links == 5
     assert feeds[0] == ("https://www.beta-example.org/feed/",)
+
+
+def test_a_blog_first_found_beyond_the_depth_limit_is_crawled_from_a_shorter_path(
+    tmp_path: Path,
+) -> None:
+    """DEPTH_LIMIT=2. Seed 0 lists 1 (fast) and 2 (slow); 1 lists 3, 3 lists 4, 2 lists 4. Blog 4
+    is first found from 3 at depth 3, beyond the limit, then from the slow 2 at depth 2: it is
+    crawled. (It was marked as scheduled when first found, so the second, shorter path was
+    refused as a duplicate and blog 4 never crawled: a new-user trial lost 5 of 32 blogs.)"""
+    friends = {0: [1, 2], 1: [3, 0], 2: [4, 0], 3: [4, 0], 4: [0, 1]}  # two or more: a blogroll
+    routes: dict[str, Any] = {}
+    for i, listed in friends.items():
+        routes[bs.home(i)] = {"body": bs.page(i, 5, listed), "content_type": bs.HTML}
+        routes[f"{bs.home(i)}feed.xml"] = {"body": bs.feed(i), "content_type": "text/xml"}
+    routes[bs.home(2)]["delay"] = 2.0  # answers after 1 and 3 are read
+    db = tmp_path / "blogs.sqlite3"
+    with LittleWeb(routes) as web:
+        env = web.env()
+        env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+        cmd = [*bs.crawl_command("DEPTH_LIMIT=2"), "-a", f"start_urls={bs.home(0)}"]
+        proc = subprocess.run(
+            cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with sqlite3.connect(db) as conn:
+        depths = dict(conn.execute("SELECT blog_id, depth FROM blogs").fetchall())
+    assert depths == {bs.host(0): 0, bs.host(1): 1, bs.host(2): 1, bs.host(3): 2, bs.host(4): 2}
+    assert "'blogfeeds/beyond_depth_limit': 1" in proc.stderr

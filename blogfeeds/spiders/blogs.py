@@ -70,6 +70,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     }
     strategy_frontier = True  # StrategyMiddleware applies to this spider
     max_blogs: int = 0
+    depth_limit: int = 0
     max_pages: int = 3
     discovery: DiscoveryConfig
     friend_rules: list[Any] | None = None
@@ -95,6 +96,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.max_blogs = settings.getint("BLOGFEEDS_MAX_BLOGS")
+        spider.depth_limit = settings.getint("DEPTH_LIMIT")
         capacity = settings.getint("BLOGFEEDS_SEEN_CAPACITY")
         spider._scheduled, spider._done = SeenSet(capacity), SeenSet(capacity)
         spider.max_pages = max(1, settings.getint("BLOGFEEDS_MAX_PAGES_PER_BLOG", 3))
@@ -147,13 +149,18 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     # --- routing ---------------------------------------------------------------------------
 
     def _blog_request(self, url: str, depth: int | None = None) -> scrapy.Request | None:
-        """A request for a blog's home page, or None when it is known or over the cap."""
+        """A request for a blog's home page ``depth`` hops from a seed, or None when it is
+        known, beyond ``DEPTH_LIMIT`` or over the cap. A blog beyond the limit is not marked
+        as known: a shorter path found later still schedules it."""
         url = crawl_url(url)  # no credentials, no session ids (blogfeeds.extract.directives)
         try:
             bid = blog_id(url)
         except ValueError:
             return None
         if bid in self._scheduled:
+            return None
+        if self.depth_limit and depth is not None and depth > self.depth_limit:
+            self.crawler.stats.inc_value("blogfeeds/beyond_depth_limit")
             return None
         if self.max_blogs and self._scheduled.added >= self.max_blogs:
             self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
@@ -224,7 +231,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
                 container_score=round(container_score, 3),  # no float noise (2999.9999...)
                 source_url=friend_source,
             )
-            request = self._blog_request(friend.url)
+            request = self._blog_request(friend.url, depth=response.meta.get("depth", 0) + 1)
             if request is not None:
                 yield request
 
