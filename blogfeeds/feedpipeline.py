@@ -31,7 +31,7 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from blogfeeds.items import FeedFetch
-from blogfeeds.pipelines import open_retrying
+from blogfeeds.pipelines import is_transient, open_retrying
 from blogfeeds.storage.db import check_url, redact
 from blogfeeds.storage.feedstore import FeedStore
 
@@ -95,8 +95,11 @@ class FeedStorePipeline:
                 inserted = await self._group_commit(item)
             else:
                 inserted = self.store.save_fetch(item)
-        except Exception:
-            logger.exception("cannot store the fetch of %s", item.feed_url)
+        except Exception as exc:
+            if is_transient(exc):  # the server went away: one line, no traceback
+                logger.error("cannot store the fetch of %s: %s", item.feed_url, exc)
+            else:
+                logger.exception("cannot store the fetch of %s", item.feed_url)
             self.stats.inc_value("blogfeeds/feeds/db_errors")
             return item
         self.stats.inc_value("blogfeeds/feeds/new_entries", inserted)

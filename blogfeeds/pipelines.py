@@ -163,9 +163,8 @@ class BlogDedupePipeline:
             for start in range(0, len(done), 1000):
                 try:
                     self.server.srem(keys.claims, *done[start : start + 1000])
-                except RedisError as exc:  # ended with the next durable batch
+                except RedisError:  # ended with the next durable batch (the outage is logged)
                     self._sealed.insert(0, (seq, done[start:]))
-                    logger.warning("Cannot end %d blog claims in Redis: %s", len(done), exc)
                     return
 
     async def process_item(self, item):

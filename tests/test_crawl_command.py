@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
+from blogfeeds.storage.db import Store
 from tests import offline_dns
 from tests.littleweb import LittleWeb
 from tests.robustness import REPO, CrawlRun, crawl_blogs
@@ -151,6 +152,18 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
         ),
         (
             {},
+            {"REDIS_URL": "redis://127.0.0.1:6379/notadb"},  # redis-py would use database 0
+            "REDIS_URL: malformed Redis URL 'redis://127.0.0.1:6379/notadb': the path must be a "
+            "database number",
+        ),
+        (
+            {"BLOGFEEDS_DATABASE_URL": "sqlite:///{tmp}/future.sqlite3"},
+            {},
+            "BLOGFEEDS_DATABASE_URL: the database 'sqlite:///{tmp}/future.sqlite3' has schema "
+            "version 999, newer than this code's",
+        ),
+        (
+            {},
             {"REDIS_URL": "notaurl"},
             "REDIS_URL: malformed Redis URL 'notaurl': Redis URL must specify one of the "
             "following schemes",
@@ -173,6 +186,8 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
         "sqlite-under-a-file",
         "sqlite-not-a-database",
         "redis-url-port",
+        "redis-url-database",
+        "sqlite-newer-schema",
         "redis-url-scheme",
     ],
 )
@@ -182,6 +197,10 @@ def test_bad_setting_is_one_error_line_and_exit_2(
     (tmp_path / "bad.toml").write_text(BAD_TOML, "utf-8")
     (tmp_path / "nothing.toml").write_text(RULE_SETS_NOTHING, "utf-8")
     (tmp_path / "notes.txt").write_text("not a database\n" * 100, "utf-8")
+    with Store.open(f"sqlite:///{tmp_path / 'future.sqlite3'}") as store:  # a later release's
+        store.connection.raw.execute(
+            "INSERT INTO schema_version VALUES (999, '2030-01-01T00:00:00Z')"
+        )
     settings = {k: v.format(tmp=tmp_path) for k, v in settings.items()}
     run = crawl(tmp_path, ["http://a.example/"], settings=settings, env=env)
     assert run.returncode == 2, run.log[-3000:]
@@ -252,7 +271,12 @@ def crawl_feeds(tmp: Path, *settings: str, env: dict[str, str] | None = None) ->
     [
         (
             "BLOGFEEDS_NOW=yesterday",
-            "BLOGFEEDS_NOW: 'yesterday' is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)",
+            "BLOGFEEDS_NOW: 'yesterday' is not an ISO 8601 time from 1970 to 9998 (e.g. "
+            "2026-01-31T12:00:00Z)",
+        ),
+        (  # a lease 30 minutes later is past year 9999: it crashed in start(), exit 0
+            "BLOGFEEDS_NOW=9999-12-31T23:59:59Z",
+            "BLOGFEEDS_NOW: '9999-12-31T23:59:59Z' is not an ISO 8601 time from 1970 to 9998",
         ),
         (
             "BLOGFEEDS_REVISIT_POLICY=magic",

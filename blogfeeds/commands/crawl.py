@@ -7,8 +7,9 @@
   opened, or three claims in a row failed), ``redis_down`` (Redis did not answer at start-up:
   a :class:`~blogfeeds.extensions.startup.ServiceDown`, logged as one ERROR line naming
   host:port, the crawl never opened and there is no stats dump; or the Redis frontier stayed
-  unreachable for ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds mid-crawl), or Scrapy could not start
-  it (its traceback is logged);
+  unreachable for ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds mid-crawl), ``start_error`` (the
+  spider's ``start()`` failed; Scrapy logs the traceback), or Scrapy could not start it (its
+  traceback is logged);
 - ``2``: nothing could be crawled: a bad setting (a
   :class:`~blogfeeds.extensions.startup.StartupError`, logged as one ERROR line that names the
   setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
@@ -31,7 +32,7 @@ from blogfeeds.extensions.startup import ServiceDown, StartupError
 
 logger = logging.getLogger(__name__)
 
-EXIT_STATUS = {"database_down": 1, "redis_down": 1, "no_seeds": 2}
+EXIT_STATUS = {"database_down": 1, "redis_down": 1, "start_error": 1, "no_seeds": 2}
 """Exit status of a crawl by its finish reason (or a :class:`ServiceDown`'s reason); any
 other reason exits 0."""
 

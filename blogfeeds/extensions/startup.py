@@ -25,13 +25,15 @@ import math
 import sqlite3
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from blogfeeds import settings as project_settings
 from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
 from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
 from blogfeeds.redis_compat import redis_enabled
 from blogfeeds.revisit.levels import T_MAX, T_MIN
-from blogfeeds.storage.db import check_url, connect, redact
+from blogfeeds.storage.db import Store, check_url, connect, redact
+from blogfeeds.storage.schema import SCHEMA_VERSION
 from blogfeeds.strategies import frontier_for
 
 
@@ -172,18 +174,25 @@ def check_database_url(settings: Any) -> None:
 def check_sqlite(setting: str, url: str) -> None:
     """``StartupError`` naming ``setting`` when the SQLite database ``url`` cannot be opened
     and read (its directory cannot be made, the path is not a file one can write, the file is
-    not a SQLite database). Opens it as the storage will (creating the file, and the
-    directories above it, when missing) and closes it again; ``:memory:`` is not checked."""
+    not a SQLite database, its schema is newer than this code). Opens it as the storage will
+    (creating the file, and the directories above it, when missing) and closes it again;
+    ``:memory:`` is not checked."""
     try:
-        connection = connect(url)
+        store = Store(connect(url))  # not migrated: only read
     except (OSError, sqlite3.Error) as exc:
         raise StartupError(setting, f"cannot open the SQLite database {url!r}: {exc}") from None
     try:
-        connection.raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        version = store.schema_version()
     except sqlite3.Error as exc:
         raise StartupError(setting, f"cannot read the SQLite database {url!r}: {exc}") from None
     finally:
-        connection.raw.close()
+        store.close()
+    if version > SCHEMA_VERSION:
+        problem = (
+            f"the database {url!r} has schema version {version}, newer than this code's "
+            f"{SCHEMA_VERSION}: upgrade blogfeeds"
+        )
+        raise StartupError(setting, problem)
 
 
 def redis_server(settings: Any) -> Any:
@@ -192,11 +201,15 @@ def redis_server(settings: Any) -> Any:
     redis-py refuses its form (scheme, port)."""
     from scrapy_redis import connection  # noqa: PLC0415 - only with Redis
 
+    url = str(settings.get("REDIS_URL") or "")
+    database = urlsplit(url).path.strip("/")
+    if database and not database.isdigit():  # redis-py would quietly use database 0
+        problem = f"malformed Redis URL {redact(url)!r}: the path must be a database number"
+        raise StartupError("REDIS_URL", problem)
     try:
         return connection.get_redis_from_settings(settings)
     except ValueError as exc:
-        url = redact(str(settings.get("REDIS_URL") or ""))
-        raise StartupError("REDIS_URL", f"malformed Redis URL {url!r}: {exc}") from None
+        raise StartupError("REDIS_URL", f"malformed Redis URL {redact(url)!r}: {exc}") from None
 
 
 def redis_address(server: Any) -> str:

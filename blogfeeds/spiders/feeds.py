@@ -228,8 +228,11 @@ class FeedsSpider(scrapy.Spider):
         now = s.get("BLOGFEEDS_NOW") or ""
         try:
             clock = VirtualClock.from_iso(now)
-        except ValueError:
-            problem = f"{now!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)"
+            iso(clock.now() + 400 * DAY)  # a year of revisits ahead must still be a date
+        except (ValueError, OverflowError, OSError):
+            problem = (
+                f"{now!r} is not an ISO 8601 time from 1970 to 9998 (e.g. 2026-01-31T12:00:00Z)"
+            )
             raise StartupError("BLOGFEEDS_NOW", problem) from None
         feed = kwargs.get("feed")
         bad_feed = None if feed is None else check_url(feed)
