@@ -202,8 +202,10 @@ def redis_server(settings: Any) -> Any:
     from scrapy_redis import connection  # noqa: PLC0415 - only with Redis
 
     url = str(settings.get("REDIS_URL") or "")
-    database = urlsplit(url).path.strip("/")
-    if database and not database.isdigit():  # redis-py would quietly use database 0
+    parts = urlsplit(url)
+    database = parts.path.strip("/")
+    if parts.scheme in ("redis", "rediss") and database and not database.isdigit():
+        # redis-py would quietly use database 0 (a unix:// URL's path is its socket)
         problem = f"malformed Redis URL {redact(url)!r}: the path must be a database number"
         raise StartupError("REDIS_URL", problem)
     try:
