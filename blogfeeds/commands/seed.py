@@ -25,7 +25,7 @@ from typing import Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from blogfeeds.extensions.startup import StartupError, redis_address, redis_server
+from blogfeeds.extensions.startup import StartupError, redis_error, redis_server
 from blogfeeds.redis_compat import FrontierKeys, redis_prefix, seed_payload
 from blogfeeds.seeds import Seed, SeedError, load_seeds
 
@@ -114,7 +114,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         if not self.settings.get("REDIS_URL"):
             raise UsageError("REDIS_URL is not set: the shared frontier lives in Redis")
-        from redis.exceptions import AuthenticationError, RedisError  # noqa: PLC0415
+        from redis.exceptions import RedisError  # noqa: PLC0415 - only when pushing
 
         server = redis_server(self.settings)
         key = FrontierKeys(redis_prefix(self.settings), spider, "").start_urls
@@ -124,14 +124,11 @@ class Command(ScrapyCommand):
                 chunk = payloads[start : start + 1000]
                 server.rpush(key, *chunk)
                 pushed += len(chunk)
-        except AuthenticationError as exc:
-            problem = f"Redis at {redis_address(server)} refused the credentials: {exc}"
-            raise StartupError("REDIS_URL", problem) from None
         except RedisError as exc:
-            raise RedisDown(
-                f"Redis at {redis_address(server)} is unreachable: {exc} "
-                f"({pushed} of {len(payloads)} seeds pushed)"
-            ) from None
+            error = redis_error(server, exc)
+            if isinstance(error, StartupError):
+                raise error from None
+            raise RedisDown(f"{error} ({pushed} of {len(payloads)} seeds pushed)") from None
         finally:
             server.close()
         return key

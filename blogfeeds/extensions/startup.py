@@ -227,18 +227,26 @@ def check_redis(server: Any) -> None:
     ``redis_down``, naming host:port) when Redis does not answer (refused, unknown host, a
     timeout after scrapy-redis's ``socket_connect_timeout``, 30 s, or any other Redis error);
     ``StartupError`` on ``REDIS_URL`` when it refuses the URL's user or password."""
-    from redis.exceptions import AuthenticationError, RedisError  # noqa: PLC0415 - only with Redis
+    from redis.exceptions import RedisError  # noqa: PLC0415 - only with Redis
 
-    where = redis_address(server)
     try:
         server.ping()
-    except AuthenticationError as exc:
-        problem = f"Redis at {where} refused the credentials: {exc}"
-        raise StartupError("REDIS_URL", problem) from None
     except RedisError as exc:
-        raise ServiceDown("redis_down", f"Redis at {where} is unreachable: {exc}") from None
+        raise redis_error(server, exc) from None
     finally:
         server.close()
+
+
+def redis_error(server: Any, exc: Exception) -> StartupError | ServiceDown:
+    """What a Redis error means to a command that cannot start without Redis: a
+    ``StartupError`` on ``REDIS_URL`` when Redis refuses its user or password, else
+    :class:`ServiceDown` (reason ``redis_down``) naming the host:port that does not answer."""
+    from redis.exceptions import AuthenticationError  # noqa: PLC0415 - only with Redis
+
+    where = redis_address(server)
+    if isinstance(exc, AuthenticationError):
+        return StartupError("REDIS_URL", f"Redis at {where} refused the credentials: {exc}")
+    return ServiceDown("redis_down", f"Redis at {where} is unreachable: {exc}")
 
 
 class StartupCheck:
