@@ -48,20 +48,69 @@ def load_object(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def build_rules(spec: Mapping[Any, int | None]) -> list[Any]:
-    """Instantiate the rules of ``{dotted path or class or instance: order}``, lowest order first.
+class SettingsLike(Protocol):
+    """What components read their settings from: Scrapy's ``Settings`` or a plain mapping."""
 
-    Classes are instantiated with no arguments; instances and plain functions are used as they
-    are; an order of ``None`` disables the rule (as in Scrapy's component dicts).
+    def get(self, name: str, default: Any = None) -> Any: ...
+
+
+def component_order(
+    base: Mapping[Any, int | None], custom: Mapping[Any, int | None] | None = None
+) -> list[Any]:
+    """The enabled components of ``base`` updated by ``custom``, lowest order first.
+
+    Scrapy's ``build_component_list`` semantics, without importing Scrapy: the user's dict adds
+    components, moves them (a new order) or disables them (``None``) without restating the
+    defaults; a dotted path and the object it names are the same component. Raises
+    ``ValueError`` on an order that is not a number.
     """
-    enabled = sorted(
-        ((order, key) for key, order in spec.items() if order is not None), key=lambda pair: pair[0]
-    )
-    rules = []
-    for _, key in enabled:
-        obj = load_object(key) if isinstance(key, str) else key
-        rules.append(obj() if isinstance(obj, type) else obj)
-    return rules
+    merged: dict[Any, tuple[Any, int | None]] = {}
+    for spec in (base, custom or {}):
+        for key, order in spec.items():
+            if order is not None and (isinstance(order, bool) or not isinstance(order, int)):
+                raise ValueError(f"component {key!r}: order must be an integer or None")
+            merged[_identity(key)] = (key, order)
+    enabled = [(order, key) for key, order in merged.values() if order is not None]
+    return [key for _, key in sorted(enabled, key=lambda pair: pair[0])]
+
+
+def _identity(key: Any) -> Any:
+    if isinstance(key, str):
+        try:
+            return load_object(key)
+        except (ImportError, AttributeError):
+            return key  # reported by build_component, with the path
+    return key
+
+
+def build_component(obj: Any, settings: SettingsLike | None = None) -> Any:
+    """An instance of ``obj`` (a dotted path, a class, an instance or a function).
+
+    A class with a ``from_settings(settings)`` classmethod is built by it, so that weights and
+    word lists can come from settings; any other class is called with no arguments; instances
+    and functions are used as they are.
+    """
+    if isinstance(obj, str):
+        obj = load_object(obj)
+    if not isinstance(obj, type):
+        return obj
+    factory = getattr(obj, "from_settings", None)
+    if factory is not None and settings is not None:
+        return factory(settings)
+    return obj()
+
+
+def build_rules(
+    spec: Mapping[Any, int | None],
+    settings: SettingsLike | None = None,
+    *,
+    base: Mapping[Any, int | None] | None = None,
+) -> list[Any]:
+    """Build the rules of ``base`` (if given) updated by ``spec``, lowest order first
+    (:func:`component_order`, :func:`build_component`)."""
+    if base is None:
+        return [build_component(key, settings) for key in component_order(spec)]
+    return [build_component(key, settings) for key in component_order(base, spec)]
 
 
 def apply_rules(
