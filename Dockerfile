@@ -1,5 +1,5 @@
-# blogfeeds worker image: scrapyd by default (deploy the egg with scrapyd-deploy, README "Run on
-# a cluster"); the same image runs any project command directly, e.g.
+# blogfeeds worker image: scrapyd by default (deploy the egg with scrapyd-deploy, docs/cluster.md);
+# the same image runs any project command directly, e.g.
 #   docker run --rm -e REDIS_URL=... -e MYSQL_URL=... IMAGE scrapy crawl blogs
 # Settings come from the environment (MYSQL_URL, REDIS_URL, BLOGFEEDS_*; see blogfeeds/settings.py).
 FROM python:3.11-slim-bookworm

@@ -1,4 +1,4 @@
-"""Two scrapyd nodes on loopback share one crawl, run with the README's "Run on a cluster" commands.
+"""Two scrapyd nodes on loopback share one crawl, run with the commands of docs/cluster.md.
 
 Two ``scrapyd`` processes (free loopback ports, their own data directories, basic auth, the
 image's ``docker/scrapyd.conf``) get the egg from ``scrapy cluster deploy``; a seed goes to Redis
@@ -69,7 +69,8 @@ def services(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
 
 def project_copy(tmp: Path, ports: dict[str, int]) -> Path:
     """The project as a new user checks it out, with one ``[deploy:NAME]`` per node appended to
-    its scrapy.cfg (the README's recipe). Building the egg writes build/ there, not in the repo."""
+    its scrapy.cfg (the recipe of docs/cluster.md). Building the egg writes build/ there, not in the
+    repo."""
     project = tmp / "project"
     project.mkdir(parents=True)
     for name in ("scrapy.cfg", "setup.py", "pyproject.toml", "README.md"):
