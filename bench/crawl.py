@@ -10,7 +10,7 @@ counted), blogs are stored in a fresh SQLite database.
 
 Runs, in one invocation: ``scrapy bench`` (Scrapy's own ceiling on this machine, run outside
 the project so that its defaults apply), then the crawl on Scrapy's scheduler (``local``), then
-on the Redis frontier (``redis``: ``REDIS_URL``, ``blogfeeds.redis_compat``; a private key
+on the Redis frontier (``redis``: ``REDIS_URL``, ``blogfeeds.frontier``; a private key
 prefix, deleted afterwards). Printed per crawl: requests/min (requests answered by the web
 over the span from the first to the last one), blogs stored per second, requests per blog
 (median and mean over the blogs requested; robots.txt, feed validation and friend-page hops

@@ -7,10 +7,11 @@ throwaway prefix, deleted afterwards). One run prints:
   (``tests/blogosphere.py``: ``--blogs`` one-page blogs plus their feeds, served by
   ``tests/littleweb.py``; no politeness delays, SQLite storage) with (a) Scrapy's own scheduler,
   (b) stock scrapy-redis 0.9.1 (``scrapy_redis.scheduler.Scheduler``, its dupefilter and pickle)
-  and (c) ours (``blogfeeds.redis_compat.Scheduler``: prefixed keys, atomic Lua enqueue/dequeue,
-  in-flight leases, JSON). The clock runs from the first to the last page served (the idle
-  wait before a worker closes is not counted), polled every 20 ms; best of ``--rounds`` (2),
-  the order reversed every round (a noisy 2-core VM). Ratio (c)/(b), target ≥ 0.8.
+  and (c) ours (``blogfeeds.frontier.scheduler.Scheduler``: prefixed keys, atomic Lua
+  enqueue/dequeue, in-flight leases, JSON). The clock runs from the first to the last page
+  served (the idle wait before a worker closes is not counted), polled every 20 ms; best of
+  ``--rounds`` (2), the order reversed every round (a noisy 2-core VM). Ratio (c)/(b), target
+  ≥ 0.8.
 * **bytes per queued request** (``MEMORY USAGE`` of the queue ZSET / entries) for a blog
   home-page request encoded as JSON (ours) and as pickle (stock), per dupefilter fingerprint,
   and per blog identity in ``blog_ids`` (the cross-machine host dedupe), each also per million.
@@ -33,7 +34,9 @@ import scrapy
 from scrapy.utils.test import get_crawler
 from scrapy_redis import picklecompat
 
-from blogfeeds.redis_compat import JsonRequestSerializer, RedisFrontierMixin, RFPDupeFilter
+from blogfeeds.frontier.dupefilter import RFPDupeFilter
+from blogfeeds.frontier.serializer import JsonRequestSerializer
+from blogfeeds.frontier.spiders import RedisFrontierMixin
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 
@@ -158,7 +161,7 @@ def main() -> None:
     print(f"crawl of {args.blogs} blogs ({pages} pages: home + feed), one process:")
     print(f"  Scrapy's own scheduler      {speed['scrapy']:8,.0f} pages/min")
     print(f"  stock scrapy-redis 0.9.1    {speed['stock']:8,.0f} pages/min")
-    print(f"  blogfeeds.redis_compat      {speed['ours']:8,.0f} pages/min")
+    print(f"  blogfeeds.frontier          {speed['ours']:8,.0f} pages/min")
     print(f"  ratio ours / stock: {speed['ours'] / speed['stock']:.2f}x (target >= 0.8)")
     print(f"Redis memory per entry ({SAMPLE:,} entries each), and per million:")
     for name, label in (

@@ -28,17 +28,12 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.asyncio import create_looping_call, is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 
+from blogfeeds.frontier.connection import redis_prefix, worker_id
+from blogfeeds.frontier.defaults import FrontierKeys
+from blogfeeds.frontier.scheduler import redis_enabled
+from blogfeeds.frontier.scripts import CLAIM_BLOG
+from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
 from blogfeeds.items import Blog, FeedInfo, FriendLink
-from blogfeeds.redis_compat import (
-    CLAIM_BLOG,
-    FrontierKeys,
-    batch_durable,
-    batch_sealed,
-    redis_enabled,
-    redis_prefix,
-    storage_opened,
-    worker_id,
-)
 from blogfeeds.seen import SeenSet
 from blogfeeds.storage.db import Store, check_url, redact
 

@@ -121,7 +121,7 @@ DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 # --- Shared frontier (Redis) --------------------------------------------------------------------
 # On when REDIS_URL is in the environment (redis://:password@host:6379/0): several crawl
 # processes, on any machines, share one queue, one dupefilter and one set of blog ids
-# (blogfeeds/redis_compat.py; README "Many machines with Redis"). Off: Scrapy's own scheduler.
+# (blogfeeds/frontier/; README "Many machines with Redis"). Off: Scrapy's own scheduler.
 REDIS_URL = os.environ.get("REDIS_URL")
 # Put before every Redis key, so that crawls (and tests) can share one Redis.
 BLOGFEEDS_REDIS_PREFIX = os.environ.get("BLOGFEEDS_REDIS_PREFIX", "blogfeeds:")
@@ -133,12 +133,12 @@ BLOGFEEDS_WORKER_TTL = 15.0
 # finish reason redis_down (exit status 1); the same worker id then resumes what was in flight.
 BLOGFEEDS_REDIS_DOWN_LIMIT = 60.0
 if REDIS_URL:
-    SCHEDULER = "blogfeeds.redis_compat.Scheduler"
+    SCHEDULER = "blogfeeds.frontier.scheduler.Scheduler"
     # Must be scrapy-redis's (or a subclass): Scrapy's own crashes its scheduler at start-up.
-    DUPEFILTER_CLASS = "blogfeeds.redis_compat.RFPDupeFilter"
+    DUPEFILTER_CLASS = "blogfeeds.frontier.dupefilter.RFPDupeFilter"
     SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
     # JSON, not pickle: a request read from Redis cannot run code on the worker.
-    SCHEDULER_SERIALIZER = "blogfeeds.redis_compat.JsonRequestSerializer"
+    SCHEDULER_SERIALIZER = "blogfeeds.frontier.serializer.JsonRequestSerializer"
     SCHEDULER_PERSIST = True  # a stopped crawl resumes where it was
     SCHEDULER_IDLE_BEFORE_CLOSE = 0
     # Seconds a worker with nothing to do waits for work before closing; 0 = never.

@@ -1,6 +1,6 @@
-"""The shared Redis frontier (blogfeeds.redis_compat) against the Redis and MariaDB of this machine.
+"""The shared Redis frontier (blogfeeds.frontier) against the Redis and MariaDB of this machine.
 
-Unit tests drive :class:`~blogfeeds.redis_compat.Scheduler` directly on real Redis keys; the
+Unit tests drive :class:`~blogfeeds.frontier.scheduler.Scheduler` directly on real Redis keys; the
 crawl tests run two ``scrapy crawl blogs`` processes over a generated loopback web of 1,000
 blogs (``tests/blogosphere.py``) with MySQL storage. Every test uses its own key prefix and
 database, deleted afterwards; all skip with the reason when a server is unreachable.
@@ -25,14 +25,11 @@ import scrapy
 from scrapy.utils.request import request_from_dict
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.redis_compat import (
-    LEASE_META,
-    FrontierKeys,
-    JsonRequestSerializer,
-    RedisFrontierMixin,
-    Scheduler,
-    normalize_url,
-)
+from blogfeeds.frontier.defaults import LEASE_META, FrontierKeys
+from blogfeeds.frontier.dupefilter import normalize_url
+from blogfeeds.frontier.scheduler import Scheduler
+from blogfeeds.frontier.serializer import JsonRequestSerializer
+from blogfeeds.frontier.spiders import RedisFrontierMixin
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 
@@ -80,9 +77,9 @@ def scheduler(prefix: str, worker: str = "w1", **settings: Any) -> tuple[Schedul
         TinySpider,
         settings_dict={
             "REDIS_URL": bs.REDIS_URL,
-            "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
-            "DUPEFILTER_CLASS": "blogfeeds.redis_compat.RFPDupeFilter",
-            "SCHEDULER_SERIALIZER": "blogfeeds.redis_compat.JsonRequestSerializer",
+            "SCHEDULER": "blogfeeds.frontier.scheduler.Scheduler",
+            "DUPEFILTER_CLASS": "blogfeeds.frontier.dupefilter.RFPDupeFilter",
+            "SCHEDULER_SERIALIZER": "blogfeeds.frontier.serializer.JsonRequestSerializer",
             "SCHEDULER_PERSIST": True,
             "BLOGFEEDS_REDIS_PREFIX": prefix,
             "BLOGFEEDS_WORKER_ID": worker,
@@ -144,11 +141,13 @@ def test_scrapys_own_dupefilter_is_refused_with_a_clear_error(prefix: str) -> No
         TinySpider,
         settings_dict={
             "REDIS_URL": bs.REDIS_URL,
-            "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+            "SCHEDULER": "blogfeeds.frontier.scheduler.Scheduler",
             "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
         },
     )
-    with pytest.raises(ValueError, match=r"set it to blogfeeds\.redis_compat\.RFPDupeFilter"):
+    with pytest.raises(
+        ValueError, match=r"set it to blogfeeds\.frontier\.dupefilter\.RFPDupeFilter"
+    ):
         Scheduler.from_crawler(crawler)
 
 
@@ -170,10 +169,10 @@ def test_settings_switch_on_from_the_environment(redis_url: str) -> None:
         assert set(got.values()) == {None}  # Scrapy's defaults: nothing changes
         return
     assert got == {
-        "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
-        "DUPEFILTER_CLASS": "blogfeeds.redis_compat.RFPDupeFilter",
+        "SCHEDULER": "blogfeeds.frontier.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "blogfeeds.frontier.dupefilter.RFPDupeFilter",
         "SCHEDULER_PERSIST": True,
-        "SCHEDULER_SERIALIZER": "blogfeeds.redis_compat.JsonRequestSerializer",
+        "SCHEDULER_SERIALIZER": "blogfeeds.frontier.serializer.JsonRequestSerializer",
         "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.PriorityQueue",
         "MYSQL_URL": None,
     }
@@ -295,7 +294,7 @@ def stats_of(log: Path) -> dict[str, Any]:
 def assert_clean(log: Path) -> None:
     text = log.read_text("utf-8", "replace")
     assert "Traceback" not in text, text[-3000:]
-    assert not re.search(r"Warning: .*(scrapy_redis|redis_compat)", text), text[-3000:]
+    assert not re.search(r"Warning: .*(scrapy_redis|blogfeeds[/.]frontier)", text), text[-3000:]
     assert "'finish_reason': 'finished'" in text, text[-3000:]
 
 
@@ -441,15 +440,15 @@ def test_bad_seeds_in_redis_are_logged_and_counted(
 def test_blog_dedupe_is_shared_and_claims_end_when_durable(redis: Any, prefix: str) -> None:
     from scrapy.exceptions import DropItem
 
+    from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
     from blogfeeds.items import Blog
     from blogfeeds.pipelines import BlogDedupePipeline
-    from blogfeeds.redis_compat import batch_durable, batch_sealed, storage_opened
 
     def worker(name: str) -> BlogDedupePipeline:
         crawler = get_crawler(
             settings_dict={
                 "REDIS_URL": bs.REDIS_URL,
-                "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+                "SCHEDULER": "blogfeeds.frontier.scheduler.Scheduler",
                 "BLOGFEEDS_REDIS_PREFIX": prefix,
                 "BLOGFEEDS_WORKER_ID": name,
             }
@@ -485,7 +484,7 @@ def test_blog_dedupe_stores_a_blog_it_cannot_claim_in_redis(
     crawler = get_crawler(
         settings_dict={
             "REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens on port 1
-            "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
+            "SCHEDULER": "blogfeeds.frontier.scheduler.Scheduler",
             "BLOGFEEDS_REDIS_PREFIX": prefix,
             "BLOGFEEDS_WORKER_ID": "w1",
         }

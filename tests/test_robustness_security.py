@@ -71,7 +71,8 @@ def test_a_pickle_pushed_into_the_redis_queue_is_quarantined(tmp_path: Path) -> 
     client = bs.redis_client()
     if client is None:
         pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
-    from blogfeeds.redis_compat import FrontierKeys, Scheduler
+    from blogfeeds.frontier.defaults import FrontierKeys
+    from blogfeeds.frontier.scheduler import Scheduler
 
     marker = tmp_path / "owned"
     with bs.redis_prefix("pickle") as prefix:
@@ -79,8 +80,8 @@ def test_a_pickle_pushed_into_the_redis_queue_is_quarantined(tmp_path: Path) -> 
             _Spider,
             settings_dict={
                 "REDIS_URL": bs.REDIS_URL,
-                "SCHEDULER": "blogfeeds.redis_compat.Scheduler",
-                "DUPEFILTER_CLASS": "blogfeeds.redis_compat.RFPDupeFilter",
+                "SCHEDULER": "blogfeeds.frontier.scheduler.Scheduler",
+                "DUPEFILTER_CLASS": "blogfeeds.frontier.dupefilter.RFPDupeFilter",
                 "SCHEDULER_SERIALIZER": _project_serializer(bs.REDIS_URL),
                 "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.PriorityQueue",
                 "BLOGFEEDS_REDIS_PREFIX": prefix,

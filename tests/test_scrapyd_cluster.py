@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from blogfeeds.commands.cluster import build_egg
-from blogfeeds.redis_compat import FrontierKeys
+from blogfeeds.frontier.defaults import FrontierKeys
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 

@@ -26,7 +26,9 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from blogfeeds.extensions.startup import StartupError, redis_error, redis_server
-from blogfeeds.redis_compat import FrontierKeys, redis_prefix, seed_payload
+from blogfeeds.frontier.connection import redis_prefix
+from blogfeeds.frontier.defaults import FrontierKeys
+from blogfeeds.frontier.spiders import seed_payload
 from blogfeeds.seeds import Seed, SeedError, load_seeds
 
 

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from blogfeeds import settings as project_settings
 from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
 from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
-from blogfeeds.redis_compat import redis_enabled
+from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.revisit.levels import T_MAX, T_MIN
 from blogfeeds.storage.db import Store, check_url, connect, redact
 from blogfeeds.storage.schema import SCHEMA_VERSION

@@ -41,8 +41,8 @@ from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.scoring import build_rules
 from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
 from blogfeeds.failures import failure_status
+from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog, FriendLink
-from blogfeeds.redis_compat import RedisFrontierMixin
 from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet
 from blogfeeds.strategies import StaleRequest

@@ -1,0 +1,95 @@
+"""Key names and default values of the Redis frontier (like ``scrapy_redis.defaults``).
+
+Every key of a spider's frontier is ``P S:name`` for the prefix ``P`` (``BLOGFEEDS_REDIS_PREFIX``)
+and the spider name ``S``; per-worker keys end with the worker id ``W``
+(``BLOGFEEDS_WORKER_ID``). :class:`FrontierKeys` spells them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REDIS_PREFIX = "blogfeeds:"
+"""``BLOGFEEDS_REDIS_PREFIX``: put before every key, so that crawls (and tests) share one Redis."""
+
+WORKER_TTL = 15.0
+"""``BLOGFEEDS_WORKER_TTL``: seconds a killed worker's id stays taken (its liveness key's TTL)."""
+
+REDIS_DOWN_LIMIT = 60.0
+"""``BLOGFEEDS_REDIS_DOWN_LIMIT``: seconds of Redis outage before the crawl stops."""
+
+QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
+"""``SCHEDULER_QUEUE_CLASS`` when unset (scrapy-redis's default)."""
+
+SEED_BATCH = 100
+"""Seeds popped from ``P S:start_urls`` per Redis call."""
+
+LEASE_META = "frontier_lease"
+"""Request meta key holding the in-flight lease id of a request popped from the frontier."""
+
+
+@dataclass(frozen=True)
+class FrontierKeys:
+    """The Redis keys of one spider's frontier.
+
+    ``requests`` (the queue: a ZSET, or a LIST for FIFO/LIFO queues), ``dupefilter`` (SET of
+    SHA-1 hex fingerprints), ``start_urls`` (LIST of JSON seeds), ``inflight`` (HASH lease id →
+    encoded request or seed, per worker), ``liveness`` (``worker:W``, a key with a TTL held by
+    the live worker of that id), ``lease_seq`` (counter of lease ids), ``blog_ids`` (HASH blog
+    id → worker that stored it), ``claims`` (SET of the blog ids worker ``W`` claimed whose items
+    are not durable yet) and ``bad`` (LIST of requests that could not be decoded).
+    """
+
+    prefix: str
+    spider: str
+    worker: str
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}{self.spider}:{name}"
+
+    @property
+    def requests(self) -> str:
+        return self._key("requests")
+
+    @property
+    def dupefilter(self) -> str:
+        return self._key("dupefilter")
+
+    @property
+    def start_urls(self) -> str:
+        return self._key("start_urls")
+
+    @property
+    def inflight(self) -> str:
+        return self._key(f"inflight:{self.worker}")
+
+    @property
+    def liveness(self) -> str:
+        return self._key(f"worker:{self.worker}")
+
+    @property
+    def lease_seq(self) -> str:
+        return self._key("lease_seq")
+
+    @property
+    def blog_ids(self) -> str:
+        return self._key("blog_ids")
+
+    @property
+    def claims(self) -> str:
+        return self._key(f"claims:{self.worker}")
+
+    @property
+    def bad(self) -> str:
+        return self._key("bad")
+
+    def all(self) -> list[str]:
+        """The keys shared by every worker (not the per-worker ones)."""
+        return [
+            self.requests,
+            self.dupefilter,
+            self.start_urls,
+            self.lease_seq,
+            self.blog_ids,
+            self.bad,
+        ]
