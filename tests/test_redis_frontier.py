@@ -442,7 +442,7 @@ def test_blog_dedupe_is_shared_and_claims_end_when_durable(redis: Any, prefix: s
     from scrapy.exceptions import DropItem
 
     from blogfeeds.items import Blog
-    from blogfeeds.pipelines import BlogDedupePipeline
+    from blogfeeds.pipelines.dedupe import BlogDedupePipeline
     from blogfeeds.redis_compat import batch_durable, batch_sealed, storage_opened
 
     def worker(name: str) -> BlogDedupePipeline:
@@ -480,7 +480,7 @@ def test_blog_dedupe_stores_a_blog_it_cannot_claim_in_redis(
     from scrapy.exceptions import DropItem
 
     from blogfeeds.items import Blog
-    from blogfeeds.pipelines import BlogDedupePipeline
+    from blogfeeds.pipelines.dedupe import BlogDedupePipeline
 
     crawler = get_crawler(
         settings_dict={
