@@ -3,8 +3,8 @@
 Run: ``python bench/mysql.py [--blogs 20000] [--links 5]`` (MariaDB on 127.0.0.1:3306, root;
 each measurement gets a fresh throwaway database). Three numbers, one run:
 
-* **pipeline**: :class:`blogfeeds.pipelines.StoragePipeline` with ``MYSQL_URL``, driven as Scrapy
-  drives it (an asyncio loop; ``process_item`` of a full batch awaits its write in a thread):
+* **pipeline**: :class:`blogfeeds.pipelines.blogs.StoragePipeline` with ``MYSQL_URL``, driven as
+  Scrapy drives it (an asyncio loop; ``process_item`` of a full batch awaits its write in a thread):
   ``Blog`` items with one feed each and ``--links`` ``FriendLink`` items per blog, batches of
   ``BLOGFEEDS_DB_BATCH_SIZE`` (500).
 * **raw executemany**: the same rows, prepared before the clock starts, written with the same
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scrapy.utils.test import get_crawler
 
 from blogfeeds.items import Blog, FeedInfo, FriendLink
-from blogfeeds.pipelines import StoragePipeline
+from blogfeeds.pipelines.blogs import StoragePipeline
 from blogfeeds.storage import db
 from blogfeeds.storage.db import Store
 from tests.blogosphere import throwaway_database

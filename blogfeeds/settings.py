@@ -103,8 +103,8 @@ BLOGFEEDS_DATABASE_URL = os.environ.get("BLOGFEEDS_DATABASE_URL", "sqlite:///blo
 # MySQL 8 / MariaDB (PyMySQL, utf8mb4): when set, it wins over BLOGFEEDS_DATABASE_URL.
 MYSQL_URL = os.environ.get("MYSQL_URL")
 ITEM_PIPELINES = {
-    "blogfeeds.pipelines.BlogDedupePipeline": 100,
-    "blogfeeds.pipelines.StoragePipeline": 300,
+    "blogfeeds.pipelines.dedupe.BlogDedupePipeline": 100,
+    "blogfeeds.pipelines.blogs.StoragePipeline": 300,
 }
 # Rows per transaction; a failed batch is retried at later flushes, then spooled to a JSON-lines
 # file (loaded again by the next run) after this many attempts or at close.

@@ -34,7 +34,7 @@ current count.
 
 With several Redis workers, each worker's priorities come from what that worker has crawled
 (in-degrees, cash and host counts are per process), and a blog raised by one worker may be
-fetched again by another; :class:`blogfeeds.pipelines.BlogDedupePipeline` keeps one item.
+fetched again by another; :class:`blogfeeds.pipelines.dedupe.BlogDedupePipeline` keeps one item.
 
 :class:`Frontier` is the pure bookkeeping (no Scrapy); :class:`StrategyMiddleware` (spider
 middleware, after ``DepthMiddleware``) and :class:`StaleRequestMiddleware` (downloader

@@ -316,7 +316,7 @@ def test_feeds_crawl_with_mysql_down_at_start_ends_database_down(tmp_path: Path)
     errors = log_lines(log, "ERROR")
     assert len(errors) == 1, log[-3000:]
     assert errors[0].startswith(
-        "[blogfeeds.pipelines] cannot open the database mysql://root:***@127.0.0.1:"
+        "[blogfeeds.storage.retry] cannot open the database mysql://root:***@127.0.0.1:"
     )
     assert "(2003," in errors[0]
     assert "s3cret" not in log

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.feedpipeline import FeedStorePipeline
 from blogfeeds.items import FeedFetch
+from blogfeeds.pipelines.feeds import FeedStorePipeline
 from blogfeeds.revisit import LevelPolicy, from_minutes
 from blogfeeds.storage.db import connect
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes

@@ -25,7 +25,8 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from blogfeeds.items import Blog, FeedInfo, FriendLink
-from blogfeeds.pipelines import StoragePipeline, read_spool
+from blogfeeds.pipelines.blogs import StoragePipeline
+from blogfeeds.pipelines.spool import read_spool
 from blogfeeds.storage import schema
 from blogfeeds.storage.db import Store
 from tests import blogosphere as bs

@@ -18,7 +18,9 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from blogfeeds.items import Blog, FeedInfo, FriendLink
-from blogfeeds.pipelines import BlogDedupePipeline, StoragePipeline, read_spool
+from blogfeeds.pipelines.blogs import StoragePipeline
+from blogfeeds.pipelines.dedupe import BlogDedupePipeline
+from blogfeeds.pipelines.spool import read_spool
 from blogfeeds.storage.db import Store
 
 HOSTILE = "友情链接 🚀👩‍💻 '; DROP TABLE blogs; -- back\\slash \\\\ %s %(x)s ?"

@@ -442,7 +442,7 @@ def test_blog_dedupe_is_shared_and_claims_end_when_durable(redis: Any, prefix: s
 
     from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
     from blogfeeds.items import Blog
-    from blogfeeds.pipelines import BlogDedupePipeline
+    from blogfeeds.pipelines.dedupe import BlogDedupePipeline
 
     def worker(name: str) -> BlogDedupePipeline:
         crawler = get_crawler(
@@ -479,7 +479,7 @@ def test_blog_dedupe_stores_a_blog_it_cannot_claim_in_redis(
     from scrapy.exceptions import DropItem
 
     from blogfeeds.items import Blog
-    from blogfeeds.pipelines import BlogDedupePipeline
+    from blogfeeds.pipelines.dedupe import BlogDedupePipeline
 
     crawler = get_crawler(
         settings_dict={

@@ -7,12 +7,21 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.storage import schema
-from blogfeeds.storage.db import Store, check_url, connect, redact
+from blogfeeds.storage.db import Store, connect
+from blogfeeds.storage.url import (
+    blocking_io,
+    database_file,
+    database_setting,
+    database_url,
+    dialect_of,
+    redact,
+)
 
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 
@@ -325,18 +334,46 @@ def test_sqlite_relative_absolute_and_memory_urls(
 )
 def test_bad_urls_raise_value_error(url: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        check_url(url)
+        dialect_of(url)
     with pytest.raises(ValueError, match=message):
         connect(url)
+    with pytest.raises(ValueError, match=message):
+        blocking_io(url)
 
 
-def test_check_url_opens_nothing(tmp_path: Path) -> None:
+def test_dialect_of_opens_nothing(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "x.sqlite3"
-    assert check_url(f"sqlite:///{path}") == "sqlite"
+    assert dialect_of(f"sqlite:///{path}").name == "sqlite"
     assert not path.parent.exists()
-    assert check_url("mysql://bf:pw@127.0.0.1:1/blogs") == "mysql"  # nothing listens there
+    assert dialect_of("mysql://bf:pw@127.0.0.1:1/blogs").name == "mysql"  # nothing listens there
     with pytest.raises(ValueError, match=r"malformed MySQL URL 'mysql://bf:\*\*\*@h:x/b'"):
-        check_url("mysql://bf:pw@h:x/b")
+        dialect_of("mysql://bf:pw@h:x/b")
+
+
+def test_what_a_url_says_of_its_backend(tmp_path: Path) -> None:
+    assert not blocking_io(f"sqlite:///{tmp_path}/x.sqlite3")
+    assert blocking_io("mysql+pymysql://bf:pw@127.0.0.1:1/blogs")
+    assert database_file(f"sqlite:///{tmp_path}/x.sqlite3") == f"{tmp_path}/x.sqlite3"
+    assert database_file("sqlite:///rel/x.sqlite3") == "rel/x.sqlite3"
+    assert database_file("sqlite:///:memory:") is None
+    assert database_file("mysql://bf:pw@127.0.0.1:1/blogs") is None
+    assert not (tmp_path / "x.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"MYSQL_URL": " mysql://h/db ", "BLOGFEEDS_DATABASE_URL": "sqlite:///x"}, "MYSQL_URL"),
+        ({"MYSQL_URL": " ", "BLOGFEEDS_DATABASE_URL": "sqlite:///x"}, "BLOGFEEDS_DATABASE_URL"),
+        ({"MYSQL_URL": None, "BLOGFEEDS_DATABASE_URL": ""}, ""),
+    ],
+)
+def test_mysql_url_wins_and_empty_means_no_storage(settings: dict[str, Any], expected: str) -> None:
+    name, url = database_setting(settings)
+    assert name == expected
+    assert url == (settings[name].strip() if name else "")
+    assert database_url(settings) == url
+    assert database_url(settings, " sqlite:///given ") == "sqlite:///given"
 
 
 def test_redact_hides_only_the_password() -> None:

@@ -49,7 +49,8 @@ from scrapy.exceptions import UsageError
 from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.extensions.summary import platform
 from blogfeeds.failures import STATUSES
-from blogfeeds.storage.db import Store, redact
+from blogfeeds.storage.db import Store
+from blogfeeds.storage.url import database_file, database_url, redact
 
 FORMATS = ("opml", "csv", "jsonl", "graphml", "edges")
 BLOG_COLUMNS = (
@@ -270,12 +271,6 @@ def write_graphml(
     return len(nodes), len(edges)
 
 
-def database_url(settings: Any, given: str | None = None) -> str:
-    """``given``, else ``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL`` (as the pipelines do)."""
-    url = (given or settings.get("MYSQL_URL") or "").strip()
-    return url or (settings.get("BLOGFEEDS_DATABASE_URL") or "").strip()
-
-
 def open_store(url: str) -> Store:
     """Open the database read-only (:meth:`Store.open` with ``read_only``: nothing is created or
     migrated); ``UsageError`` (one line, exit status 2) when it cannot be: no URL, an SQLite
@@ -283,9 +278,12 @@ def open_store(url: str) -> Store:
     a server that refuses the connection. An export never creates a database."""
     if not url:
         raise UsageError("no database: set BLOGFEEDS_DATABASE_URL or MYSQL_URL, or --database")
-    path = url[10:] if url.lower().startswith("sqlite:///") else ""
-    if path and path != ":memory:" and not Path(path).is_file():
-        raise UsageError(f"no SQLite database at {url[10:]!r}", print_help=False)
+    try:
+        path = database_file(url)
+    except ValueError:  # a malformed URL: Store.open below says why
+        path = None
+    if path is not None and not Path(path).is_file():
+        raise UsageError(f"no SQLite database at {path!r}", print_help=False)
     try:
         return Store.open(url, read_only=True)
     except Exception as exc:

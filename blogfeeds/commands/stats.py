@@ -12,14 +12,9 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import quiet_broken_pipe
-from blogfeeds.commands.export import (
-    add_filter_options,
-    database_url,
-    filters_from,
-    open_store,
-    select,
-)
+from blogfeeds.commands.export import add_filter_options, filters_from, open_store, select
 from blogfeeds.extensions.summary import summarize
+from blogfeeds.storage.url import database_url
 
 
 class Command(ScrapyCommand):

@@ -14,7 +14,7 @@ database URL (``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL``: its form, and for 
 file can be opened as a database; not whether a MySQL server answers: that is the
 ``database_down`` finish reason), for a spider that walks the strategy frontier
 (``strategy_frontier = True``) ``BLOGFEEDS_STRATEGY``, and with the Redis frontier on
-(:func:`blogfeeds.redis_compat.redis_enabled`) the form of ``REDIS_URL`` (a
+(:func:`blogfeeds.frontier.scheduler.redis_enabled`) the form of ``REDIS_URL`` (a
 :class:`StartupError`) and that Redis answers a ``PING`` (else :class:`ServiceDown`, reason
 ``redis_down``: exit status 1).
 """
@@ -32,8 +32,9 @@ from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
 from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.revisit.levels import T_MAX, T_MIN
-from blogfeeds.storage.db import Store, check_url, connect, redact
+from blogfeeds.storage.db import Store, connect
 from blogfeeds.storage.schema import SCHEMA_VERSION
+from blogfeeds.storage.url import database_file, database_setting, redact
 from blogfeeds.strategies import frontier_for
 
 
@@ -157,18 +158,18 @@ def check_settings(settings: Any) -> None:
 
 def check_database_url(settings: Any) -> None:
     """``StartupError`` naming ``MYSQL_URL`` or ``BLOGFEEDS_DATABASE_URL`` (the one in use)
-    when its form is wrong (:func:`blogfeeds.storage.db.check_url`) or, for SQLite, when the
-    file cannot be opened as a database (:func:`check_sqlite`); empty means no storage."""
-    for name in ("MYSQL_URL", "BLOGFEEDS_DATABASE_URL"):
-        url = (settings.get(name) or "").strip()
-        if url:
-            try:
-                dialect = check_url(url)
-            except ValueError as exc:
-                raise StartupError(name, str(exc)) from None
-            if dialect == "sqlite":
-                check_sqlite(name, url)
-            return
+    when its form is wrong (:func:`blogfeeds.storage.url.database_file`) or, for a database
+    file, when it cannot be opened as a database (:func:`check_sqlite`); empty means no
+    storage."""
+    name, url = database_setting(settings)
+    if not url:
+        return
+    try:
+        path = database_file(url)
+    except ValueError as exc:
+        raise StartupError(name, str(exc)) from None
+    if path is not None:
+        check_sqlite(name, url)
 
 
 def check_sqlite(setting: str, url: str) -> None:

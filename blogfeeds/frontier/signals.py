@@ -2,8 +2,8 @@
 
 A popped request is acknowledged (removed from its worker's in-flight hash) only once the items
 of its callback are committed or spooled, so that a hard kill re-fetches it instead of losing
-its items. Sent by :class:`blogfeeds.pipelines.StoragePipeline`; without ``storage_opened`` the
-scheduler acknowledges a request as soon as the engine has finished with it.
+its items. Sent by :class:`~blogfeeds.pipelines.blogs.StoragePipeline`; without
+``storage_opened`` the scheduler acknowledges a request as soon as the engine has finished with it.
 """
 
 batch_sealed = object()

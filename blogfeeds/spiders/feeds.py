@@ -4,7 +4,7 @@ Which feeds: the main feed of every blog stored by ``scrapy crawl blogs`` (``fee
 1``) gets a ``schedule`` row, due at once when new (:meth:`FeedStore.sync_feeds`). Each run
 leases the due rows (:meth:`FeedStore.claim_due`, safe with several workers on one database),
 fetches them, and writes one :class:`~blogfeeds.items.FeedFetch` per feed through
-:class:`blogfeeds.feedpipeline.FeedStorePipeline`.
+:class:`blogfeeds.pipelines.feeds.FeedStorePipeline`.
 
 Arguments (``-a``): ``feed=URL`` fetches that one feed now (added to the schedule if unknown),
 due or not; ``loop=true`` keeps the spider running: when nothing is left it sleeps until the
@@ -92,8 +92,8 @@ from blogfeeds.revisit.core import classify
 from blogfeeds.revisit.estimate import RANK_WEIGHT
 from blogfeeds.revisit.hints import header
 from blogfeeds.seeds import check_url
-from blogfeeds.storage.db import check_url as database_dialect
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, ScheduledFeed, host_of, iso
+from blogfeeds.storage.url import blocking_io, database_url
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def _level(policy: LevelPolicy | EstimatingPolicy, state: FeedState) -> int:
 class FeedsSpider(scrapy.Spider):
     name = "feeds"
     custom_settings = {  # noqa: RUF012 - Scrapy reads it as a class attribute
-        "ITEM_PIPELINES": {"blogfeeds.feedpipeline.FeedStorePipeline": 300},
+        "ITEM_PIPELINES": {"blogfeeds.pipelines.feeds.FeedStorePipeline": 300},
         # Requests carry FeedState objects: Scrapy's own scheduler, even when REDIS_URL is set
         # (the cluster-wide part is the database lease, FeedStore.claim_due).
         "SCHEDULER": "scrapy.core.scheduler.Scheduler",
@@ -254,8 +254,7 @@ class FeedsSpider(scrapy.Spider):
         spider.batch = max(1, s.getint("BLOGFEEDS_FEEDS_BATCH", 50))
         spider.max_sleep = max(1.0, s.getfloat("BLOGFEEDS_FEEDS_MAX_SLEEP", 60.0))
         spider.clock = clock
-        url = (s.get("MYSQL_URL") or "").strip() or (s.get("BLOGFEEDS_DATABASE_URL") or "").strip()
-        spider.database_url = url
+        spider.database_url = database_url(s)
         spider.owner = lease_owner(s.get("BLOGFEEDS_WORKER_ID") or socket.gethostname())
         crawler.signals.connect(spider.on_idle, signals.spider_idle)
         crawler.signals.connect(spider.on_closed, signals.spider_closed)
@@ -268,7 +267,7 @@ class FeedsSpider(scrapy.Spider):
             logger.error("scrapy crawl feeds needs a database: set BLOGFEEDS_DATABASE_URL")
             return
         self.store = FeedStore.open(self.database_url)
-        if database_dialect(self.database_url) == "mysql" and not self.feed_arg:
+        if blocking_io(self.database_url) and not self.feed_arg:
             self.claimer = FeedStore.open(self.database_url)
         now = self.run_start = self.clock.now()
         logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))

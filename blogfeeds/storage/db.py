@@ -1,6 +1,6 @@
 """Database connections and :class:`Store`, the writer and reader of the blogfeeds schema.
 
-URLs (SQLAlchemy style, so one setting names any backend):
+URLs (SQLAlchemy style, so one setting names any backend; :mod:`blogfeeds.storage.url`):
 
 * ``sqlite:///relative/path.sqlite3``, ``sqlite:////absolute/path.sqlite3``, ``sqlite:///:memory:``
   (the standard-library ``sqlite3``; WAL journal, so exports can read during a crawl);
@@ -27,17 +27,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple, Self
-from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.schema import (
-    DIALECTS,
     SCHEMA_VERSION,
     TABLES,
     Dialect,
     pending_migrations,
     url_hash,
 )
+from blogfeeds.storage.url import dialect_of, mysql_parts, sqlite_path
 
 logger = logging.getLogger(__name__)
 
@@ -102,72 +102,23 @@ class Connection(NamedTuple):
     read_only: bool = False
 
 
-def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***``, for logs and error messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def check_url(url: str) -> str:
-    """The dialect name (``"sqlite"`` or ``"mysql"``) of a well-formed database ``url``; nothing
-    is opened. Raises ``ValueError`` (naming the forms, password redacted) on an unknown scheme
-    or a malformed URL: what :func:`connect` refuses before it touches a driver."""
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme == "sqlite":
-        _sqlite_path(url)
-        return "sqlite"
-    if scheme in {"mysql", "mysql+pymysql"}:
-        _mysql_parts(url)
-        return "mysql"
-    raise ValueError(
-        f"unsupported database URL {redact(url)!r}: use sqlite:///path.sqlite3, "
-        "sqlite:////absolute/path.sqlite3, sqlite:///:memory: or mysql://user:pass@host:port/db"
-    )
-
-
 def connect(url: str, *, read_only: bool = False) -> Connection:
     """Open the database named by ``url`` (see the module docstring for the forms);
     ``read_only``: without creating or changing anything, every write refused by the database.
 
-    Raises ``ValueError`` on an unknown scheme or a malformed URL (:func:`check_url`); driver
-    errors (``sqlite3.Error``, ``pymysql.Error``) when the database cannot be opened (with
-    ``read_only``, an SQLite file that does not exist is ``sqlite3.OperationalError``).
+    Raises ``ValueError`` on an unknown scheme or a malformed URL
+    (:func:`~blogfeeds.storage.url.dialect_of`); driver errors (``sqlite3.Error``,
+    ``pymysql.Error``) when the database cannot be opened (with ``read_only``, an SQLite file
+    that does not exist is ``sqlite3.OperationalError``).
     """
-    if check_url(url) == "sqlite":
-        return Connection(_connect_sqlite(url, read_only), DIALECTS["sqlite"], url, read_only)
-    return Connection(_connect_mysql(url, read_only), DIALECTS["mysql"], url, read_only)
-
-
-def _sqlite_path(url: str) -> str:
-    prefix = "sqlite:///"
-    path = url[len(prefix) :] if url.lower().startswith(prefix) else ""
-    if not path:
-        raise ValueError(
-            f"malformed SQLite URL {url!r}: expected sqlite:///relative/path, "
-            "sqlite:////absolute/path or sqlite:///:memory:"
-        )
-    return path
-
-
-def _mysql_parts(url: str) -> tuple[SplitResult, str]:
-    parts = urlsplit(url)
-    database = unquote(parts.path.lstrip("/"))
-    try:
-        _ = parts.port  # ValueError for a port that is not a number or out of range
-    except ValueError as exc:
-        raise ValueError(f"malformed MySQL URL {redact(url)!r}: {exc}") from None
-    if not parts.hostname or not database or "/" in database:
-        raise ValueError(
-            f"malformed MySQL URL {redact(url)!r}: expected mysql://user:pass@host:port/database"
-        )
-    return parts, database
+    dialect = dialect_of(url)
+    if dialect.name == "sqlite":
+        return Connection(_connect_sqlite(url, read_only), dialect, url, read_only)
+    return Connection(_connect_mysql(url, read_only), dialect, url, read_only)
 
 
 def _connect_sqlite(url: str, read_only: bool = False) -> sqlite3.Connection:
-    path = _sqlite_path(url)
+    path = sqlite_path(url)
     if read_only and path != ":memory:":
         # mode=ro: a missing file is an error (not created), writes fail with SQLITE_READONLY.
         uri = f"{Path(path).resolve().as_uri()}?mode=ro"
@@ -185,7 +136,7 @@ def _connect_sqlite(url: str, read_only: bool = False) -> sqlite3.Connection:
 def _connect_mysql(url: str, read_only: bool = False) -> Any:
     import pymysql  # noqa: PLC0415 - optional driver, only for MySQL URLs
 
-    parts, database = _mysql_parts(url)
+    parts, database = mysql_parts(url)
     conn = pymysql.connect(
         host=parts.hostname,
         port=parts.port or 3306,

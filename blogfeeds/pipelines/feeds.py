@@ -8,18 +8,19 @@ happens: the feed's lease expires (:data:`~blogfeeds.storage.feedstore.LEASE_MIN
 later run fetches it again with its old state, so no entry is lost (its id was remembered only
 in the unsaved state).
 
-Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``; empty = ``NotConfigured``.
-A MySQL server that cannot be reached when the spider opens is tried again with backoff (0.2 s
-doubling to 5 s) for ``BLOGFEEDS_DB_DOWN_LIMIT`` seconds (60), like the blogs crawl's
-:class:`~blogfeeds.pipelines.StoragePipeline`; then, or at once for an error that is not a
-lost or refused connection (a wrong password, a missing database), one ERROR line and the
+Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``
+(:func:`blogfeeds.storage.url.database_url`); empty = ``NotConfigured``. A MySQL server that
+cannot be reached when the spider opens is tried again with backoff (0.2 s doubling to 5 s) for
+``BLOGFEEDS_DB_DOWN_LIMIT`` seconds (60), like the blogs crawl's
+:class:`~blogfeeds.pipelines.blogs.StoragePipeline`; then, or at once for an error that is not
+a lost or refused connection (a wrong password, a missing database), one ERROR line and the
 crawl ends with finish reason ``database_down`` (exit status 1) before any feed is claimed.
 SQLite writes are calls of about a millisecond on the reactor thread. MySQL writes run in a
 worker thread with group commit: the fetches that arrive while a transaction runs are written
 together by the next one (at most :data:`GROUP_MAX` each). A group that fails is written again
 one fetch at a time, so only the fetch at fault fails and a lost connection loses nothing. A
-commit per fetch could not keep up with the downloads (about 8 ms each here), and the items
-waiting for it held their responses: a 2,000-feed run peaked at 283 MB.
+commit per fetch cannot keep up with the downloads (about 8 ms each), and the items waiting for
+it would hold their responses in memory.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from blogfeeds.items import FeedFetch
-from blogfeeds.pipelines import is_transient, open_retrying
-from blogfeeds.storage.db import check_url, redact
 from blogfeeds.storage.feedstore import FeedStore
+from blogfeeds.storage.retry import is_transient, open_retrying
+from blogfeeds.storage.url import blocking_io, database_url, redact
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class FeedStorePipeline:
         self.stats = stats
         self.database_url = database_url
         self.down_limit = down_limit  # seconds a MySQL server may stay unreachable at open
-        self.threaded = check_url(database_url) == "mysql"
+        self.threaded = blocking_io(database_url)
         self.store: FeedStore | None = None
         self.waiting: list[tuple[FeedFetch, asyncio.Future[int]]] = []
         self.writer: asyncio.Future[None] | None = None
@@ -57,8 +58,7 @@ class FeedStorePipeline:
     @classmethod
     def from_crawler(cls, crawler: Any) -> FeedStorePipeline:
         settings = crawler.settings
-        url = (settings.get("MYSQL_URL") or "").strip()
-        url = url or (settings.get("BLOGFEEDS_DATABASE_URL") or "").strip()
+        url = database_url(settings)
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: feed storage is off")
         return cls(crawler.stats, url, settings.getfloat("BLOGFEEDS_DB_DOWN_LIMIT", 60.0))
@@ -72,7 +72,7 @@ class FeedStorePipeline:
 
     async def _open_threaded(self) -> None:
         """Open the MySQL store in a worker thread, retrying lost or refused connections for
-        ``down_limit`` seconds (:func:`blogfeeds.pipelines.open_retrying`)."""
+        ``down_limit`` seconds (:func:`blogfeeds.storage.retry.open_retrying`)."""
         self.store = await open_retrying(
             FeedStore.open, self.database_url, self.down_limit, self.stats
         )
