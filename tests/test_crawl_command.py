@@ -214,21 +214,27 @@ def test_bad_setting_is_one_error_line_and_exit_2(
 
 
 def test_every_typed_project_setting_is_checked() -> None:
+    from blogfeeds.config import OPTIONS
     from blogfeeds.extensions import startup  # here: the module collects without the names
+    from blogfeeds.option import StartupError
 
     project = Settings()
     project.setmodule("blogfeeds.settings")
     startup.check_settings(project)  # the defaults pass
-    types = startup.setting_types()
+    types = {
+        name: opt.type
+        for name, opt in OPTIONS.items()
+        if opt.type in (bool, int, float) and opt.parse is None
+    }
     assert types["BLOGFEEDS_MAX_BLOGS"] is int
-    assert types["BLOGFEEDS_REVISIT_INITIAL_T"] is float  # read with getfloat
+    assert types["BLOGFEEDS_REVISIT_INITIAL_T"] is float  # default 1000, read as a number
     assert types["BLOGFEEDS_SUMMARY_ENABLED"] is bool
-    assert "BLOGFEEDS_REVISIT_RANK" not in types  # 0..5 or "auto": the feeds spider's check
+    assert "BLOGFEEDS_REVISIT_RANK" not in types  # 0..5 or "auto": a parse of its own
     assert len(types) >= 25
     for name in types:
         bad = project.copy()
         bad.set(name, "x7", priority="cmdline")
-        with pytest.raises(startup.StartupError) as caught:
+        with pytest.raises(StartupError) as caught:
             startup.check_settings(bad)
         assert caught.value.setting == name
         assert caught.value.problem.startswith("'x7' is not a"), caught.value.problem

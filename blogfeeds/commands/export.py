@@ -47,8 +47,10 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.config import StorageConfig
 from blogfeeds.extensions.summary import platform
 from blogfeeds.failures import STATUSES
+from blogfeeds.option import StartupError
 from blogfeeds.storage.db import Store, redact
 
 FORMATS = ("opml", "csv", "jsonl", "graphml", "edges")
@@ -271,9 +273,14 @@ def write_graphml(
 
 
 def database_url(settings: Any, given: str | None = None) -> str:
-    """``given``, else ``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL`` (as the pipelines do)."""
-    url = (given or settings.get("MYSQL_URL") or "").strip()
-    return url or (settings.get("BLOGFEEDS_DATABASE_URL") or "").strip()
+    """``given``, else the crawl's database (:attr:`StorageConfig.url`: ``MYSQL_URL``, else
+    ``BLOGFEEDS_DATABASE_URL``); ``UsageError`` on a bad storage setting."""
+    if given and given.strip():
+        return given.strip()
+    try:
+        return StorageConfig.from_settings(settings).url
+    except StartupError as exc:
+        raise UsageError(str(exc), print_help=False) from None
 
 
 def open_store(url: str) -> Store:

@@ -26,6 +26,8 @@ from scrapy.http import Response
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from blogfeeds.config import RetryConfig
+
 NOT_BEFORE = "blogfeeds_retry_not_before"
 """Request meta key: ``time.monotonic()`` before which a retried request is not sent."""
 
@@ -57,8 +59,9 @@ class BackoffRetryMiddleware(RetryMiddleware):
 
     def __init__(self, settings: Any):
         super().__init__(settings)
-        self.base = settings.getfloat("BLOGFEEDS_RETRY_BACKOFF_BASE", 1.0)
-        self.cap = settings.getfloat("BLOGFEEDS_RETRY_BACKOFF_MAX", 30.0)
+        config = RetryConfig.from_settings(settings)
+        self.base = config.backoff_base
+        self.cap = config.backoff_max
         self._asked: float | None = None
 
     def process_response(

@@ -44,6 +44,8 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
+from blogfeeds.config import SsrfConfig
+
 logger = logging.getLogger(__name__)
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
@@ -125,7 +127,7 @@ class SsrfGuardMiddleware:
     def from_crawler(cls, crawler: Any) -> SsrfGuardMiddleware:
         settings = crawler.settings
         return cls(
-            allow_private=settings.getbool("BLOGFEEDS_ALLOW_PRIVATE_TARGETS"),
+            allow_private=SsrfConfig.from_settings(settings).allow_private_targets,
             stats=crawler.stats,
             dns_timeout=settings.getfloat("DNS_TIMEOUT", 60.0),
         )
