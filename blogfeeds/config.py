@@ -251,6 +251,10 @@ class FriendsConfig(Config):
 
 @dataclass(frozen=True)
 class StorageConfig(Config):
+    """The database and how rows reach it. ``BLOGFEEDS_DATABASE_URL`` not set reads as the
+    table's SQLite file (as in the project's settings); storage is off only when it is set
+    empty (and ``MYSQL_URL`` is not set)."""
+
     component: ClassVar[str] = "blogfeeds.pipelines, blogfeeds.storage"
 
     database_url: str = option(
@@ -418,6 +422,18 @@ class SummaryConfig(Config):
     top: int = option("BLOGFEEDS_SUMMARY_TOP", 10, "Most linked blogs listed.", low=0)
 
 
+@dataclass(frozen=True)
+class LogConfig(Config):
+    component: ClassVar[str] = "Scrapy's logging"
+
+    log_level: str = option(
+        "LOG_LEVEL",
+        "INFO",
+        "Scrapy's log level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
+        env="BLOGFEEDS_LOG_LEVEL",
+    )
+
+
 CONFIGS: tuple[type[Config], ...] = (
     UserAgentConfig,
     SsrfConfig,
@@ -432,6 +448,7 @@ CONFIGS: tuple[type[Config], ...] = (
     RevisitConfig,
     FeedsWorkerConfig,
     SummaryConfig,
+    LogConfig,
 )
 """Every config, in the order of the settings reference: the one configuration table."""
 

@@ -9,8 +9,6 @@ component that uses it. Deployment switches come from the environment (``BLOGFEE
 
 from __future__ import annotations
 
-import os
-
 from blogfeeds import config
 
 _defaults = config.defaults()  # lower case: not a setting itself
@@ -109,4 +107,3 @@ EXTENSIONS = {
 }
 
 FEED_EXPORT_ENCODING = "utf-8"
-LOG_LEVEL = os.environ.get("BLOGFEEDS_LOG_LEVEL", "INFO")

@@ -1,5 +1,6 @@
 """``scrapy crawl`` as an operator meets it: bad settings, exit statuses, unreachable hosts.
 
+- a misspelt ``BLOGFEEDS_*`` setting is a WARNING naming the nearest known one;
 - a bad setting (strategy, rules file, database URL, a SQLite file that cannot be opened, a
   ``BLOGFEEDS_*`` value of the wrong type or out of range, ``REDIS_URL``'s form; for ``feeds``
   also the revisit policy, rank and ``BLOGFEEDS_NOW``) stops the crawl before it opens
@@ -211,6 +212,15 @@ def test_bad_setting_is_one_error_line_and_exit_2(
     assert "s3cret" not in run.log
     assert "Spider opened" not in run.log  # stopped before anything was opened
     assert run.hits == []
+
+
+def test_unknown_setting_is_a_warning_naming_the_nearest(tmp_path: Path) -> None:
+    run = crawl(tmp_path, ["http://a.example/"], settings={"BLOGFEEDS_MAX_BLOG": "5"})
+    assert run.returncode == 0, run.log[-3000:]
+    assert (
+        "[blogfeeds.extensions.startup] BLOGFEEDS_MAX_BLOG: unknown setting; did you mean "
+        "BLOGFEEDS_MAX_BLOGS?"
+    ) in log_lines(run.log, "WARNING")
 
 
 def test_every_typed_project_setting_is_checked() -> None:

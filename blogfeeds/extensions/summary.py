@@ -5,8 +5,8 @@ through the pipelines (``item_scraped``: a dropped duplicate is not counted); ``
 prints the same summary for everything stored (:func:`summarize`). The platform is the
 generator's product name (``<meta name="generator">`` without its version: ``Hexo 7.3.0`` →
 ``Hexo``); in-degree counts distinct blogs that list a blog as a friend (self-links ignored).
-Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (default True), ``BLOGFEEDS_SUMMARY_TOP`` (how many of
-the most linked blogs, default 10).
+Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (False: the extension is off), ``BLOGFEEDS_SUMMARY_TOP``
+(how many of the most linked blogs), :class:`blogfeeds.config.SummaryConfig`.
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@ which share one blog identity) must never cost more than a bounded number of req
 spider's out-of-band fetches) and refuses, with :class:`LimitReached` (an ``IgnoreRequest``:
 stored status ``blocked``):
 
-- a URL longer than ``BLOGFEEDS_MAX_URL_LENGTH`` characters (default 2083, the limit of Scrapy's
+- a URL longer than ``BLOGFEEDS_MAX_URL_LENGTH`` characters (by default the limit of Scrapy's
   ``UrlLengthMiddleware``, which only sees requests yielded by callbacks);
-- a request past ``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` (default 50; 0 = no cap) for one blog
-  identity (:func:`blogfeeds.extract.identity.blog_id`; the host when the URL has none).
+- a request past ``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` (0 = no cap) for one blog identity
+  (:func:`blogfeeds.extract.identity.blog_id`; the host when the URL has none).
+
+Both are :class:`blogfeeds.config.LimitsConfig`; with both at 0 the middleware is off
+(``NotConfigured``).
 
 Stats: ``blogfeeds/limits/url_too_long``, ``blogfeeds/limits/blog_request_cap``.
 

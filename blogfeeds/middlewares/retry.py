@@ -2,9 +2,9 @@
 
 A transient failure (a timeout, a refused or lost connection, a DNS failure, HTTP 408/429/5xx:
 ``RETRY_HTTP_CODES`` and ``RETRY_EXCEPTIONS``) is retried up to ``RETRY_TIMES`` times, the
-``n``-th retry no earlier than ``BLOGFEEDS_RETRY_BACKOFF_BASE * 2**(n-1)`` seconds (default 1 s,
-2 s, ...) after the failure, never more than ``BLOGFEEDS_RETRY_BACKOFF_MAX`` (default 30 s), with
-±25 % jitter. A ``Retry-After`` header (RFC 9110 §10.2.3, seconds or an HTTP date) on a 429/503
+``n``-th retry no earlier than ``BLOGFEEDS_RETRY_BACKOFF_BASE * 2**(n-1)`` seconds after the
+failure, never more than ``BLOGFEEDS_RETRY_BACKOFF_MAX`` (:class:`blogfeeds.config.RetryConfig`),
+with ±25 % jitter. A ``Retry-After`` header (RFC 9110 §10.2.3, seconds or an HTTP date) on a 429/503
 asks for longer; it is honoured up to the same maximum. Permanent answers (4xx, robots.txt,
 too large) are not retried. The wait happens in ``process_request``, so a waiting retry holds one
 of ``CONCURRENT_REQUESTS`` but no connection.
