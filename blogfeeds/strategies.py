@@ -58,12 +58,10 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.asyncio import create_looping_call
 
+from blogfeeds.config import STRATEGIES, StrategyConfig
 from blogfeeds.items import Blog, FriendLink
 
 logger = logging.getLogger(__name__)
-
-STRATEGIES = ("bfs", "dfs", "backlinks", "opic", "big-site-first")
-"""Accepted values of ``BLOGFEEDS_STRATEGY``."""
 
 INITIAL_CASH = 1.0
 """OPIC cash every blog starts with."""
@@ -257,11 +255,11 @@ _FRONTIERS: weakref.WeakKeyDictionary[Any, Frontier] = weakref.WeakKeyDictionary
 
 def frontier_for(crawler: Any) -> Frontier:
     """The crawl's one :class:`Frontier` (shared by both middlewares), built from
-    ``BLOGFEEDS_STRATEGY`` on first use; ``ValueError`` on an unknown strategy."""
+    ``BLOGFEEDS_STRATEGY`` on first use; ``StartupError`` on an unknown strategy."""
     frontier = _FRONTIERS.get(crawler)
     if frontier is None:
-        name = str(crawler.settings.get("BLOGFEEDS_STRATEGY") or "bfs").strip().lower()
-        frontier = _FRONTIERS[crawler] = Frontier(name)
+        strategy = StrategyConfig.from_settings(crawler.settings).strategy
+        frontier = _FRONTIERS[crawler] = Frontier(strategy)
     return frontier
 
 
@@ -287,7 +285,7 @@ class StrategyMiddleware(BaseSpiderMiddleware):
         _require_frontier_spider(crawler)
         super().__init__(crawler)
         self.frontier = frontier_for(crawler)
-        self.interval = crawler.settings.getfloat("BLOGFEEDS_STRATEGY_LOG_INTERVAL", 60.0)
+        self.interval = StrategyConfig.from_settings(crawler.settings).log_interval
         self._task: Any = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)

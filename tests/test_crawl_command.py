@@ -1,5 +1,6 @@
 """``scrapy crawl`` as an operator meets it: bad settings, exit statuses, unreachable hosts.
 
+- a misspelt ``BLOGFEEDS_*`` setting is a WARNING naming the nearest known one;
 - a bad setting (strategy, rules file, database URL, a SQLite file that cannot be opened, a
   ``BLOGFEEDS_*`` value of the wrong type or out of range, ``REDIS_URL``'s form; for ``feeds``
   also the revisit policy, rank and ``BLOGFEEDS_NOW``) stops the crawl before it opens
@@ -213,22 +214,37 @@ def test_bad_setting_is_one_error_line_and_exit_2(
     assert run.hits == []
 
 
+def test_unknown_setting_is_a_warning_naming_the_nearest(tmp_path: Path) -> None:
+    run = crawl(tmp_path, ["http://a.example/"], settings={"BLOGFEEDS_MAX_BLOG": "5"})
+    assert run.returncode == 0, run.log[-3000:]
+    assert (
+        "[blogfeeds.extensions.startup] BLOGFEEDS_MAX_BLOG: unknown setting; did you mean "
+        "BLOGFEEDS_MAX_BLOGS?"
+    ) in log_lines(run.log, "WARNING")
+
+
 def test_every_typed_project_setting_is_checked() -> None:
+    from blogfeeds.config import OPTIONS
     from blogfeeds.extensions import startup  # here: the module collects without the names
+    from blogfeeds.option import StartupError
 
     project = Settings()
     project.setmodule("blogfeeds.settings")
     startup.check_settings(project)  # the defaults pass
-    types = startup.setting_types()
+    types = {
+        name: opt.type
+        for name, opt in OPTIONS.items()
+        if opt.type in (bool, int, float) and opt.parse is None
+    }
     assert types["BLOGFEEDS_MAX_BLOGS"] is int
-    assert types["BLOGFEEDS_REVISIT_INITIAL_T"] is float  # read with getfloat
+    assert types["BLOGFEEDS_REVISIT_INITIAL_T"] is float  # default 1000, read as a number
     assert types["BLOGFEEDS_SUMMARY_ENABLED"] is bool
-    assert "BLOGFEEDS_REVISIT_RANK" not in types  # 0..5 or "auto": the feeds spider's check
+    assert "BLOGFEEDS_REVISIT_RANK" not in types  # 0..5 or "auto": a parse of its own
     assert len(types) >= 25
     for name in types:
         bad = project.copy()
         bad.set(name, "x7", priority="cmdline")
-        with pytest.raises(startup.StartupError) as caught:
+        with pytest.raises(StartupError) as caught:
             startup.check_settings(bad)
         assert caught.value.setting == name
         assert caught.value.problem.startswith("'x7' is not a"), caught.value.problem

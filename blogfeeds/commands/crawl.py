@@ -11,7 +11,7 @@
   spider's ``start()`` failed; Scrapy logs the traceback), or Scrapy could not start it (its
   traceback is logged);
 - ``2``: nothing could be crawled: a bad setting (a
-  :class:`~blogfeeds.extensions.startup.StartupError`, logged as one ERROR line that names the
+  :class:`~blogfeeds.option.StartupError`, logged as one ERROR line that names the
   setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
   seed and nothing to resume).
 """
@@ -28,7 +28,8 @@ from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from blogfeeds.extensions.startup import ServiceDown, StartupError
+from blogfeeds.extensions.startup import ServiceDown
+from blogfeeds.option import StartupError
 
 logger = logging.getLogger(__name__)
 

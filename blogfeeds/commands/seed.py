@@ -25,10 +25,11 @@ from typing import Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from blogfeeds.extensions.startup import StartupError, redis_error, redis_server
-from blogfeeds.frontier.connection import redis_prefix
+from blogfeeds.config import FrontierConfig
+from blogfeeds.extensions.startup import redis_error, redis_server
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.spiders import seed_payload
+from blogfeeds.option import StartupError
 from blogfeeds.seeds import Seed, SeedError, load_seeds
 
 
@@ -114,12 +115,13 @@ class Command(ScrapyCommand):
         """Push ``payloads``, 1000 per ``RPUSH``; the key. ``StartupError`` on ``REDIS_URL``
         (malformed, credentials refused), :class:`RedisDown` when Redis does not answer."""
         assert self.settings is not None
-        if not self.settings.get("REDIS_URL"):
+        config = FrontierConfig.from_settings(self.settings)
+        if not config.redis_url:
             raise UsageError("REDIS_URL is not set: the shared frontier lives in Redis")
         from redis.exceptions import RedisError  # noqa: PLC0415 - only when pushing
 
         server = redis_server(self.settings)
-        key = FrontierKeys(redis_prefix(self.settings), spider, "").start_urls
+        key = FrontierKeys(config.redis_prefix, spider, "").start_urls
         pushed = 0
         try:
             for start in range(0, len(payloads), 1000):

@@ -1,19 +1,19 @@
 """Start-up checks: a bad setting stops the crawl before it opens anything, with one clear line.
 
-:class:`StartupError` names the setting and the problem. Components raise it from their
-``from_crawler`` (the spiders: :func:`check_settings` first, then ``BLOGFEEDS_RULES_FILE``, and
-the feeds spider ``BLOGFEEDS_REVISIT_POLICY``/``_RANK``/``BLOGFEEDS_NOW``; :class:`StartupCheck`:
-the others), so that nothing has been opened yet; the project's ``crawl`` command
-(:mod:`blogfeeds.commands.crawl`) logs it as one ERROR line without a traceback and exits 2.
+:class:`~blogfeeds.option.StartupError` names the setting and the problem. Components raise it
+from their ``from_crawler`` (the spiders: :func:`check_settings` first, then
+``BLOGFEEDS_RULES_FILE``; :class:`StartupCheck`: the others), so that nothing has been opened
+yet; the project's ``crawl`` command (:mod:`blogfeeds.commands.crawl`) logs it as one ERROR line
+without a traceback and exits 2.
 Any other runner (a script's ``CrawlerProcess``) sees the exception itself.
 
 :class:`StartupCheck` (an extension, ``EXTENSIONS`` in the settings; extensions are built after
 the spider, before the engine) checks what later components would only fail on once the crawl
-is open: the project's own settings (:func:`check_settings`: types, ranges, rule sets), the
+is open: the project's own settings (:func:`check_settings`: every config of the configuration
+table, :mod:`blogfeeds.config`; a ``BLOGFEEDS_*`` setting no config knows is a WARNING), the
 database URL (``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL``: its form, and for SQLite that the
 file can be opened as a database; not whether a MySQL server answers: that is the
-``database_down`` finish reason), for a spider that walks the strategy frontier
-(``strategy_frontier = True``) ``BLOGFEEDS_STRATEGY``, and with the Redis frontier on
+``database_down`` finish reason), and with the Redis frontier on
 (:func:`blogfeeds.frontier.scheduler.redis_enabled`) the form of ``REDIS_URL`` (a
 :class:`StartupError`) and that Redis answers a ``PING`` (else :class:`ServiceDown`, reason
 ``redis_down``: exit status 1).
@@ -21,31 +21,20 @@ file can be opened as a database; not whether a MySQL server answers: that is th
 
 from __future__ import annotations
 
-import math
+import logging
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from blogfeeds import settings as project_settings
-from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
-from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
+from blogfeeds.config import CONFIGS, unknown_settings
 from blogfeeds.frontier.scheduler import redis_enabled
-from blogfeeds.revisit.levels import T_MAX, T_MIN
+from blogfeeds.option import StartupError
 from blogfeeds.storage.db import Store, connect
 from blogfeeds.storage.schema import SCHEMA_VERSION
 from blogfeeds.storage.url import database_file, database_setting, redact
 from blogfeeds.strategies import frontier_for
 
-
-class StartupError(Exception):
-    """A setting that stops the crawl at start-up: ``setting`` (its name) and ``problem``
-    (what is wrong with it); ``str()`` is ``"SETTING: problem"``."""
-
-    def __init__(self, setting: str, problem: str) -> None:
-        super().__init__(f"{setting}: {problem}")
-        self.setting = setting
-        self.problem = problem
+logger = logging.getLogger(__name__)
 
 
 class ServiceDown(Exception):
@@ -60,100 +49,21 @@ class ServiceDown(Exception):
 
 # --- the project's own settings ------------------------------------------------------------------
 
-Check = tuple[Callable[[float], bool], str]
-_AT_LEAST_0: Check = (lambda v: v >= 0, "must be ≥ 0")
-_AT_LEAST_1: Check = (lambda v: v >= 1, "must be ≥ 1")
-_ABOVE_0: Check = (lambda v: v > 0, "must be > 0")
-
-READ_AS: dict[str, type | None] = {
-    "BLOGFEEDS_REVISIT_INITIAL_T": float,  # default 1000, read with getfloat
-    "BLOGFEEDS_REVISIT_RANK": None,  # 0..5 or "auto": checked by the feeds spider
-}
-"""Settings whose type is not the type of their default in :mod:`blogfeeds.settings`; ``None``
-= not checked here."""
-
-RANGES: dict[str, Check] = {
-    # 0 = no cap (blogfeeds.middlewares.limits, blogfeeds.seen, the blogs spider)
-    "BLOGFEEDS_MAX_URL_LENGTH": _AT_LEAST_0,
-    "BLOGFEEDS_MAX_REQUESTS_PER_BLOG": _AT_LEAST_0,
-    "BLOGFEEDS_MAX_BLOGS": _AT_LEAST_0,
-    "BLOGFEEDS_SEEN_CAPACITY": _AT_LEAST_0,
-    "BLOGFEEDS_MAX_FRIENDS_PER_PAGE": _AT_LEAST_0,
-    "BLOGFEEDS_MAX_PAGES_PER_BLOG": _AT_LEAST_1,  # the home page is one
-    # seconds; 0 = no wait / no timed flush / no periodic log line / give up at once
-    "BLOGFEEDS_RETRY_BACKOFF_BASE": _AT_LEAST_0,
-    "BLOGFEEDS_RETRY_BACKOFF_MAX": _AT_LEAST_0,
-    "BLOGFEEDS_STRATEGY_LOG_INTERVAL": _AT_LEAST_0,
-    "BLOGFEEDS_DB_FLUSH_INTERVAL": _AT_LEAST_0,
-    "BLOGFEEDS_DB_DOWN_LIMIT": _AT_LEAST_0,
-    "BLOGFEEDS_DB_BATCH_SIZE": _AT_LEAST_1,
-    "BLOGFEEDS_DB_MAX_ATTEMPTS": _AT_LEAST_1,
-    "BLOGFEEDS_WORKER_TTL": _ABOVE_0,  # a Redis key's expiry
-    "BLOGFEEDS_REDIS_DOWN_LIMIT": _AT_LEAST_0,
-    # feed discovery budget per blog: 0 = the page's own links only
-    "BLOGFEEDS_FEED_MAX_REQUESTS": _AT_LEAST_0,
-    "BLOGFEEDS_FEED_MAX_FETCH_SECONDS": _AT_LEAST_0,
-    "BLOGFEEDS_SUMMARY_TOP": _AT_LEAST_0,
-    "BLOGFEEDS_REVISIT_BUDGET": _ABOVE_0,  # fetches per feed per day
-    "BLOGFEEDS_REVISIT_INITIAL_T": (
-        lambda v: T_MIN <= v <= T_MAX,
-        f"must be from {T_MIN:g} to {T_MAX:g} (minutes)",
-    ),
-    "BLOGFEEDS_FEEDS_BATCH": _AT_LEAST_1,
-    "BLOGFEEDS_FEEDS_MAX_SLEEP": _ABOVE_0,
-}
-"""Values outside which a numeric setting means nothing (applied after its type check)."""
-
-CHOICES: dict[str, tuple[str, ...]] = {
-    "BLOGFEEDS_FEED_RULESET": tuple(FEED_RULESETS),
-    "BLOGFEEDS_FRIEND_RULESET": tuple(FRIEND_RULESETS),
-}
-"""String settings with a fixed set of values (``BLOGFEEDS_STRATEGY`` is checked by building
-the frontier, ``BLOGFEEDS_REVISIT_POLICY`` by the feeds spider)."""
-
-_KIND_NAMES = {
-    bool: "a boolean (True/False, true/false, 1/0)",
-    int: "an integer",
-    float: "a number",
-}
-
-
-def setting_types() -> dict[str, type]:
-    """``{name: bool | int | float}`` of every ``BLOGFEEDS_*`` setting whose default in
-    :mod:`blogfeeds.settings` has that type (:data:`READ_AS` overrides)."""
-    types: dict[str, type] = {}
-    for name, default in vars(project_settings).items():
-        if name.startswith("BLOGFEEDS_"):
-            kind = READ_AS.get(name, type(default))
-            if kind in (bool, int, float):
-                types[name] = kind
-    return types
-
 
 def check_settings(settings: Any) -> None:
-    """``StartupError`` naming the first ``BLOGFEEDS_*`` setting set in ``settings`` whose
-    value cannot work: not of its default's type (Scrapy's ``getbool``/``getint``/``getfloat``
-    refuse it), a float that is not finite, outside its :data:`RANGES`, or not one of its
-    :data:`CHOICES`. Settings that are not set are skipped (their readers' defaults apply)."""
-    for name, kind in setting_types().items():
-        raw = settings.get(name)
-        if raw is None:  # not set (settings without this project's module): its reader's default
-            continue
-        getter = {bool: settings.getbool, int: settings.getint, float: settings.getfloat}[kind]
-        try:
-            value = getter(name)
-        except (TypeError, ValueError):
-            raise StartupError(name, f"{raw!r} is not {_KIND_NAMES[kind]}") from None
-        if kind is float and not math.isfinite(value):
-            raise StartupError(name, f"{raw!r} is not a finite number")
-        if name in RANGES:
-            test, rule = RANGES[name]
-            if not test(value):
-                raise StartupError(name, f"{rule}, got {raw!r}")
-    for name, choices in CHOICES.items():
-        raw = settings.get(name)
-        if raw is not None and str(raw) not in choices:
-            raise StartupError(name, f"{raw!r} is not one of {', '.join(choices)}")
+    """``StartupError`` naming the first setting in ``settings`` whose value cannot work: every
+    config of the configuration table (:data:`blogfeeds.config.CONFIGS`) is read once, which
+    checks each option's type, range and choices. Settings that are not set read as their
+    defaults."""
+    for config in CONFIGS:
+        config.from_settings(settings)
+
+
+def warn_unknown_settings(settings: Any) -> None:
+    """One WARNING per ``BLOGFEEDS_*`` setting that no option knows (a misspelt name would be
+    ignored), naming the nearest known one."""
+    for message in unknown_settings(settings):
+        logger.warning(message)
 
 
 def check_database_url(settings: Any) -> None:
@@ -257,13 +167,11 @@ class StartupCheck:
     @classmethod
     def from_crawler(cls, crawler: Any) -> StartupCheck:
         settings = crawler.settings
+        warn_unknown_settings(settings)
         check_settings(settings)
         server = redis_server(settings) if redis_enabled(settings) else None
         if getattr(crawler.spidercls, "strategy_frontier", False):
-            try:
-                frontier_for(crawler)  # the crawl's one frontier, built here first
-            except ValueError as exc:
-                raise StartupError("BLOGFEEDS_STRATEGY", str(exc)) from None
+            frontier_for(crawler)  # the crawl's one frontier, built here first
         # Last, what touches a file or a server: every plain setting is known good by now.
         check_database_url(settings)
         if server is not None:

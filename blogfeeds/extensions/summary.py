@@ -5,8 +5,8 @@ through the pipelines (``item_scraped``: a dropped duplicate is not counted); ``
 prints the same summary for everything stored (:func:`summarize`). The platform is the
 generator's product name (``<meta name="generator">`` without its version: ``Hexo 7.3.0`` →
 ``Hexo``); in-degree counts distinct blogs that list a blog as a friend (self-links ignored).
-Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (default True), ``BLOGFEEDS_SUMMARY_TOP`` (how many of
-the most linked blogs, default 10).
+Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (False: the extension is off), ``BLOGFEEDS_SUMMARY_TOP``
+(how many of the most linked blogs), :class:`blogfeeds.config.SummaryConfig`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from blogfeeds.config import SummaryConfig
 from blogfeeds.items import Blog, FriendLink
 
 logger = logging.getLogger(__name__)
@@ -140,9 +141,10 @@ class CrawlSummary:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlSummary:
-        if not crawler.settings.getbool("BLOGFEEDS_SUMMARY_ENABLED", True):
+        config = SummaryConfig.from_settings(crawler.settings)
+        if not config.enabled:
             raise NotConfigured("BLOGFEEDS_SUMMARY_ENABLED is False")
-        ext = cls(crawler, crawler.settings.getint("BLOGFEEDS_SUMMARY_TOP", 10))
+        ext = cls(crawler, config.top)
         crawler.signals.connect(ext.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

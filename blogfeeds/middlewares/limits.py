@@ -8,10 +8,13 @@ which share one blog identity) must never cost more than a bounded number of req
 spider's out-of-band fetches) and refuses, with :class:`LimitReached` (an ``IgnoreRequest``:
 stored status ``blocked``):
 
-- a URL longer than ``BLOGFEEDS_MAX_URL_LENGTH`` characters (default 2083, the limit of Scrapy's
+- a URL longer than ``BLOGFEEDS_MAX_URL_LENGTH`` characters (by default the limit of Scrapy's
   ``UrlLengthMiddleware``, which only sees requests yielded by callbacks);
-- a request past ``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` (default 50; 0 = no cap) for one blog
-  identity (:func:`blogfeeds.extract.identity.blog_id`; the host when the URL has none).
+- a request past ``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` (0 = no cap) for one blog identity
+  (:func:`blogfeeds.extract.identity.blog_id`; the host when the URL has none).
+
+Both are :class:`blogfeeds.config.LimitsConfig`; with both at 0 the middleware is off
+(``NotConfigured``).
 
 Stats: ``blogfeeds/limits/url_too_long``, ``blogfeeds/limits/blog_request_cap``.
 
@@ -29,6 +32,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
+from blogfeeds.config import LimitsConfig
 from blogfeeds.extract.identity import blog_id
 
 logger = logging.getLogger(__name__)
@@ -75,8 +79,6 @@ class CrawlLimitsMiddleware:
     """Downloader middleware enforcing the URL length and per-blog request caps (module doc)."""
 
     def __init__(self, max_url_length: int, max_per_blog: int, stats: Any = None):
-        if max_url_length <= 0 and max_per_blog <= 0:
-            raise NotConfigured
         self.max_url_length = max_url_length
         self.max_per_blog = max_per_blog
         self.stats = stats
@@ -85,12 +87,10 @@ class CrawlLimitsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlLimitsMiddleware:
-        settings = crawler.settings
-        return cls(
-            max_url_length=settings.getint("BLOGFEEDS_MAX_URL_LENGTH", 2083),
-            max_per_blog=settings.getint("BLOGFEEDS_MAX_REQUESTS_PER_BLOG", 50),
-            stats=crawler.stats,
-        )
+        config = LimitsConfig.from_settings(crawler.settings)
+        if config.max_url_length <= 0 and config.max_requests_per_blog <= 0:
+            raise NotConfigured("BLOGFEEDS_MAX_URL_LENGTH and _MAX_REQUESTS_PER_BLOG are 0")
+        return cls(config.max_url_length, config.max_requests_per_blog, stats=crawler.stats)
 
     def _refuse(self, request: Request, kind: str, why: str) -> LimitReached:
         if self.stats is not None:

@@ -2,9 +2,9 @@
 
 A transient failure (a timeout, a refused or lost connection, a DNS failure, HTTP 408/429/5xx:
 ``RETRY_HTTP_CODES`` and ``RETRY_EXCEPTIONS``) is retried up to ``RETRY_TIMES`` times, the
-``n``-th retry no earlier than ``BLOGFEEDS_RETRY_BACKOFF_BASE * 2**(n-1)`` seconds (default 1 s,
-2 s, ...) after the failure, never more than ``BLOGFEEDS_RETRY_BACKOFF_MAX`` (default 30 s), with
-±25 % jitter. A ``Retry-After`` header (RFC 9110 §10.2.3, seconds or an HTTP date) on a 429/503
+``n``-th retry no earlier than ``BLOGFEEDS_RETRY_BACKOFF_BASE * 2**(n-1)`` seconds after the
+failure, never more than ``BLOGFEEDS_RETRY_BACKOFF_MAX`` (:class:`blogfeeds.config.RetryConfig`),
+with ±25 % jitter. A ``Retry-After`` header (RFC 9110 §10.2.3, seconds or an HTTP date) on a 429/503
 asks for longer; it is honoured up to the same maximum. Permanent answers (4xx, robots.txt,
 too large) are not retried. The wait happens in ``process_request``, so a waiting retry holds one
 of ``CONCURRENT_REQUESTS`` but no connection.
@@ -25,6 +25,8 @@ from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.http import Response
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import maybe_deferred_to_future
+
+from blogfeeds.config import RetryConfig
 
 NOT_BEFORE = "blogfeeds_retry_not_before"
 """Request meta key: ``time.monotonic()`` before which a retried request is not sent."""
@@ -57,8 +59,9 @@ class BackoffRetryMiddleware(RetryMiddleware):
 
     def __init__(self, settings: Any):
         super().__init__(settings)
-        self.base = settings.getfloat("BLOGFEEDS_RETRY_BACKOFF_BASE", 1.0)
-        self.cap = settings.getfloat("BLOGFEEDS_RETRY_BACKOFF_MAX", 30.0)
+        config = RetryConfig.from_settings(settings)
+        self.base = config.backoff_base
+        self.cap = config.backoff_max
         self._asked: float | None = None
 
     def process_response(

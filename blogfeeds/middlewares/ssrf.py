@@ -16,10 +16,10 @@ refresh) and robots.txt included, and the spider's out-of-band fetches
 worker thread) and cached for :data:`CACHE_TTL` seconds. A name that does not resolve passes:
 Scrapy's own resolver then fails it and the blog gets status ``dns``.
 
-Settings: ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` (default False; True lets loopback/private targets
-through, for tests and local use; the scheme check stays on). Refusals raise
-:class:`TargetRefused` (an ``IgnoreRequest``: stored status ``blocked``) and count under the stat
-``blogfeeds/ssrf/refused/<kind>``.
+Settings: ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` (:class:`blogfeeds.config.SsrfConfig`; True lets
+loopback/private targets through, for tests and local use; the scheme check stays on).
+Refusals raise :class:`TargetRefused` (an ``IgnoreRequest``: stored status ``blocked``) and count
+under the stat ``blogfeeds/ssrf/refused/<kind>``.
 
 Limit: the check and Scrapy's connection resolve the name separately; with Scrapy's DNS cache
 (``DNSCACHE_ENABLED``) both normally see the same answer, but a DNS-rebinding server with a
@@ -43,6 +43,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
+
+from blogfeeds.config import SsrfConfig
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +127,7 @@ class SsrfGuardMiddleware:
     def from_crawler(cls, crawler: Any) -> SsrfGuardMiddleware:
         settings = crawler.settings
         return cls(
-            allow_private=settings.getbool("BLOGFEEDS_ALLOW_PRIVATE_TARGETS"),
+            allow_private=SsrfConfig.from_settings(settings).allow_private_targets,
             stats=crawler.stats,
             dns_timeout=settings.getfloat("DNS_TIMEOUT", 60.0),
         )
