@@ -146,30 +146,19 @@ if REDIS_URL:
 
 # --- Extractors ---------------------------------------------------------------------------------
 # Scoring rules, ordered like middleware dicts: {dotted path: order}; None disables a rule.
-# (filled in by blogfeeds.extract.feeds / blogfeeds.extract.friends)
-# Feed autodiscovery (blogfeeds.extract.feeds.find_feeds): "blogfeeds" = the staged, validated
+# (filled in by blogfeeds.extract.discovery / blogfeeds.extract.friends)
+# Feed autodiscovery (blogfeeds.extract.discovery.find_feeds): "blogfeeds" = the staged, validated
 # pipeline (Link header, <link>/<a> alternates, feed-like anchors, platform paths, guesses, one
 # hop; every candidate validated by content); "original" = the original page-only <link> rule
 # (RSS/Atom types, out of 10, -3 without rel=alternate, -5 comments, -5 rpc/rsd), nothing fetched.
 BLOGFEEDS_FEED_RULESET = "blogfeeds"
-# Rules of the "blogfeeds" set, in order (mirrors blogfeeds.extract.feeds.DEFAULT_FEED_RULES; the
-# original set is ORIGINAL_FEED_RULES there). Disabling a stage rule (AnchorHints, PlatformPaths,
-# GuessedPaths, OneHop) switches that stage off.
-BLOGFEEDS_FEED_SCORERS: dict[str, int | None] = {
-    "blogfeeds.extract.feeds.FeedTypes": 100,
-    "blogfeeds.extract.feeds.AnchorHints": 110,
-    "blogfeeds.extract.feeds.PlatformPaths": 120,
-    "blogfeeds.extract.feeds.GuessedPaths": 130,
-    "blogfeeds.extract.feeds.OneHop": 140,
-    "blogfeeds.extract.feeds.NotAFeed": 150,
-    "blogfeeds.extract.feeds.NoAlternate": 200,
-    "blogfeeds.extract.feeds.CommentsFeed": 300,
-    "blogfeeds.extract.feeds.CommentsTitle": 310,
-    "blogfeeds.extract.feeds.PerPostFeed": 320,
-    "blogfeeds.extract.feeds.RpcRsdLink": 400,
-    "blogfeeds.extract.feeds.TaxonomyFeed": 450,
-    "blogfeeds.extract.feeds.OtherSite": 500,
-}
+# Your scorers and stages, merged over the defaults in code (FEED_SCORERS_BASE in
+# blogfeeds.extract.discovery.scorers, FEED_STAGES_BASE in blogfeeds.extract.discovery.stages):
+# {"yourproject.rules.MyRule": 250} adds one, a default's path with a new order moves it, with
+# None disables it. Scorers only score; a stage produces (and fetches) candidates, so disabling
+# "blogfeeds.extract.discovery.stages.GuessedPaths" stops guessing.
+BLOGFEEDS_FEED_SCORERS: dict[str, int | None] = {}
+BLOGFEEDS_FEED_STAGES: dict[str, int | None] = {}
 # Per-blog budget of feed discovery: requests (403 retries and a meta-refresh hop included) and
 # seconds of fetch time (a request still running at the cap is cancelled).
 BLOGFEEDS_FEED_MAX_REQUESTS = 10

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from blogfeeds import settings as project_settings
-from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
+from blogfeeds.extract.discovery import RULESETS as FEED_RULESETS
 from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
 from blogfeeds.redis_compat import redis_enabled
 from blogfeeds.revisit.levels import T_MAX, T_MIN
