@@ -136,3 +136,43 @@ def test_disabling_a_stage_stops_its_fetching() -> None:
     assert "GuessedPaths" not in [type(s).__name__ for s in config.stages]
     report = run("https://blog.example/", BARE, GUESSED, config)
     assert (report.feeds, report.requests) == ([], 0)
+
+
+USER_STAGE = """
+from urllib.parse import urljoin
+
+from blogfeeds.extract.discovery.candidates import FeedCandidate
+from blogfeeds.extract.discovery.stages import Stage
+
+
+class FeedRss(Stage):
+    def needed(self, run):
+        return not run.found
+
+    async def run(self, run):
+        url = urljoin(run.page.url, "/feed.rss")
+        for c in run.score([FeedCandidate(url, "", source="guess", hint="feed.rss")], run.page):
+            await run.validate(c)
+"""
+
+
+def test_a_user_stage_runs_in_its_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "yourstages.py").write_text(USER_STAGE, "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = DiscoveryConfig.from_settings(
+        settings(BLOGFEEDS_FEED_STAGES='{"yourstages.FeedRss": 450}')
+    )
+    names = [type(s).__name__ for s in config.stages]
+    assert names == [
+        "LinkHeader",
+        "LinkElements",
+        "AnchorHints",
+        "PlatformPaths",
+        "FeedRss",
+        "GuessedPaths",
+        "OneHop",
+    ]
+    report = run("https://blog.example/", BARE, {"https://blog.example/feed.rss": RSS}, config)
+    assert [f.url for f in report.feeds] == ["https://blog.example/feed.rss"]
+    assert report.requests == 1  # before the guesses
+    assert report.feeds[0].reasons[1] == "-6 guessed path (feed.rss)"

@@ -129,7 +129,7 @@ def to_feed_info(c: FeedCandidate | DiscoveredFeed) -> FeedInfo:
     return FeedInfo(url=c.url, type=c.type, title=c.title, score=c.score, reasons=list(c.reasons))
 
 
-# --- Configuration -------------------------------------------------------------------------
+# --- Configuration ---------------------------------------------------------------------------
 
 
 def _component_dict(settings: SettingsLike, name: str) -> dict[Any, int | None]:

@@ -27,6 +27,25 @@ stage's page candidates up front (deduplicated, scored together by the scorers);
 Stages 3 and 4 run only while no posts feed has validated (a comments feed alone does not
 count), stages 5 and 6 only while no feed at all has. :data:`ORIGINAL_FEED_STAGES` is the
 original design's one stage: ``<link>`` elements of RSS/Atom type.
+
+Your own stage, in your own project (it validates through the run, within the same budget)::
+
+    # yourproject/stages.py
+    from urllib.parse import urljoin
+
+    from blogfeeds.extract.discovery.candidates import FeedCandidate
+    from blogfeeds.extract.discovery.stages import Stage
+
+    class FeedRss(Stage):
+        def needed(self, run):
+            return not run.found  # like the guesses: only while nothing validated
+
+        async def run(self, run):
+            url = urljoin(run.page.url, "/feed.rss")
+            for c in run.score([FeedCandidate(url, "", source="guess", hint="feed.rss")], run.page):
+                await run.validate(c)
+
+    scrapy crawl blogs -s BLOGFEEDS_FEED_STAGES='{"yourproject.stages.FeedRss": 450}'
 """
 
 from __future__ import annotations

@@ -32,8 +32,7 @@ FEED_TYPES = frozenset(
 MAYBE_TYPES = frozenset({"application/xml", "text/xml", JSON_TYPE, ""})
 """Types that may be a feed (``""``: an untyped ``rel=feed``); candidates to validate."""
 FORMAT_TYPES = {"rss": RSS_TYPE, "atom": ATOM_TYPE, "rdf": RDF_TYPE, "json": JSON_FEED_TYPE}
-"""The MIME type of each feed format (as :func:`~blogfeeds.extract.feedcheck.read_feed` names
-it)."""
+"""The MIME type of each feed format, by the format's name in a validated feed."""
 
 ADVERTISED = frozenset({"header", "link", "a"})
 """Sources where the page itself declares a feed."""
