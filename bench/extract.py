@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 import lxml.html  # noqa: E402
 
-from blogfeeds.extract.feeds import discover_feeds  # noqa: E402
+from blogfeeds.extract.discovery import discover_feeds  # noqa: E402
 from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402
 from blogfeeds.extract.friends.filters import filters  # noqa: E402
 from blogfeeds.extract.friends.layers import _measure  # noqa: E402

@@ -3,13 +3,13 @@
 Suites (all read in place from the shared folder):
 
 * ``feed-discovery``: the bug-derived cases of ``cases/feed-discovery``; ours is
-  :func:`blogfeeds.extract.feeds.find_feeds` through each case's little web, the original is
+  :func:`blogfeeds.extract.discovery.find_feeds` through each case's little web, the original is
   the page-only ``<link>`` rule (``BLOGFEEDS_FEED_RULESET = "original"``). Passed per the cases
   README; precision and recall over canonical feed URLs (``equivalent`` aliases folded): a
   reported feed is right when expected, wrong when neither expected nor ``allowed_extra``
   (allowed extras count neither way).
 * ``labels-feeds``: the pages of ``corpus/labels.jsonl``, page-only
-  :func:`~blogfeeds.extract.feeds.discover_feeds` (the labels come from ``<link>``); a page
+  :func:`~blogfeeds.extract.discovery.discover_feeds` (the labels come from ``<link>``); a page
   passes when our first feed is its labelled main feed (first non-comments one), or when it
   is labelled without feeds and we report none. Precision: right first feeds over pages where
   we report one; recall: right first feeds over pages labelled with feeds.
@@ -93,10 +93,10 @@ def feed_suite(rules: str) -> Row:
 
 
 def label_suite(rules: str) -> Row:
-    from blogfeeds.extract.feeds import ORIGINAL_FEED_RULES
+    from blogfeeds.extract.discovery import RULESETS
     from tests.test_feed_labels import label_figures
 
-    f = label_figures(ORIGINAL_FEED_RULES if rules == "original" else None)
+    f = label_figures(*RULESETS[rules])
     return Row(
         "labels-feeds",
         rules,

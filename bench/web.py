@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 import lxml.html  # noqa: E402
 
-from blogfeeds.extract.feeds import discover_feeds  # noqa: E402
+from blogfeeds.extract.discovery import discover_feeds  # noqa: E402
 from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402
 from blogfeeds.extract.identity import blog_id  # noqa: E402
 from blogfeeds.extract.page import DecodeError, parse_page  # noqa: E402

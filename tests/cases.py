@@ -134,14 +134,14 @@ class FetchLog:
 
 
 def case_fetch(case: Case, user_agent: str = DEFAULT_UA, log: FetchLog | None = None) -> Any:
-    """An async :data:`blogfeeds.extract.feeds.Fetch` over the case's little web.
+    """An async :data:`blogfeeds.extract.discovery.Fetch` over the case's little web.
 
     Redirects are followed (the answer's ``url`` is the final URL); ``deny_ua`` routes answer 403
     to ``user_agent`` (the crawler's own, used when the request sets no ``User-Agent``) when it
     contains a listed substring, and to an empty ``User-Agent``; too many redirects is a network
     failure (``None``).
     """
-    from blogfeeds.extract.feeds import Fetched, FetchRequest
+    from blogfeeds.extract.discovery import Fetched, FetchRequest
 
     web = LittleWeb(case)
 
@@ -170,7 +170,7 @@ async def run_feed_case(
     itself is not in the log (the pipeline's budget counts only its own requests). ``ruleset``
     ``"original"`` runs the original page-only ``<link>`` rule.
     """
-    from blogfeeds.extract.feeds import DiscoveryConfig, find_feeds
+    from blogfeeds.extract.discovery import DiscoveryConfig, find_feeds
     from blogfeeds.extract.page import DecodeError, parse_page
 
     log = FetchLog()

@@ -173,7 +173,7 @@ def test_a_bad_value_is_a_startup_error_naming_it(
 
 
 def test_choices_are_the_components_own() -> None:
-    from blogfeeds.extract.feeds import RULESETS as FEED_RULESETS
+    from blogfeeds.extract.discovery import RULESETS as FEED_RULESETS
     from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
     from blogfeeds.revisit import POLICIES
     from blogfeeds.revisit.levels import T_MAX, T_MIN

@@ -8,27 +8,28 @@ from typing import Any
 import pytest
 
 from blogfeeds import settings
-from blogfeeds.extract.feeds import (
+from blogfeeds.extract.discovery import (
     BROWSER_USER_AGENT,
-    DEFAULT_FEED_RULES,
+    FEED_SCORERS_BASE,
+    FEED_STAGES_BASE,
     LINK_HINT,
-    ORIGINAL_FEED_RULES,
+    ORIGINAL_FEED_SCORERS,
+    ORIGINAL_FEED_STAGES,
     RULESETS,
     DiscoveryConfig,
     FeedCandidate,
     RulesSpec,
-    detect_platforms,
     discover_feeds,
-    guess_candidates,
-    guess_paths,
-    media_type,
-    parse_link_header,
-    platform_candidates,
     to_feed_info,
-    url_key,
 )
+from blogfeeds.extract.discovery.candidates import parse_link_header
+from blogfeeds.extract.discovery.guesses import guess_candidates, guess_paths
+from blogfeeds.extract.discovery.platforms import detect_platforms, platform_candidates
+from blogfeeds.extract.discovery.scorers import MaybeType
+from blogfeeds.extract.discovery.stages import LinkElements
+from blogfeeds.extract.discovery.vocabulary import FEED_TYPES, MAYBE_TYPES, media_type, url_key
 from blogfeeds.extract.page import Page, parse_page
-from blogfeeds.extract.scoring import Adjustment, Reject
+from blogfeeds.extract.scoring import Adjustment, Reject, build_rules
 from blogfeeds.items import FeedInfo
 
 URL = "https://blog.example/"
@@ -38,8 +39,13 @@ def page(head: str, url: str = URL) -> Page:
     return parse_page(url, f"<html><head>{head}</head><body><p>x</p></body></html>".encode(), {})
 
 
-def only(head: str, url: str = URL, rules: RulesSpec = ORIGINAL_FEED_RULES) -> FeedCandidate:
-    found = discover_feeds(page(head, url), rules)
+def only(
+    head: str,
+    url: str = URL,
+    rules: RulesSpec = ORIGINAL_FEED_SCORERS,
+    stages: RulesSpec = ORIGINAL_FEED_STAGES,
+) -> FeedCandidate:
+    found = discover_feeds(page(head, url), rules, stages=stages)
     assert len(found) == 1, found
     return found[0]
 
@@ -108,7 +114,9 @@ def test_entity_encoded_type_is_decoded() -> None:
 def test_other_types_are_not_candidates_by_default(declared: str) -> None:
     assert (
         discover_feeds(
-            page(f'<link rel="alternate" type="{declared}" href="/x">'), ORIGINAL_FEED_RULES
+            page(f'<link rel="alternate" type="{declared}" href="/x">'),
+            ORIGINAL_FEED_SCORERS,
+            stages=ORIGINAL_FEED_STAGES,
         )
         == []
     )
@@ -171,7 +179,8 @@ def test_best_first_ties_keep_document_order() -> None:
             '<link rel="alternate" type="application/rss+xml" href="/feed/">'
             '<link rel="alternate" type="application/atom+xml" href="/atom-all.xml">'
         ),
-        ORIGINAL_FEED_RULES,
+        ORIGINAL_FEED_SCORERS,
+        stages=ORIGINAL_FEED_STAGES,
     )
     assert [c.url for c in found] == [
         "https://blog.example/feed/",
@@ -204,7 +213,8 @@ def test_duplicate_urls_keep_the_first() -> None:
             '<link type="application/rss+xml" href="/feed" title="first">'
             '<link rel="alternate" type="application/atom+xml" href="https://blog.example/feed">'
         ),
-        ORIGINAL_FEED_RULES,
+        ORIGINAL_FEED_SCORERS,
+        stages=ORIGINAL_FEED_STAGES,
     )
     assert [(c.url, c.title, c.score) for c in found] == [("https://blog.example/feed", "first", 7)]
 
@@ -215,31 +225,30 @@ def test_links_without_usable_href_are_skipped() -> None:
         '<link rel="alternate" type="application/rss+xml" href="  ">'
         '<link rel="alternate" type="application/rss+xml" href="javascript:void(0)">'
     )
-    assert discover_feeds(page(head), ORIGINAL_FEED_RULES) == []
+    assert discover_feeds(page(head), ORIGINAL_FEED_SCORERS, stages=ORIGINAL_FEED_STAGES) == []
 
 
 def test_a_rule_is_disabled_with_order_none() -> None:
-    rules = {**ORIGINAL_FEED_RULES, "blogfeeds.extract.feeds.NoAlternate": None}
+    rules = {**ORIGINAL_FEED_SCORERS, "blogfeeds.extract.discovery.scorers.NoAlternate": None}
     c = only('<link type="application/rss+xml" href="/feed">', rules=rules)
     assert (c.score, c.reasons) == (10, ["base 10"])
 
 
-def test_disabling_the_type_rule_discovers_nothing() -> None:
-    rules = {**ORIGINAL_FEED_RULES, "blogfeeds.extract.feeds.RssAtomType": None}
-    assert (
-        discover_feeds(page('<link rel="alternate" type="application/rss+xml" href="/f">'), rules)
-        == []
-    )
+def test_disabling_the_only_stage_discovers_nothing() -> None:
+    stages = {**ORIGINAL_FEED_STAGES, "blogfeeds.extract.discovery.stages.RssAtomLinks": None}
+    head = '<link rel="alternate" type="application/rss+xml" href="/f">'
+    assert discover_feeds(page(head), ORIGINAL_FEED_SCORERS, stages=stages) == []
 
 
 def test_custom_rule_by_dotted_path_runs_in_order() -> None:
-    rules = {**ORIGINAL_FEED_RULES, "tests.test_extract_feeds.PreferAtom": 50}
+    rules = {**ORIGINAL_FEED_SCORERS, "tests.test_extract_feeds.PreferAtom": 50}
     found = discover_feeds(
         page(
             '<link rel="alternate" type="application/rss+xml" href="/rss.xml">'
             '<link rel="alternate" type="application/atom+xml" href="/atom.xml">'
         ),
         rules,
+        stages=ORIGINAL_FEED_STAGES,
     )
     assert [c.url for c in found] == [
         "https://blog.example/atom.xml",
@@ -250,35 +259,32 @@ def test_custom_rule_by_dotted_path_runs_in_order() -> None:
 
 
 def test_a_rejecting_rule_drops_the_candidate() -> None:
-    rules: dict[Any, int | None] = {**ORIGINAL_FEED_RULES, DropFeedburner: 500}
+    rules: dict[Any, int | None] = {**ORIGINAL_FEED_SCORERS, DropFeedburner: 500}
     head = (
         '<link rel="alternate" type="application/rss+xml" href="https://feedburner.example/x">'
         '<link rel="alternate" type="application/rss+xml" href="/feed">'
     )
-    assert [c.url for c in discover_feeds(page(head), rules)] == ["https://blog.example/feed"]
+    found = discover_feeds(page(head), rules, stages=ORIGINAL_FEED_STAGES)
+    assert [c.url for c in found] == ["https://blog.example/feed"]
 
 
-def test_optional_rdf_and_json_feed_type_rules() -> None:
-    rules = {
-        **ORIGINAL_FEED_RULES,
-        "blogfeeds.extract.feeds.RdfType": 110,
-        "blogfeeds.extract.feeds.JsonFeedType": 120,
-    }
+def test_a_stage_decides_the_types_and_a_scorer_the_maybe_penalty() -> None:
+    links = LinkElements(types=FEED_TYPES | MAYBE_TYPES, sources=frozenset({"link"}))
     found = discover_feeds(
         page(
             '<link rel="alternate" type="application/json" href="/feed.json">'
             '<link rel="alternate" type="application/rdf+xml" href="/index.rdf">'
             '<link rel="alternate" type="application/feed+json" href="/feed2.json">'
         ),
-        rules,
+        [MaybeType(), *build_rules(ORIGINAL_FEED_SCORERS)],
+        stages=[links],
     )
     assert [(c.url.rsplit("/", 1)[1], c.score) for c in found] == [
+        ("index.rdf", 10),
         ("feed2.json", 10),
-        ("index.rdf", 9),
         ("feed.json", 8),
     ]
-    assert found[1].reasons == ["base 10", "-1 type application/rdf+xml"]
-    assert found[2].reasons == ["base 10", "-2 type application/json"]
+    assert found[2].reasons == ["base 10", "-2 maybe type application/json: validate"]
 
 
 def test_media_type() -> None:
@@ -297,8 +303,10 @@ def test_to_feed_info() -> None:
     )
 
 
-def test_settings_leave_the_default_rules_to_the_code() -> None:
-    assert settings.BLOGFEEDS_FEED_SCORERS == {}  # the user's dict; the defaults are in code
+def test_settings_add_to_the_defaults_in_code() -> None:
+    assert settings.BLOGFEEDS_FEED_SCORERS == {}
+    assert settings.BLOGFEEDS_FEED_STAGES == {}
+    assert len(FEED_SCORERS_BASE) == 13 and len(FEED_STAGES_BASE) == 6
 
 
 # --- The blogfeeds rule set (default) ---------------------------------------------------------
@@ -314,9 +322,9 @@ def urls(cands: list[FeedCandidate]) -> list[str]:
 
 
 def test_default_rules_are_the_blogfeeds_set() -> None:
-    assert DEFAULT_FEED_RULES is RULESETS["blogfeeds"]
-    assert RULESETS["original"] is ORIGINAL_FEED_RULES
-    assert "blogfeeds.extract.feeds.RssAtomType" not in DEFAULT_FEED_RULES
+    assert RULESETS["blogfeeds"] == (FEED_SCORERS_BASE, FEED_STAGES_BASE)
+    assert RULESETS["original"] == (ORIGINAL_FEED_SCORERS, ORIGINAL_FEED_STAGES)
+    assert "blogfeeds.extract.discovery.stages.RssAtomLinks" not in FEED_STAGES_BASE
 
 
 @pytest.mark.parametrize(
@@ -396,7 +404,7 @@ def test_link_without_alternate_is_a_hint_validated_later() -> None:
     assert found(head) == []
     (c,) = found(head, hints=True)
     assert (c.source, c.score) == (LINK_HINT, 7)
-    assert ORIGINAL_FEED_RULES and only(head).score == 7  # the original rule reports it
+    assert only(head).score == 7  # the original rule reports it
 
 
 @pytest.mark.parametrize(
@@ -571,13 +579,15 @@ def test_url_key(url: str, key: str) -> None:
 
 def test_discovery_config_from_settings() -> None:
     config = DiscoveryConfig.from_settings(Settings(vars(settings)))
-    assert config == DiscoveryConfig()  # no rules of the user's: the defaults
-    assert config.page_rules() is DEFAULT_FEED_RULES
+    assert config == DiscoveryConfig()
+    assert config.scorers == tuple(build_rules(FEED_SCORERS_BASE))
+    assert config.stages == tuple(build_rules(FEED_STAGES_BASE))
     original = DiscoveryConfig.from_settings(
         Settings({"BLOGFEEDS_FEED_RULESET": "original", "BLOGFEEDS_FEED_RETRY_USER_AGENT": ""})
     )
     assert (original.ruleset, original.retry_user_agent) == ("original", None)
-    assert original.page_rules() is ORIGINAL_FEED_RULES
+    assert original.scorers == tuple(build_rules(ORIGINAL_FEED_SCORERS))
+    assert original.stages == tuple(build_rules(ORIGINAL_FEED_STAGES))
     with pytest.raises(ValueError, match="BLOGFEEDS_FEED_RULESET"):
         DiscoveryConfig.from_settings(Settings({"BLOGFEEDS_FEED_RULESET": "nope"}))
 

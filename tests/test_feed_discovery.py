@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from blogfeeds.extract.feedcheck import read_feed, sniff_feed
-from blogfeeds.extract.feeds import (
+from blogfeeds.extract.discovery import (
     ADVERTISED,
     DiscoveryConfig,
     FeedReport,
@@ -31,6 +30,7 @@ from blogfeeds.extract.feeds import (
     find_feeds,
     to_feed_info,
 )
+from blogfeeds.extract.feedcheck import read_feed, sniff_feed
 from blogfeeds.extract.page import parse_page
 from tests.cases import (
     DEFAULT_UA,

@@ -33,18 +33,18 @@ from urllib.parse import urljoin
 
 import pytest
 
-from blogfeeds.extract.feeds import (
+from blogfeeds.extract.discovery import (
     LINK_HINT,
-    ORIGINAL_FEED_RULES,
+    ORIGINAL_FEED_SCORERS,
+    ORIGINAL_FEED_STAGES,
     DiscoveryConfig,
     Fetched,
     FetchRequest,
     RulesSpec,
     discover_feeds,
     find_feeds,
-    is_comments_url,
-    url_key,
 )
+from blogfeeds.extract.discovery.vocabulary import is_comments_url, url_key
 from blogfeeds.extract.page import DecodeError, parse_page
 from blogfeeds.extract.scoring import build_rules
 from tests.cases import shared_dir
@@ -98,11 +98,12 @@ def labelled_main(row: dict[str, Any], base: str) -> str:
     return urljoin(base, feeds[0])
 
 
-def label_figures(rules: RulesSpec = None) -> LabelFigures:
+def label_figures(rules: RulesSpec = None, stages: RulesSpec = None) -> LabelFigures:
     """Run page-only discovery over every labelled page (see the module docstring)."""
     root = shared_dir()
     assert root is not None
     built = build_rules(rules) if isinstance(rules, dict) else rules
+    built_stages = build_rules(stages) if isinstance(stages, dict) else stages
     figures = LabelFigures()
     for row in labelled_pages():
         data = (root / "corpus" / row["file"]).read_bytes()
@@ -114,7 +115,7 @@ def label_figures(rules: RulesSpec = None) -> LabelFigures:
         except DecodeError:
             figures.undecodable += 1
             continue
-        ours = [c.url for c in discover_feeds(page, built)]
+        ours = [c.url for c in discover_feeds(page, built, stages=built_stages)]
         if row["feeds"]:
             figures.with_feeds += 1
             want = labelled_main(row, base)
@@ -129,7 +130,7 @@ def label_figures(rules: RulesSpec = None) -> LabelFigures:
                 figures.misses.append(f"{row['file']}: labelled no feed, got {ours[:2]}")
                 continue
             figures.no_feed += 1
-            hinted = discover_feeds(page, built, hints=True)
+            hinted = discover_feeds(page, built, stages=built_stages, hints=True)
             if any(c.source == LINK_HINT for c in hinted):
                 figures.hints_only += 1
     return figures
@@ -146,7 +147,7 @@ def summary(label: str, f: LabelFigures) -> str:
 @pytest.mark.skipif(not labelled_pages(), reason="shared corpus not found")
 def test_feed_labels_ours_beside_original(capsys: pytest.CaptureFixture[str]) -> None:
     ours = label_figures()
-    original = label_figures(ORIGINAL_FEED_RULES)
+    original = label_figures(ORIGINAL_FEED_SCORERS, ORIGINAL_FEED_STAGES)
     with capsys.disabled():
         print("\n" + summary("blogfeeds", ours))
         print(summary("original", original))

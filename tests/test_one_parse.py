@@ -15,7 +15,7 @@ from typing import Any
 import lxml.etree
 import pytest
 
-from blogfeeds.extract.feeds import discover_feeds
+from blogfeeds.extract.discovery import discover_feeds
 from blogfeeds.extract.friends import extract_friends, find_friend_pages
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import title

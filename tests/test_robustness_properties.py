@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from blogfeeds.extract.blog import analyze_page
 from blogfeeds.extract.directives import crawl_url, robots_directives
-from blogfeeds.extract.feeds import discover_feeds
+from blogfeeds.extract.discovery import discover_feeds
 from blogfeeds.extract.friends import friends_from_data_source
 from blogfeeds.extract.identity import blog_id, registered_domain, same_blog, split_url
 from blogfeeds.extract.page import DecodeError, decode_html, parse_page

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from blogfeeds.extract.feeds import FeedCandidate, discover_feeds
+from blogfeeds.extract.discovery import FeedCandidate, discover_feeds
 from blogfeeds.extract.friends import FriendExtraction, extract_friends, find_friend_pages
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
@@ -60,7 +60,7 @@ def analyze_page(
     :class:`~blogfeeds.extract.page.DecodeError` when the body is not usable HTML and
     ``ValueError`` when ``url`` is not http(s). ``page_feeds=False`` skips the page-only feed
     candidates (``feeds`` is then empty): the crawler runs the fetching
-    :func:`~blogfeeds.extract.feeds.find_feeds` instead. ``user_rules`` (a
+    :func:`~blogfeeds.extract.discovery.find_feeds` instead. ``user_rules`` (a
     :class:`~blogfeeds.extract.userrules.RuleSet`) run before the built-in extractors: a rule's
     encoding, feed, abstract, friend pages and friend cards win (a rule's feed is ``feeds``
     even with ``page_feeds=False``); ``rules`` says which fired. ``abstract_chars`` is the

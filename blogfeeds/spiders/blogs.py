@@ -27,7 +27,7 @@ from twisted.python.failure import Failure
 from blogfeeds.extensions.startup import StartupError, check_settings
 from blogfeeds.extract.blog import PageAnalysis, analyze_page
 from blogfeeds.extract.directives import RobotsDirectives, crawl_url, robots_directives
-from blogfeeds.extract.feeds import (
+from blogfeeds.extract.discovery import (
     DiscoveryConfig,
     Fetched,
     FetchRequest,
