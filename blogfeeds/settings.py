@@ -183,17 +183,13 @@ BLOGFEEDS_FEED_RETRY_USER_AGENT = (
 # theme rules as data, the statistical container detector, filters); "original" = the original
 # container formula alone (blogfeeds.extract.friends.ORIGINAL_FRIEND_RULES as scorers).
 BLOGFEEDS_FRIEND_RULESET = "blogfeeds"
-# The statistical layer's container rules: (external - internal) x 1000, link-text and
-# link-density factors, repeated cards, page chrome, distinct friends, under 1000 rejected.
-BLOGFEEDS_FRIEND_SCORERS: dict[str, int | None] = {
-    "blogfeeds.extract.friends.LinkBalance": 100,
-    "blogfeeds.extract.friends.LinkTextRatio": 200,
-    "blogfeeds.extract.friends.LinkDensity": 300,
-    "blogfeeds.extract.friends.CardRepetition": 400,
-    "blogfeeds.extract.friends.ChromeZone": 500,
-    "blogfeeds.extract.friends.DistinctFriends": 600,
-    "blogfeeds.extract.friends.MinimumScore": 900,
-}
+# The layered extractor's layers, {dotted path: order} over
+# blogfeeds.extract.friends.FRIEND_LAYERS_BASE (add one, move one, disable one with None).
+BLOGFEEDS_FRIEND_LAYERS: dict[str, int | None] = {}
+# The container scorers, {dotted path: order} over blogfeeds.extract.friends.FRIEND_SCORERS_BASE
+# ((external - internal) x 1000, link-text and link-density factors, repeated cards, page
+# chrome, distinct friends, under 1000 rejected) or, for "original", ORIGINAL_FRIEND_RULES.
+BLOGFEEDS_FRIEND_SCORERS: dict[str, int | None] = {}
 # User extraction rules (TOML; blogfeeds/data/rules.example.toml, README "Your own extraction
 # rules"): per blog, host or theme fingerprint, they set the encoding, feed, abstract, friend
 # pages and friend cards before the built-in rules. Empty = none. A bad file stops the start-up.
