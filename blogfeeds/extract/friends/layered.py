@@ -46,6 +46,7 @@ A class with a ``from_settings(settings)`` classmethod is built by it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -129,9 +130,10 @@ def extract_layered(
     return _assemble(scan, found)
 
 
-def default_layers() -> list[Layer]:
-    """:data:`FRIEND_LAYERS_BASE`, built."""
-    return build_rules(FRIEND_LAYERS_BASE)
+@functools.cache
+def default_layers() -> tuple[Layer, ...]:
+    """:data:`FRIEND_LAYERS_BASE`, built once (the default layers keep no state)."""
+    return tuple(build_rules(FRIEND_LAYERS_BASE))
 
 
 def _is_friend_page(page: Page, scan: Scan) -> bool:
