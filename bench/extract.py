@@ -60,7 +60,7 @@ import lxml.html  # noqa: E402
 from blogfeeds.extract.discovery import discover_feeds  # noqa: E402
 from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402
 from blogfeeds.extract.friends.filters import filters  # noqa: E402
-from blogfeeds.extract.friends.layers import _measure  # noqa: E402
+from blogfeeds.extract.friends.measure import measure as measure_friends  # noqa: E402
 from blogfeeds.extract.identity import blog_id  # noqa: E402
 from blogfeeds.extract.metadata import abstract, main_text, title  # noqa: E402
 from blogfeeds.extract.page import _PARSER, DecodeError, Page, decode_html, parse_page  # noqa: E402
@@ -187,7 +187,8 @@ def _url_caches() -> list[Any]:
     every timed run: a crawl sees each page once, so a repeat must not find the previous run's
     answers; a crawl does find other pages' class names and labels, so this is conservative)."""
     import blogfeeds.extract.friends.filters as filters_module
-    import blogfeeds.extract.friends.layers as layers_module
+    import blogfeeds.extract.friends.keywords as keywords_module
+    import blogfeeds.extract.friends.measure as measure_module
     import blogfeeds.extract.identity as identity_module
 
     found = []
@@ -197,9 +198,9 @@ def _url_caches() -> list[Any]:
         (identity_module, "path_rule"),
         (filters_module, "host_of"),
         (filters_module, "is_ip_host"),
-        (layers_module, "_token_zones"),
-        (layers_module, "_titled"),
-        (layers_module, "_has_keyword"),
+        (measure_module, "_token_zones"),
+        (measure_module, "_titled"),
+        (keywords_module, "has_keyword"),
     ):
         fn = getattr(module, name, None)
         if hasattr(fn, "cache_clear"):
@@ -246,7 +247,7 @@ def measure(url: str, body: bytes, repeat: int, name: str) -> Sample | None:
         spent, _ = timed(lambda: abstract(page))  # noqa: B023
         s.abstract = min(s.abstract, spent)
         cold()
-        spent, _ = timed(lambda: _measure(page, filters()))  # noqa: B023
+        spent, _ = timed(lambda: measure_friends(page, filters()))  # noqa: B023
         s.measuring = min(s.measuring, spent, s.parts["friends"])
     return s
 

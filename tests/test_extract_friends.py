@@ -12,7 +12,7 @@ import pytest
 
 from blogfeeds import settings
 from blogfeeds.extract.friends import (
-    DEFAULT_FRIEND_RULES,
+    FRIEND_SCORERS_BASE,
     ORIGINAL_FRIEND_RULES,
     Container,
     Friend,
@@ -317,10 +317,11 @@ def test_custom_rules_by_path_and_by_instance() -> None:
     assert best.reasons[-1] == "+1 custom"
 
 
-def test_settings_leave_the_default_rules_to_the_code() -> None:
-    assert settings.BLOGFEEDS_FRIEND_SCORERS == {}  # the user's dict; the defaults are in code
+def test_settings_keep_the_default_rules() -> None:
+    assert settings.BLOGFEEDS_FRIEND_SCORERS == {}
+    assert settings.BLOGFEEDS_FRIEND_LAYERS == {}
     assert settings.BLOGFEEDS_FRIEND_RULESET == "blogfeeds"
-    assert set(ORIGINAL_FRIEND_RULES) < set(DEFAULT_FRIEND_RULES)
+    assert set(ORIGINAL_FRIEND_RULES) < set(FRIEND_SCORERS_BASE)
 
 
 def test_unknown_ruleset_is_a_clear_error() -> None:
@@ -428,14 +429,14 @@ def test_find_friend_pages_keeps_path_hosted_blogs_apart() -> None:
 
 
 def test_the_layered_default_rules_leave_the_original_formula_unchanged() -> None:
-    """Settings' scorers (the layered set) given to the original ruleset: same verdicts."""
+    """The layered scorers given to the original ruleset: same verdicts."""
     body = (
         '<ul id="friends">'
         + "".join(f"<li>{a(f'https://f{i}-example.com/', f'F{i}')}</li>" for i in range(3))
         + f"</ul><div>{a('https://x-example.com/', 'X')}</div>"
     )
     plain = extract(page(body))
-    with_settings = extract(page(body), DEFAULT_FRIEND_RULES)
+    with_settings = extract(page(body), FRIEND_SCORERS_BASE)
     assert [(s.score, s.reasons) for s in plain.containers] == [
         (s.score, s.reasons) for s in with_settings.containers
     ]

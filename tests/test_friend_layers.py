@@ -20,7 +20,7 @@ from blogfeeds.extract.friends import (
     load_theme_rules,
 )
 from blogfeeds.extract.friends.filters import filters, friend_key, unwrap_wayback
-from blogfeeds.extract.friends.layers import clean_name
+from blogfeeds.extract.friends.layered import clean_name
 from blogfeeds.extract.friends.themes import bundled_theme_rules
 from blogfeeds.extract.page import Page, parse_page
 from tests.cases import case_names, load_case, normalize_url

@@ -1,7 +1,7 @@
 """Machine-readable friend lists a page points to: OPML blogrolls and JSON friend lists.
 
-:func:`friends_from_data_source` reads what the crawler fetched from a URL listed in
-:attr:`FriendExtraction.data_sources`:
+:func:`is_data_source` recognises their URLs in a page; :func:`friends_from_data_source`
+reads what the crawler fetched from a URL listed in :attr:`FriendExtraction.data_sources`:
 
 - OPML (opml.org spec 2.0; the blogroll convention of ``<link rel="blogroll">`` and
   ``/.well-known/recommendations.opml``): every ``<outline>`` with an ``htmlUrl`` (the site) or,
@@ -25,12 +25,13 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 
-from blogfeeds.extract.friends.core import Friend
 from blogfeeds.extract.friends.filters import filters, friend_key
+from blogfeeds.extract.friends.keywords import KEYWORDS
+from blogfeeds.extract.friends.model import Friend
 from blogfeeds.extract.identity import blog_id
 
 _URL_KEYS = ("link", "url", "href", "site", "blog", "homepage", "siteurl", "website")
@@ -43,6 +44,25 @@ _BODY_LINE = re.compile(
 _XML_PARSER = lxml.etree.XMLParser(
     resolve_entities=False, no_network=True, recover=True, huge_tree=False
 )
+_DATA_FILE = re.compile(
+    r"(?:friend|link|flink|blogroll|友链|友情链接)[^/?#]*\.(?:json|opml|ya?ml)(?:[?#]|$)", re.I
+)
+_ISSUES_API = re.compile(r"^https?://api\.github\.com/repos/[^/]+/([^/?#]+)/issues", re.I)
+FRIEND_REPO = re.compile(r"friend|link|flink|blogroll|example|site|友链", re.I)
+"""A repository name that holds a friend list (its issues are the list)."""
+DATA_MARKS = (".json", ".opml", ".yml", ".yaml", "api.github.com")
+"""Substrings one of which every URL :func:`is_data_source` accepts contains."""
+
+
+def is_data_source(url: str, context: str = "") -> bool:
+    """Whether ``url`` looks like a machine-readable friend list (``context``: class names)."""
+    if not url.lower().startswith(("http://", "https://")):
+        return False
+    path = urlsplit(url).path
+    if _DATA_FILE.search(path) or path.lower().endswith(".opml"):
+        return True
+    m = _ISSUES_API.match(url)
+    return bool(m and (FRIEND_REPO.search(m.group(1)) or KEYWORDS.search(context)))
 
 
 def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> str:

@@ -28,6 +28,8 @@ _PATH_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@%/]"
 _PLAIN_PATH = re.compile(rf"^/{_PATH_CHARS}*$")
 _PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CHARS}*)?$", re.I)
 _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
+DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
+"""A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
 
 
 def unwrap_wayback(url: str) -> str:

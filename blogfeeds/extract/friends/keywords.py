@@ -1,0 +1,53 @@
+"""The friend vocabulary: keywords that label a friend list, headings of lost friends, and
+the XFN 1.1 relationship values that mark a friend."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+KEYWORDS = re.compile(
+    r"友情链接|友链|友人帐|友人|朋友|伙伴|左邻右舍|友邻|邻居|博客链接|"
+    r"\b(?:links|friends?|blogroll|blogs|weblogs|neighbou?rs|webring)\b",
+    re.IGNORECASE,
+)
+"""Friend keywords that label a list (headings, short labels, page titles)."""
+
+DEAD_HEADING = re.compile(
+    r"失联|失效|无法访问|挂了|消失|已故|\b(?:invalid|dead|lost|broken|defunct|inactive|"
+    r"unreachable|offline)\b",
+    re.IGNORECASE,
+)
+"""Group headings under which owners keep friends that no longer answer."""
+
+XFN = frozenset(
+    "friend acquaintance contact met co-worker colleague co-resident neighbor child parent "
+    "sibling spouse kin muse crush date sweetheart".split()
+)
+"""XFN 1.1 relationship values that mark a friend."""
+
+_KEYWORD_PARTS = (
+    "友", "朋友", "伙伴", "左邻右舍", "邻居", "博客链接",
+    "links", "friend", "blogroll", "blogs", "weblogs", "neighbo", "webring",
+)  # fmt: skip
+"""Substrings one of which every :data:`KEYWORDS` match holds (case-folded)."""
+
+
+def mentions_keyword(text: str) -> bool:
+    """:data:`KEYWORDS` in a long text (an inline script): substring tests first, since the
+    regular expression scans a 100 KB script in about 0.3 ms."""
+    folded = text.casefold()
+    return any(part in folded for part in _KEYWORD_PARTS) and bool(KEYWORDS.search(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def has_keyword(text: str) -> bool:
+    """:data:`KEYWORDS` in a short text (labels and headings repeat across pages and sites:
+    "Home", "Tags:", "友情链接", so each is searched once)."""
+    return bool(KEYWORDS.search(text))
+
+
+def is_label(text: str) -> bool:
+    """Whether a text segment is a short friend label (at most 12 characters, a keyword)."""
+    short = text.strip()
+    return bool(short) and len(short) <= 12 and has_keyword(short)

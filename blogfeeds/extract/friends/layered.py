@@ -1,0 +1,235 @@
+"""The layered friend-link extractor (``ruleset="blogfeeds"``, the default): the measuring
+pass, owner detection, then the layers in order, then the filters and deduplication.
+
+Layers are components, ordered like Scrapy's middleware dicts: :data:`FRIEND_LAYERS_BASE`
+updated by the ``BLOGFEEDS_FRIEND_LAYERS`` setting (add a layer, move one, disable one with
+``None``). A layer is an object with one method, ``friends(page, scan, found) -> None``
+(:class:`Layer`): it reads the page, the measuring pass (:class:`~.measure.Scan`) and the
+extraction so far (:class:`~.candidates.Found`), and adds candidates
+(:class:`~.candidates.Candidate`, claiming their links) or data sources. The defaults:
+
+1. :class:`~.machine.DataSources`: OPML, JSON and issue-list friend lists the page points to.
+2. :class:`~.widgets.ThemeCards`: widget and theme cards (the theme table).
+3. :class:`~.machine.XfnLinks`: XFN 1.1 friend relationships on links.
+4. :class:`~.statistical.InlineRuns`: keyword-anchored inline runs ("左邻右舍：A、B、C").
+5. :class:`~.machine.ScriptLists`: friend lists in inline scripts.
+6. :class:`~.statistical.Containers`: the container detector (its scorers:
+   :data:`~.scorers.FRIEND_SCORERS_BASE`, ``BLOGFEEDS_FRIEND_SCORERS``).
+
+Then the filters (:mod:`~.filters`): the owner's own sites (:mod:`~.owner`), circles
+(recorded in :attr:`FriendExtraction.circles`), badges, platform and theme credits,
+sponsored/referral links, shorteners, theme placeholders and commercial link swaps; Wayback
+Machine wrappers are unwrapped first. Friends are deduplicated by blog identity, first seen
+first (candidates in document order, then layer order); every friend says which layer found
+it (``Friend.how``).
+
+A project adds a layer (and a scorer, see :mod:`~.scorers`) in a few lines, keeping every
+default::
+
+    # myproject/friendlayers.py
+    from blogfeeds.extract.friends import Candidate
+
+    class Webmentions:
+        def friends(self, page, scan, found):
+            for link in scan.links:
+                if "webmention" in link.rels and link.el not in found.claimed:
+                    found.claimed.add(link.el)
+                    found.candidates.append(
+                        Candidate(link.url, link.el.text_content(), "webmention", 1000.0,
+                                  link.node, link=link))
+
+    # settings.py
+    BLOGFEEDS_FRIEND_LAYERS = {"myproject.friendlayers.Webmentions": 350}
+
+A class with a ``from_settings(settings)`` classmethod is built by it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+from urllib.parse import unquote, urlsplit
+
+from blogfeeds.extract.friends.candidates import Found
+from blogfeeds.extract.friends.filters import DATED_POST, filters, friend_key
+from blogfeeds.extract.friends.keywords import KEYWORDS
+from blogfeeds.extract.friends.measure import Scan, measure
+from blogfeeds.extract.friends.model import Friend, FriendExtraction
+from blogfeeds.extract.friends.owner import owner_of, owner_reason, path_depth
+from blogfeeds.extract.friends.scorers import FRIEND_SCORERS_BASE, RulesSpec, built_rules
+from blogfeeds.extract.friends.themes import ThemeRule, text_of
+from blogfeeds.extract.page import Page
+from blogfeeds.extract.scoring import build_rules
+
+FRIEND_LAYERS_BASE: dict[str, int | None] = {
+    "blogfeeds.extract.friends.DataSources": 100,
+    "blogfeeds.extract.friends.ThemeCards": 200,
+    "blogfeeds.extract.friends.XfnLinks": 300,
+    "blogfeeds.extract.friends.InlineRuns": 400,
+    "blogfeeds.extract.friends.ScriptLists": 500,
+    "blogfeeds.extract.friends.Containers": 600,
+}
+"""The layers, in order, updated by ``BLOGFEEDS_FRIEND_LAYERS``."""
+
+
+class Layer(Protocol):
+    """A friend layer (see the module docstring)."""
+
+    def friends(self, page: Page, scan: Scan, found: Found) -> None:
+        """Add what the layer finds on ``page`` to ``found`` (candidates, data sources)."""
+
+
+SAME_SITE_PAGES = 3
+"""Listed pages of one site (distinct deep URLs) from which it is not a friend but a site the
+owner writes on or for (reviews on their other site, a profile's project pages)."""
+
+_FRIEND_PATH = re.compile(
+    r"^(?:links?|friends?|flinks?|blogroll|友情链接|友链|友人帐|友人|朋友)(?:\.html?|\.php)?$",
+    re.IGNORECASE,
+)
+_TAGLINE = re.compile(r"\s+[-–—|]\s+")
+_FEED_URL = re.compile(
+    r"^https?://(?:feeds\d*\.|feedproxy\.)|/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|"
+    r"\.(?:rss|atom|xml)$|/feeds/posts/default",
+    re.IGNORECASE,
+)
+"""A feed URL (FeedBurner-style hosts, ``/feed/``, ``atom.xml``, Blogger's posts feed)."""
+
+
+def extract_layered(
+    page: Page,
+    rules: RulesSpec = None,
+    *,
+    user_rules: Sequence[ThemeRule] = (),
+    layers: Sequence[Layer] | None = None,
+) -> FriendExtraction:
+    """Run the layers over ``page`` (see the module docstring); never raises on odd markup.
+
+    ``rules`` are the container scorers (default :data:`FRIEND_SCORERS_BASE`); ``user_rules``
+    are extra theme-table entries, tried before the bundled ones; ``layers`` the built layers
+    (default :data:`FRIEND_LAYERS_BASE`).
+    """
+    flt = filters()
+    scan = measure(page, flt)
+    owner = owner_of(page, scan, flt)
+    for link in scan.links:
+        link.verdict = owner_reason(link, owner) or flt.url_verdict(link.parts, link.rels)
+    found = Found(
+        owner=owner,
+        filters=flt,
+        friend_page=_is_friend_page(page, scan),
+        by_el={link.el: link for link in scan.links},
+        user_rules=list(user_rules),
+        scorers=built_rules(rules, FRIEND_SCORERS_BASE),
+    )
+    for layer in default_layers() if layers is None else layers:
+        layer.friends(page, scan, found)
+    return _assemble(scan, found)
+
+
+@functools.cache
+def default_layers() -> tuple[Layer, ...]:
+    """:data:`FRIEND_LAYERS_BASE`, built once (the default layers keep no state)."""
+    return tuple(build_rules(FRIEND_LAYERS_BASE))
+
+
+def _is_friend_page(page: Page, scan: Scan) -> bool:
+    path = urlsplit(page.url).path
+    if any(_FRIEND_PATH.match(s) for s in unquote(path).split("/") if s):
+        return True
+    return bool(KEYWORDS.search(scan.title[:60]) or KEYWORDS.search(scan.h1[:40]))
+
+
+def clean_name(name: str) -> str:
+    """Whitespace collapsed; a long ``Name - tagline`` title (over 40 characters) keeps Name."""
+    name = " ".join(name.split())
+    if len(name) > 40:
+        head = _TAGLINE.split(name, 1)[0]
+        if 2 <= len(head) < len(name):
+            return head
+    return name
+
+
+def _assemble(scan: Scan, found: Found) -> FriendExtraction:
+    """The friends: the candidates filtered and deduplicated, in document order."""
+    cands, owner, flt = found.candidates, found.owner, found.filters
+    cands.sort(key=lambda c: c.order)  # stable: document order, then layer order
+    repeats: dict[tuple[str, str], int] = {}
+    for c in cands:
+        pair = (c.url, " ".join(c.name.split()))
+        repeats[pair] = repeats.get(pair, 0) + 1
+    deep_urls: dict[str, set[str]] = {}
+    for c in cands:
+        if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
+            deep_urls.setdefault(friend_key(c.url), set()).add(c.url)
+    friends: list[Friend] = []
+    excluded: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    for c in cands:
+        name = clean_name(c.name)
+        reason = c.verdict
+        if reason is None and c.link is not None:
+            reason = c.link.verdict
+        if reason is None:
+            reason = flt.name_verdict(name)
+            if reason is None and c.link is None:
+                reason = flt.url_verdict(c.url, c.rels)
+        if reason is None and DATED_POST.search(urlsplit(c.url).path):
+            reason = "post"
+        if reason is None and len(deep_urls.get(friend_key(c.url), ())) >= SAME_SITE_PAGES:
+            reason = "same-site-pages"
+        if reason is None and repeats[(c.url, " ".join(c.name.split()))] >= flt.repeats:
+            reason = "placeholder"
+        if reason is not None:
+            if reason != "circle":
+                excluded.append((c.url, reason))
+            continue
+        key = friend_key(c.url)
+        if key in seen:
+            first = friends[seen[key]]
+            if c.rels and not set(c.rels) <= set(first.rels):
+                friends[seen[key]] = _merge_rels(first, c.rels)
+            if c.url != first.url:
+                excluded.append((c.url, f"duplicate of {first.url}"))
+            continue
+        seen[key] = len(friends)
+        kind = "feed" if _FEED_URL.search(c.url) else ""
+        friends.append(Friend(c.url, name, c.score, c.avatar, c.how, c.rels, c.listed_as, kind))
+    _rescale(friends)
+    circles: list[Friend] = []
+    circle_seen: set[str] = set()
+    for link in scan.links:
+        if link.url in circle_seen or link.verdict not in (None, "circle"):
+            continue
+        name = text_of(link.el)
+        if link.verdict == "circle" or flt.name_verdict(name) == "circle":
+            circle_seen.add(link.url)
+            circles.append(Friend(link.url, name, 0.0, how="circle"))
+    return FriendExtraction(
+        containers=found.containers,
+        friends=friends,
+        elements=scan.count,
+        excluded=list(dict.fromkeys(excluded)),
+        circles=circles,
+        data_sources=found.data_sources,
+        owner_aliases=sorted(set(owner.roots.values())),
+        ruleset="blogfeeds",
+    )
+
+
+def _rescale(friends: list[Friend]) -> None:
+    """Friends found by a list layer score 1000 per friend that layer found (the formula's
+    per-link points); the statistical layer keeps its container's score."""
+    counts: dict[str, int] = {}
+    for f in friends:
+        counts[f.how] = counts.get(f.how, 0) + 1
+    for i, f in enumerate(friends):
+        if f.how != "container":
+            friends[i] = replace(f, score=1000.0 * counts[f.how])
+
+
+def _merge_rels(friend: Friend, rels: tuple[str, ...]) -> Friend:
+    return replace(friend, rels=tuple(dict.fromkeys((*friend.rels, *rels))))

@@ -1,0 +1,121 @@
+"""Who the page's own blog is: its identity, other roots (``rel=me``, canonical and
+``og:url``, author cards, social corners, site switchers, IP-address mirrors, the "about this
+site" block) and the names it goes by; links to any of them are not friends."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from blogfeeds.extract.friends.filters import Filters, host_of, is_ip_host
+from blogfeeds.extract.friends.measure import Link, Scan, absolute
+from blogfeeds.extract.friends.themes import HEADINGS
+from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.page import Page
+
+_GENERIC_LABELS = frozenset(
+    "blog blogs www home site web my me the index main about github gitee wordpress".split()
+)
+_TEXT_URL = re.compile(r"https?://[^\s<>\"'，。、；）)]+")
+
+
+@dataclass
+class Owner:
+    """What the page says about its own blog."""
+
+    identity: str | None
+    aliases: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+    roots: dict[str, str] = field(default_factory=dict)
+
+    def add(self, url: str) -> None:
+        try:
+            identity = blog_id(url)
+        except ValueError:
+            return
+        if identity == self.identity:
+            return
+        self.aliases.add(identity)
+        label = label_of(identity)
+        if label:
+            self.names.add(label)
+        self.roots.setdefault(identity, _root(url))
+
+
+def _root(url: str) -> str:
+    """``scheme://host/`` of ``url``."""
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.rpartition('@')[2].lower()}/"
+
+
+def label_of(identity: str) -> str:
+    """The name a blog identity is known by: ``alice`` of ``alice.github.io``,
+    ``cnblogs.com/alice`` or ``alice.com``; ``""`` when generic or too short."""
+    label = identity.rsplit("/", 1)[1] if "/" in identity else identity.split(".", 1)[0]
+    label = label.lstrip("@").lower()
+    return "" if len(label) < 4 or label in _GENERIC_LABELS else label
+
+
+def path_depth(url: str, identity: str) -> int:
+    """Path segments beyond the blog's root (``cnblogs.com/alice/p/1`` → 2)."""
+    segments = [s for s in urlsplit(url).path.split("/") if s]
+    return max(0, len(segments) - identity.count("/"))
+
+
+def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
+    """The page's own blog, from the measured links and the page's own statements."""
+    try:
+        own: str | None = blog_id(page.url)
+    except ValueError:
+        own = None
+    owner = Owner(own)
+    label = label_of(own) if own else ""
+    if label:
+        owner.names.add(label)
+    for url in scan.canonical:
+        if url.lower().startswith(("http://", "https://")):
+            owner.add(url)
+    page_host = host_of(page.url).removeprefix("www.")
+    for link in scan.links:
+        if link.identity == own and link.parts.host.removeprefix("www.") != page_host:
+            owner.roots.setdefault(link.url, _root(link.url))  # another host of the blog
+        if "me" in link.rels:
+            owner.add(link.url)
+        elif link.owner_zone and link.identity != own:
+            if link.parts in flt.platforms or link.parts in flt.badges:
+                # the owner's profile (github.com/<name>): <name> is an owner name
+                seg = [s for s in link.parts.path.split("/") if s]
+                if seg and len(seg[0].lstrip("@")) >= 4:
+                    owner.names.add(seg[0].lstrip("@").lower())
+            else:  # author card, social corner, site switcher: the owner's other sites
+                owner.add(link.url)
+        elif is_ip_host(link.parts.host):  # an IP:port mirror of the blog
+            owner.roots.setdefault(link.url, _root(link.url))
+    for heading in scan.about:  # the block right after "本站信息" / "About this site"
+        node = heading.getnext()
+        while node is not None and not isinstance(node.tag, str):
+            node = node.getnext()
+        if node is None or node.tag in HEADINGS:
+            continue
+        for a in node.iter("a"):
+            if href := a.get("href"):
+                owner.add(absolute(page, href))
+        for url in _TEXT_URL.findall(node.text_content()):
+            owner.add(url)
+    return owner
+
+
+def owner_reason(link: Link, owner: Owner) -> str | None:
+    """Why ``link`` points to the owner (``owner``, ``rel-me``, ...), or None."""
+    if link.identity == owner.identity or link.identity in owner.aliases:
+        return "owner"
+    if "me" in link.rels:
+        return "rel-me"
+    if link.owner_zone:
+        return "owner-zone"
+    if label_of(link.identity) in owner.names:
+        return "owner-name"
+    if is_ip_host(link.parts.host):
+        return "ip-address"
+    return None

@@ -1,0 +1,259 @@
+"""The statistical layer: the original container formula over the links that survive the
+filters, extended by the scorers of :data:`~blogfeeds.extract.friends.scorers.FRIEND_SCORERS_BASE`
+(repeated cards, page chrome, distinct friends), taking the union of every qualifying
+container (at least :data:`UNION_SHARE` of the best score, not nested in another one); and
+keyword-anchored inline runs ("左邻右舍：A、B、C", :class:`InlineRuns`).
+
+Containers are always scored (they are reported); their links are proposed only when no
+widget or theme card was found, and only on a friend-link page or in a container a friend
+keyword labels.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import lxml.html
+
+from blogfeeds.extract.friends.candidates import Candidate, Found
+from blogfeeds.extract.friends.filters import DATED_POST
+from blogfeeds.extract.friends.keywords import DEAD_HEADING, XFN
+from blogfeeds.extract.friends.measure import Link, Scan, describe
+from blogfeeds.extract.friends.model import Container, LinkRef, ScoredContainer
+from blogfeeds.extract.friends.scorers import score_containers
+from blogfeeds.extract.friends.themes import HEADINGS, heading_before, text_of
+from blogfeeds.extract.page import Page
+
+CONTAINER_TAGS = frozenset(
+    "div table tbody td ul ol dl section aside article main nav header footer p".split()
+)
+"""Elements the statistical layer scores (the original three plus sections and paragraphs)."""
+
+UNION_SHARE = 0.2
+"""A container qualifies for the union at this share of the best container's score."""
+
+MAX_IDS = 8
+"""Distinct blogs tracked per element (enough for the rules' thresholds; keeps it linear)."""
+
+
+class InlineRuns:
+    """Links that follow a friend label inside one block (``how``: ``inline``)."""
+
+    def friends(self, page: Page, scan: Scan, found: Found) -> None:
+        """Propose every unclaimed link of the measured inline runs."""
+        for run in scan.inline:
+            for a in run:
+                hit = found.by_el.get(a)
+                if hit is not None and a not in found.claimed:
+                    found.claimed.add(a)
+                    found.candidates.append(
+                        Candidate(hit.url, text_of(a), "inline", 1000.0, hit.node, link=hit)
+                    )
+
+
+class Containers:
+    """The container detector (``how``: ``container``): scores every container with
+    :attr:`Found.scorers` into :attr:`Found.containers`, then proposes the links of the
+    union of the qualifying ones."""
+
+    def friends(self, page: Page, scan: Scan, found: Found) -> None:
+        """Score the containers; unless a layer found cards, propose the union's links."""
+        found.containers = score_containers(
+            _containers(scan, found.owner.identity), found.scorers, page
+        )
+        if not found.cards:
+            for s in _union(found.containers, found.friend_page):
+                _propose(s, scan, found)
+
+
+def _union(scored: list[ScoredContainer], friend_page: bool) -> list[ScoredContainer]:
+    """The qualifying containers, best first, none nested in another one."""
+    accepted: list[ScoredContainer] = []
+    best = scored[0].score if scored and not scored[0].rejected else 0.0
+    for s in scored:
+        if s.rejected or s.score < UNION_SHARE * best:
+            break
+        c = s.container
+        if not (friend_page or c.anchored):
+            continue
+        lo, hi = c.span
+        if any(
+            a.container.span[0] <= lo < a.container.span[1] or lo <= a.container.span[0] < hi
+            for a in accepted
+        ):
+            continue
+        accepted.append(s)
+    return accepted
+
+
+def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
+    """A container's counted links as candidates; what the formula did not count, and why."""
+    own, claimed, flt = found.owner.identity, found.claimed, found.filters
+    lo, hi = s.container.span
+    for link in scan.links:
+        if not lo <= link.node < hi or link.el in claimed or link.identity == own:
+            continue
+        reason = link.verdict
+        if reason is None and not link.counted:
+            path = link.parts.path
+            reason = "post" if DATED_POST.search(path) else "deep-link-or-query"
+        if reason is not None:
+            claimed.add(link.el)
+            cand = Candidate(link.url, text_of(link.el), "container", 0.0, link.node)
+            cand.verdict = reason
+            found.candidates.append(cand)
+    for ref in s.container.external_links:
+        hit = found.by_el.get(ref.element)
+        if hit is None or ref.element in claimed:
+            continue
+        claimed.add(ref.element)
+        heading = heading_before(ref.element, levels=5)
+        cand = Candidate(
+            hit.url,
+            _card_name(s.container.element, ref.element),
+            "container",
+            s.score,
+            hit.node,
+            rels=tuple(r for r in hit.rels if r in XFN),
+            listed_as="dead" if DEAD_HEADING.search(heading) else "",
+            link=hit,
+        )
+        lowered = heading.lower()
+        if any(w in lowered for w in flt.commercial_words):
+            cand.verdict = "sponsored"
+        found.candidates.append(cand)
+
+
+def _containers(scan: Scan, own: str | None) -> list[Container]:
+    """Bottom-up sums over the flattened tree (children before parents): linear. Only the
+    containers linking at least one candidate friend (a counted link no filter dropped) are
+    returned: the others cannot give a friend."""
+    n = len(scan.nodes)
+    ext = [0] * n
+    internal = [0] * n
+    links = [1 if x else 0 for x in scan.is_link]
+    tags = [0] * n
+    ltext = list(scan.ltext)
+    text = list(scan.text)
+    ids: list[set[str] | None] = [None] * n
+    many = [False] * n
+    cards = [0] * n
+    child_text = [0] * n
+    labelled = list(scan.labelled)
+    refs: list[LinkRef] = []
+    # document-order refs: links are already in document order
+    eligible: list[Link] = []
+    for link in scan.links:
+        if link.counted and link.verdict is None:
+            eligible.append(link)
+    ref_of_node: dict[int, int] = {}
+    for link in eligible:
+        ref_of_node[link.node] = len(refs)
+        refs.append(LinkRef(link.url, True, 2 if link.blank else 1, link.el))
+    for link in scan.links:
+        if not link.counted:
+            continue
+        if link.verdict is None:
+            ext[link.node] = 2 if link.blank else 1
+            ids[link.node] = {link.identity}
+        elif link.identity == own:  # the blog's own pages (owner's other sites: neutral)
+            internal[link.node] = 1
+    # ref ranges: refs are in document order, so a subtree's refs are contiguous
+    counts = [0] * n
+    for node in ref_of_node:
+        counts[node] = 1
+    ref_start = list(itertools.accumulate(counts, initial=0))  # refs before node i
+    for i in range(n - 1, 0, -1):
+        up = scan.parent[i]
+        ext[up] += ext[i]
+        internal[up] += internal[i]
+        links[up] += links[i]
+        tags[up] += tags[i] + 1
+        ltext[up] += ltext[i]
+        text[up] += text[i]
+        counts[up] += counts[i]
+        labelled[up] = labelled[up] or labelled[i]
+        child_text[up] += scan.text[i]
+        if not scan.is_link[i] and not many[i] and len(ids[i] or ()) == 1:
+            cards[up] += 1
+        if many[i]:
+            many[up] = True
+        elif ids[i]:
+            merged = ids[up] if ids[up] is not None else set()
+            merged |= ids[i]  # type: ignore[operator]
+            if len(merged) > MAX_IDS:
+                many[up] = True
+                ids[up] = None
+            else:
+                ids[up] = merged
+    out = []
+    for i, el in enumerate(scan.nodes):
+        if not ext[i] or el.tag not in CONTAINER_TAGS:  # links no other blog: no friend here
+            continue
+        out.append(
+            Container(
+                tag=str(el.tag),
+                description=describe(el),
+                external=ext[i],
+                internal=internal[i],
+                links=links[i],
+                tags=tags[i],
+                link_text=ltext[i],
+                text=text[i],
+                element=el,
+                _refs=refs,
+                _start=ref_start[i],
+                _end=ref_start[i] + counts[i],
+                friends=MAX_IDS + 1 if many[i] else len(ids[i] or ()),
+                cards=cards[i],
+                child_text=child_text[i],
+                anchored=scan.anchored[i] or labelled[i],
+                chrome=scan.chrome[i],
+                span=(i, i + 1 + tags[i]),
+                layered=True,
+            )
+        )
+    return out
+
+
+def _link_name(el: lxml.html.HtmlElement) -> str:
+    """A plain link's text; a card link's first text block (its name, not its description)."""
+    if (el.text or "").strip() or len(el) == 0:
+        return text_of(el)
+    for sub in el.iterdescendants():
+        if isinstance(sub.tag, str) and (sub.text or "").strip():
+            return text_of(sub)
+    return text_of(el)
+
+
+_NAME_CLASS = re.compile(r"name|title|sitename", re.IGNORECASE)
+CARD_DEPTH = 6
+"""Levels between a container and a link for the link's ancestor to count as its card."""
+
+
+def _card_name(container: lxml.html.HtmlElement, link: lxml.html.HtmlElement) -> str:
+    """A friend's name in a card: the card's heading or ``*name*``/``*title*`` element when the
+    link is a call-to-action button inside a bigger card (Matery-like), else the link's name.
+
+    The card is the link's ancestor that is a child of the container.
+    """
+    card = link
+    for _ in range(CARD_DEPTH):
+        up = card.getparent()
+        if up is None or up is container:
+            break
+        card = up
+    if card is link or card.getparent() is not container:
+        return _link_name(link)
+    found: dict[int, str] = {}
+    for el in card.iter():
+        if el is link or not isinstance(el.tag, str) or el.tag == "a":
+            continue
+        cls = el.get("class") or ""
+        rank = 0 if "name" in cls.lower() else 1 if el.tag in HEADINGS else 2
+        if rank == 2 and not _NAME_CLASS.search(cls):
+            continue
+        if rank not in found and link not in el.iterancestors() and (name := text_of(el)):
+            found[rank] = name
+    return found[min(found)] if found else _link_name(link)

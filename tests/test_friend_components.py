@@ -1,0 +1,128 @@
+"""Friend layers and scorers are components: a project adds its own through settings, keeping
+every default. The recipes are the ones in the docstrings of ``layered.py`` and ``scorers.py``,
+run as written from a temporary user package."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from blogfeeds.extract.friends import (
+    FRIEND_LAYERS_BASE,
+    FRIEND_SCORERS_BASE,
+    ORIGINAL_FRIEND_RULES,
+    FriendConfig,
+    extract_friends,
+    layered,
+    scorers,
+)
+from blogfeeds.extract.page import parse_page
+
+
+def recipe(module: ModuleType) -> tuple[str, str, dict[str, Any]]:
+    """``(file name, its code, settings)`` of the literal block in ``module``'s docstring."""
+    block = (module.__doc__ or "").split("::\n", 1)[1].split("\nA class")[0]
+    code, settings_code = textwrap.dedent(block).split("# settings.py")
+    first, _, body = code.strip().partition("\n")
+    settings: dict[str, Any] = {}
+    exec(settings_code.split("\n", 1)[1], {}, settings)  # the settings lines: plain literals
+    return first.removeprefix("# myproject/"), body, settings
+
+
+@pytest.fixture
+def user_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """``myproject`` with the two recipes' modules on ``sys.path``; the merged settings."""
+    package = tmp_path / "myproject"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    settings: dict[str, Any] = {}
+    for module in (scorers, layered):
+        name, code, more = recipe(module)
+        (package / name).write_text(code)
+        settings.update(more)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield settings
+    for name in [m for m in sys.modules if m == "myproject" or m.startswith("myproject.")]:
+        del sys.modules[name]
+
+
+BODY = (
+    '<ul id="friends">'
+    + "".join(
+        f'<li><a href="https://f{i}-example.com/"><img src="/a{i}.png">F{i}</a></li>'
+        for i in range(3)
+    )
+    + '</ul><p><a rel="webmention" href="https://wm-example.com/">Webmentioner</a></p>'
+)
+
+
+def test_a_project_adds_a_scorer_and_a_layer_keeping_the_defaults(
+    user_package: dict[str, Any],
+) -> None:
+    assert set(user_package) == {"BLOGFEEDS_FRIEND_SCORERS", "BLOGFEEDS_FRIEND_LAYERS"}
+    config = FriendConfig.from_settings(user_package)
+    assert len(config.scorers) == len(FRIEND_SCORERS_BASE) + 1
+    assert [type(x).__name__ for x in config.layers] == [
+        "DataSources",
+        "ThemeCards",
+        "XfnLinks",
+        "Webmentions",
+        "InlineRuns",
+        "ScriptLists",
+        "Containers",
+    ]
+    html = f"<html><head><title>Links</title></head><body>{BODY}</body></html>"
+    page = parse_page("https://me-example.com/links/", html.encode(), {})
+    result = extract_friends(page, config=config)
+    assert [(f.url, f.how) for f in result.friends] == [
+        *((f"https://f{i}-example.com/", "container") for i in range(3)),
+        ("https://wm-example.com/", "webmention"),
+    ]
+    assert result.best is not None
+    assert "x1.1 has avatars" in result.best.reasons
+    assert result.best.reasons[-1] == "x1.1 has avatars"  # order 800: after the defaults
+    # a -s value is a JSON string
+    as_strings = {k: json.dumps(v) for k, v in user_package.items()}
+    assert len(FriendConfig.from_settings(as_strings).layers) == len(config.layers)
+
+
+def test_defaults_and_the_original_ruleset() -> None:
+    config = FriendConfig.from_settings({})
+    assert len(config.layers) == len(FRIEND_LAYERS_BASE)
+    assert len(config.scorers) == len(FRIEND_SCORERS_BASE)
+    original = FriendConfig.from_settings({"BLOGFEEDS_FRIEND_RULESET": "original"})
+    assert len(original.scorers) == len(ORIGINAL_FRIEND_RULES)
+    disabled = FriendConfig.from_settings(
+        {"BLOGFEEDS_FRIEND_LAYERS": {"blogfeeds.extract.friends.XfnLinks": None}}
+    )
+    assert "XfnLinks" not in [type(x).__name__ for x in disabled.layers]
+    with pytest.raises(ValueError, match="unknown friend ruleset"):
+        FriendConfig.from_settings({"BLOGFEEDS_FRIEND_RULESET": "newest"})
+
+
+class Weighted:
+    """A scorer built by ``from_settings``."""
+
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Weighted:
+        return cls(float(settings.get("MY_FACTOR", 1.0)))
+
+    def __call__(self, c: Any, score: float, page: Any) -> None:
+        return None
+
+
+def test_a_scorer_reads_its_weight_from_settings() -> None:
+    path = f"{__name__}.Weighted"
+    config = FriendConfig.from_settings({"BLOGFEEDS_FRIEND_SCORERS": {path: 950}, "MY_FACTOR": 2})
+    assert isinstance(config.scorers[-1], Weighted)
+    assert config.scorers[-1].factor == 2.0
