@@ -24,8 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from blogfeeds.option import Config, Option, option
-from blogfeeds.storage.url import database_url
+from blogfeeds.option import Config, Option, SettingsLike, option
 
 # --- the values some options take ----------------------------------------------------------------
 
@@ -211,7 +210,12 @@ class FeedDiscoveryConfig(Config):
     scorers: Mapping[str, int | None] = option(
         "BLOGFEEDS_FEED_SCORERS",
         {},
-        "Your feed scorers {dotted path: order}, merged with the built-ins; None disables.",
+        "Your feed scorers {dotted path: order}, merged over FEED_SCORERS_BASE; None disables.",
+    )
+    stages: Mapping[str, int | None] = option(
+        "BLOGFEEDS_FEED_STAGES",
+        {},
+        "Your feed-candidate stages {dotted path: order}, merged over FEED_STAGES_BASE.",
     )
     max_requests: int = option(
         "BLOGFEEDS_FEED_MAX_REQUESTS",
@@ -246,8 +250,34 @@ class FriendsConfig(Config):
     scorers: Mapping[str, int | None] = option(
         "BLOGFEEDS_FRIEND_SCORERS",
         {},
-        "Your container scorers {dotted path: order}, merged with the built-ins; None disables.",
+        "Your container scorers {dotted path: order}, merged over FRIEND_SCORERS_BASE.",
     )
+    layers: Mapping[str, int | None] = option(
+        "BLOGFEEDS_FRIEND_LAYERS",
+        {},
+        "Your friend-link layers {dotted path: order}, merged over FRIEND_LAYERS_BASE.",
+    )
+
+
+DATABASE_SETTINGS = ("MYSQL_URL", "BLOGFEEDS_DATABASE_URL")
+"""The settings that name the database, the first one set winning."""
+
+
+def database_setting(settings: SettingsLike) -> tuple[str, str]:
+    """``(setting, url)`` of the database in use: ``MYSQL_URL`` when set (it wins), else
+    ``BLOGFEEDS_DATABASE_URL``, the URL stripped; ``("", "")`` when both are empty, which means
+    no storage."""
+    for name in DATABASE_SETTINGS:
+        url = (settings.get(name) or "").strip()
+        if url:
+            return name, url
+    return "", ""
+
+
+def database_url(settings: SettingsLike, given: str | None = None) -> str:
+    """``given`` (a command's ``--database``), else the URL of :func:`database_setting`;
+    ``""`` = no storage."""
+    return (given or "").strip() or database_setting(settings)[1]
 
 
 @dataclass(frozen=True)
@@ -302,7 +332,7 @@ class StorageConfig(Config):
 
     @property
     def url(self) -> str:
-        """The database in use (:func:`blogfeeds.storage.url.database_url`); ``""`` = none."""
+        """The database in use (:func:`database_url`); ``""`` = none."""
         return database_url(
             {"MYSQL_URL": self.mysql_url, "BLOGFEEDS_DATABASE_URL": self.database_url}
         )

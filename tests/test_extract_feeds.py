@@ -31,6 +31,7 @@ from blogfeeds.extract.discovery.vocabulary import FEED_TYPES, MAYBE_TYPES, medi
 from blogfeeds.extract.page import Page, parse_page
 from blogfeeds.extract.scoring import Adjustment, Reject, build_rules
 from blogfeeds.items import FeedInfo
+from blogfeeds.option import StartupError
 
 URL = "https://blog.example/"
 
@@ -588,7 +589,7 @@ def test_discovery_config_from_settings() -> None:
     assert (original.ruleset, original.retry_user_agent) == ("original", None)
     assert original.scorers == tuple(build_rules(ORIGINAL_FEED_SCORERS))
     assert original.stages == tuple(build_rules(ORIGINAL_FEED_STAGES))
-    with pytest.raises(ValueError, match="BLOGFEEDS_FEED_RULESET"):
+    with pytest.raises(StartupError, match="BLOGFEEDS_FEED_RULESET"):
         DiscoveryConfig.from_settings(Settings({"BLOGFEEDS_FEED_RULESET": "nope"}))
 
 

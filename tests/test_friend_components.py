@@ -24,6 +24,7 @@ from blogfeeds.extract.friends import (
     scorers,
 )
 from blogfeeds.extract.page import parse_page
+from blogfeeds.option import StartupError
 
 
 def recipe(module: ModuleType) -> tuple[str, str, dict[str, Any]]:
@@ -103,7 +104,7 @@ def test_defaults_and_the_original_ruleset() -> None:
         {"BLOGFEEDS_FRIEND_LAYERS": {"blogfeeds.extract.friends.XfnLinks": None}}
     )
     assert "XfnLinks" not in [type(x).__name__ for x in disabled.layers]
-    with pytest.raises(ValueError, match="unknown friend ruleset"):
+    with pytest.raises(StartupError, match="BLOGFEEDS_FRIEND_RULESET: 'newest' is not one of"):
         FriendConfig.from_settings({"BLOGFEEDS_FRIEND_RULESET": "newest"})
 
 

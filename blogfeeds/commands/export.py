@@ -47,10 +47,11 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import platform
 from blogfeeds.failures import STATUSES
 from blogfeeds.storage.db import Store
-from blogfeeds.storage.url import database_file, database_url, redact
+from blogfeeds.storage.url import database_file, redact
 
 FORMATS = ("opml", "csv", "jsonl", "graphml", "edges")
 BLOG_COLUMNS = (

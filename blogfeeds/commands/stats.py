@@ -13,8 +13,8 @@ from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.commands.export import add_filter_options, filters_from, open_store, select
+from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import summarize
-from blogfeeds.storage.url import database_url
 
 
 class Command(ScrapyCommand):

@@ -26,12 +26,12 @@ import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
-from blogfeeds.config import CONFIGS, unknown_settings
+from blogfeeds.config import CONFIGS, database_setting, unknown_settings
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.option import StartupError
 from blogfeeds.storage.db import Store, connect
 from blogfeeds.storage.schema import SCHEMA_VERSION
-from blogfeeds.storage.url import database_file, database_setting, redact
+from blogfeeds.storage.url import database_file, redact
 from blogfeeds.strategies import frontier_for
 
 logger = logging.getLogger(__name__)

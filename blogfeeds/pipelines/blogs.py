@@ -25,13 +25,14 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.asyncio import create_looping_call, is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 
+from blogfeeds.config import database_url
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.pipelines.spool import StoredItem, append_spool, read_spool, replace_spool
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.retry import is_transient, open_retrying
-from blogfeeds.storage.url import blocking_io, database_url, redact
+from blogfeeds.storage.url import blocking_io, redact
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ later run fetches it again with its old state, so no entry is lost (its id was r
 in the unsaved state).
 
 Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``
-(:func:`blogfeeds.storage.url.database_url`); empty = ``NotConfigured``. A MySQL server that
+(:func:`blogfeeds.config.database_url`); empty = ``NotConfigured``. A MySQL server that
 cannot be reached when the spider opens is tried again with backoff (0.2 s doubling to 5 s) for
 ``BLOGFEEDS_DB_DOWN_LIMIT`` seconds (60), like the blogs crawl's
 :class:`~blogfeeds.pipelines.blogs.StoragePipeline`; then, or at once for an error that is not
@@ -31,10 +31,11 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
+from blogfeeds.config import database_url
 from blogfeeds.items import FeedFetch
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.retry import is_transient, open_retrying
-from blogfeeds.storage.url import blocking_io, database_url, redact
+from blogfeeds.storage.url import blocking_io, redact
 
 logger = logging.getLogger(__name__)
 

@@ -66,6 +66,7 @@ from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
+from blogfeeds.config import database_url
 from blogfeeds.extensions.startup import StartupError, check_settings
 from blogfeeds.extract.entries import FeedEntry, read_entries
 from blogfeeds.failures import failure_status, status_for_code
@@ -93,7 +94,7 @@ from blogfeeds.revisit.estimate import RANK_WEIGHT
 from blogfeeds.revisit.hints import header
 from blogfeeds.seeds import check_url
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, ScheduledFeed, host_of, iso
-from blogfeeds.storage.url import blocking_io, database_url
+from blogfeeds.storage.url import blocking_io
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Database URLs: which setting names the database, the forms a URL may take, and what its users
+"""Database URLs: the forms a URL may take, and what its users
 need to know of the backend behind it (nothing outside :mod:`blogfeeds.storage` asks which
 database it is).
 
@@ -14,30 +14,9 @@ Every function here reads the URL only: nothing is opened.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from blogfeeds.storage.schema import DIALECTS, Dialect
-
-DATABASE_SETTINGS = ("MYSQL_URL", "BLOGFEEDS_DATABASE_URL")
-"""The settings that name the database, the first one set winning."""
-
-
-def database_setting(settings: Any) -> tuple[str, str]:
-    """``(setting, url)`` of the database in use: ``MYSQL_URL`` when set (it wins), else
-    ``BLOGFEEDS_DATABASE_URL``, the URL stripped; ``("", "")`` when both are empty, which means
-    no storage."""
-    for name in DATABASE_SETTINGS:
-        url = (settings.get(name) or "").strip()
-        if url:
-            return name, url
-    return "", ""
-
-
-def database_url(settings: Any, given: str | None = None) -> str:
-    """``given`` (a command's ``--database``), else the URL of :func:`database_setting`;
-    ``""`` = no storage."""
-    return (given or "").strip() or database_setting(settings)[1]
 
 
 def redact(url: str) -> str:

@@ -26,7 +26,6 @@ Two rule sets (``BLOGFEEDS_FEED_RULESET``): ``"blogfeeds"`` (the scorers of
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from w3lib.html import get_meta_refresh
 
+from blogfeeds.config import FeedDiscoveryConfig
 from blogfeeds.extract.discovery.candidates import FeedCandidate, http_url, subscribe_links
 from blogfeeds.extract.discovery.fetching import (
     BROWSER_USER_AGENT,
@@ -132,14 +132,6 @@ def to_feed_info(c: FeedCandidate | DiscoveredFeed) -> FeedInfo:
 # --- Configuration ---------------------------------------------------------------------------
 
 
-def _component_dict(settings: SettingsLike, name: str) -> dict[Any, int | None]:
-    """A ``{component: order}`` setting; a JSON string (``-s NAME='{...}'``) is parsed."""
-    value = settings.get(name) or {}
-    if isinstance(value, str):
-        value = json.loads(value)
-    return dict(value)
-
-
 @dataclass(frozen=True)
 class DiscoveryConfig:
     """Settings of :func:`find_feeds` (``BLOGFEEDS_FEED_*``)."""
@@ -161,25 +153,20 @@ class DiscoveryConfig:
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> DiscoveryConfig:
-        """Read ``BLOGFEEDS_FEED_RULESET``, ``_SCORERS`` and ``_STAGES`` (each merged over its
-        base; ignored by the original rule set), ``_MAX_REQUESTS``, ``_MAX_FETCH_SECONDS``,
-        ``_RETRY_USER_AGENT`` (empty disables the retry). Components are built with
-        ``from_settings(settings)`` when they define it."""
-        ruleset = str(settings.get("BLOGFEEDS_FEED_RULESET", "blogfeeds") or "blogfeeds")
-        if ruleset not in RULESETS:
-            raise ValueError(f"BLOGFEEDS_FEED_RULESET must be one of {sorted(RULESETS)}")
-        scorers_base, stages_base = RULESETS[ruleset]
-        own = ruleset == "blogfeeds"
-        scorers = _component_dict(settings, "BLOGFEEDS_FEED_SCORERS") if own else {}
-        stages = _component_dict(settings, "BLOGFEEDS_FEED_STAGES") if own else {}
-        ua = settings.get("BLOGFEEDS_FEED_RETRY_USER_AGENT", BROWSER_USER_AGENT)
+        """The ``BLOGFEEDS_FEED_*`` settings (:class:`blogfeeds.config.FeedDiscoveryConfig`),
+        with the user's scorers and stages merged over the ruleset's base (the original ruleset
+        ignores them). Components are built with ``from_settings(settings)`` when they define
+        it. Raises :class:`~blogfeeds.option.StartupError` on a bad value."""
+        opts = FeedDiscoveryConfig.from_settings(settings)
+        scorers_base, stages_base = RULESETS[opts.ruleset]
+        own = opts.ruleset == "blogfeeds"
         return cls(
-            ruleset=ruleset,
-            scorers=tuple(build_rules(scorers, settings, base=scorers_base)),
-            stages=tuple(build_rules(stages, settings, base=stages_base)),
-            max_requests=int(settings.get("BLOGFEEDS_FEED_MAX_REQUESTS", 10)),
-            max_fetch_seconds=float(settings.get("BLOGFEEDS_FEED_MAX_FETCH_SECONDS", 10.0)),
-            retry_user_agent=str(ua) if ua else None,
+            ruleset=opts.ruleset,
+            scorers=tuple(build_rules(opts.scorers if own else {}, settings, base=scorers_base)),
+            stages=tuple(build_rules(opts.stages if own else {}, settings, base=stages_base)),
+            max_requests=opts.max_requests,
+            max_fetch_seconds=opts.max_fetch_seconds,
+            retry_user_agent=opts.retry_user_agent or None,
         )
 
 
