@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from blogfeeds.frontier import defaults as frontier_defaults
 from blogfeeds.option import Config, Option, SettingsLike, option
 
 # --- the values some options take ----------------------------------------------------------------
@@ -350,7 +351,7 @@ class FrontierConfig(Config):
     )
     redis_prefix: str = option(
         "BLOGFEEDS_REDIS_PREFIX",
-        "blogfeeds:",
+        frontier_defaults.REDIS_PREFIX,
         "Put before every Redis key, so that crawls can share one Redis.",
         env="BLOGFEEDS_REDIS_PREFIX",
     )
@@ -362,14 +363,14 @@ class FrontierConfig(Config):
     )
     worker_ttl: float = option(
         "BLOGFEEDS_WORKER_TTL",
-        15.0,
+        frontier_defaults.WORKER_TTL,
         "Seconds a worker's heartbeat key lives in Redis.",
         low=0,
         low_open=True,
     )
     redis_down_limit: float = option(
         "BLOGFEEDS_REDIS_DOWN_LIMIT",
-        60.0,
+        frontier_defaults.REDIS_DOWN_LIMIT,
         "Seconds Redis may stay unreachable before the crawl stops (redis_down).",
         low=0,
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from scrapy_redis import connection
 
-from blogfeeds.frontier import defaults
+from blogfeeds.config import FrontierConfig
 
 
 def server(settings: Any) -> Any:
@@ -16,12 +16,11 @@ def server(settings: Any) -> Any:
 
 
 def redis_prefix(settings: Any) -> str:
-    """``BLOGFEEDS_REDIS_PREFIX`` (default ``blogfeeds:``), put before every Redis key."""
-    value = settings.get("BLOGFEEDS_REDIS_PREFIX")
-    return defaults.REDIS_PREFIX if value is None else str(value)
+    """``BLOGFEEDS_REDIS_PREFIX``, put before every Redis key."""
+    return FrontierConfig.from_settings(settings).redis_prefix
 
 
 def worker_id(settings: Any) -> str:
     """``BLOGFEEDS_WORKER_ID``, else the host name: the identity whose in-flight requests a
     restarted worker takes back. Several workers on one host need distinct ids."""
-    return str(settings.get("BLOGFEEDS_WORKER_ID") or socket.gethostname())
+    return FrontierConfig.from_settings(settings).worker_id or socket.gethostname()

@@ -32,6 +32,7 @@ from scrapy_redis import dupefilter as redis_dupefilter
 from scrapy_redis import queue as redis_queue
 from scrapy_redis.scheduler import Scheduler as _RedisScheduler
 
+from blogfeeds.config import FrontierConfig
 from blogfeeds.frontier import defaults, scripts
 from blogfeeds.frontier.connection import redis_prefix, server, worker_id
 from blogfeeds.frontier.defaults import LEASE_META, FrontierKeys
@@ -90,18 +91,17 @@ class Scheduler(_RedisScheduler):
         self.crawler = crawler
         self.stats = crawler.stats
         settings = crawler.settings
+        config = FrontierConfig.from_settings(settings)
         self.prefix = redis_prefix(settings)
         self.worker = worker_id(settings)
-        self.worker_ttl = settings.getfloat("BLOGFEEDS_WORKER_TTL", defaults.WORKER_TTL)
+        self.worker_ttl = config.worker_ttl
         self.keys: FrontierKeys | None = None
         self.kind = "zset"
         self._token = uuid.uuid4().hex
         self._storage = False
         self._ack_timer: Any = None
         self._liveness_timer: Any = None
-        self.outage = RedisOutage(
-            crawler, settings.getfloat("BLOGFEEDS_REDIS_DOWN_LIMIT", defaults.REDIS_DOWN_LIMIT)
-        )
+        self.outage = RedisOutage(crawler, config.redis_down_limit)
         self.leases = Leases(server, crawler, self.outage)
         self._held: list[scrapy.Request] = []  # enqueued while Redis was unreachable
         self._dequeue = server.register_script(scripts.DEQUEUE)

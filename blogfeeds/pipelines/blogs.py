@@ -25,7 +25,7 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.asyncio import create_looping_call, is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 
-from blogfeeds.config import database_url
+from blogfeeds.config import StorageConfig, database_url
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
 from blogfeeds.items import Blog, FriendLink
@@ -137,15 +137,16 @@ class StoragePipeline:
         url = database_url(settings)
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: storage is off")
+        config = StorageConfig.from_settings(settings)
         pipe = cls(
             crawler.stats,
             url,
-            batch_size=settings.getint("BLOGFEEDS_DB_BATCH_SIZE", 500),
-            keep_without_feed=settings.getbool("BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED", True),
-            spool_path=settings.get("BLOGFEEDS_SPOOL_PATH") or "blogfeeds-spool.jsonl",
-            max_attempts=settings.getint("BLOGFEEDS_DB_MAX_ATTEMPTS", 3),
-            flush_interval=settings.getfloat("BLOGFEEDS_DB_FLUSH_INTERVAL", 2.0),
-            down_limit=settings.getfloat("BLOGFEEDS_DB_DOWN_LIMIT", 60.0),
+            batch_size=config.batch_size,
+            keep_without_feed=config.keep_blogs_without_feed,
+            spool_path=config.spool_path or StorageConfig.spool_path,
+            max_attempts=config.max_attempts,
+            flush_interval=config.flush_interval,
+            down_limit=config.down_limit,
         )
         pipe.crawler = crawler
         if settings.get("REDIS_URL") and not redis_enabled(settings):

@@ -12,6 +12,7 @@ from typing import Any
 from redis.exceptions import RedisError
 from scrapy.exceptions import DropItem
 
+from blogfeeds.config import CrawlConfig
 from blogfeeds.frontier.connection import redis_prefix, worker_id
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.scheduler import redis_enabled
@@ -63,9 +64,8 @@ class BlogDedupePipeline:
             from scrapy_redis import connection  # noqa: PLC0415 - only with Redis
 
             server = connection.get_redis_from_settings(settings)
-        pipe = cls(
-            crawler.stats, server, worker_id(settings), settings.getint("BLOGFEEDS_SEEN_CAPACITY")
-        )
+        capacity = CrawlConfig.from_settings(settings).seen_capacity
+        pipe = cls(crawler.stats, server, worker_id(settings), capacity)
         pipe.crawler = crawler
         pipe.prefix = redis_prefix(settings)
         if server is not None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
-from blogfeeds.config import database_url
+from blogfeeds.config import StorageConfig, database_url
 from blogfeeds.items import FeedFetch
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.retry import is_transient, open_retrying
@@ -62,7 +62,7 @@ class FeedStorePipeline:
         url = database_url(settings)
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: feed storage is off")
-        return cls(crawler.stats, url, settings.getfloat("BLOGFEEDS_DB_DOWN_LIMIT", 60.0))
+        return cls(crawler.stats, url, StorageConfig.from_settings(settings).down_limit)
 
     def open_spider(self) -> Any:
         if self.threaded:
