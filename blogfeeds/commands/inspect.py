@@ -28,7 +28,7 @@ import dataclasses
 import json
 import sys
 from argparse import ArgumentParser, Namespace
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +120,10 @@ def render_text(data: dict[str, Any]) -> str:
         lines.append(f"Status:    {data['status']}")
     robots = data.get("robots") or {}
     asked = [name for name in ("noindex", "nofollow") if robots.get(name)]
-    if asked:
-        lines.append(f"Robots:    {', '.join(asked)} ({', '.join(robots.get('sources', []))})")
+    effects = {"noindex": "identity only, no metadata or feeds", "nofollow": "no friends"}
+    for name in asked:
+        sources = ", ".join(robots.get("sources", []))
+        lines.append(f"Robots:    {name} ({sources}): {effects[name]}")
     lines += ["", f"Feeds ({len(data['feeds'])}):"]
     for feed in data["feeds"]:
         lines.append(f"  {feed['score']:>7.2f}  {feed['url']}  [{feed['type']}]")
@@ -199,7 +201,7 @@ class Command(ScrapyCommand):
                 raise UsageError(f"cannot read {opts.file}: {exc.strerror}") from exc
             if opts.no_fetch:
                 offline = extract_blog(url, body, {}, _no_fetch, config)
-                self._show(asyncio.run(_run(url, lambda: offline)), opts)
+                self._show(asyncio.run(_run(url, offline)), opts)
                 return
         elif len(args) != 1 or not is_url(args[0]):
             raise UsageError("give one http(s) URL, or --file PATH --url URL")
@@ -221,7 +223,7 @@ class Command(ScrapyCommand):
 
             async def start(self) -> Any:
                 if body is not None:
-                    reports.append(await _run(url, lambda: self._extract(url, body, {})))
+                    reports.append(await _run(url, self._extract(url, body, {})))
                     return
                 yield scrapy.Request(
                     url,
@@ -248,8 +250,8 @@ class Command(ScrapyCommand):
                     kind = headers.get("Content-Type", "no type")
                     reports.append(f"Not HTML: {response.url} ({kind})")
                     return
-                extracted = self._extract(response.url, response.body, headers)
-                reports.append(await _run(response.url, lambda: extracted))
+                extracting = self._extract(response.url, response.body, headers)
+                reports.append(await _run(response.url, extracting))
 
         assert self.crawler_process is not None
         self.crawler_process.crawl(InspectSpider)
@@ -282,9 +284,9 @@ class Command(ScrapyCommand):
                 print(render_text(data))
 
 
-async def _run(url: str, extract: Callable[[], Awaitable[BlogReport]]) -> BlogReport | str:
+async def _run(url: str, extracting: Awaitable[BlogReport]) -> BlogReport | str:
     """The report, or the line saying the page is not readable HTML."""
     try:
-        return await extract()
+        return await extracting
     except (DecodeError, ValueError) as exc:
         return f"Cannot read {url} as HTML: {exc}"

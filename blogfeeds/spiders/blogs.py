@@ -29,7 +29,7 @@ from twisted.python.failure import Failure
 from blogfeeds.extensions.startup import StartupError, check_settings
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.directives import crawl_url
-from blogfeeds.extract.feeds import Fetch, FetchRequest, to_feed_info
+from blogfeeds.extract.feeds import Fetch, Fetched, FetchRequest, to_feed_info
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
@@ -106,6 +106,31 @@ def downloader_fetch(crawler: Any) -> Callable[[FetchRequest], Awaitable[Fetched
         )
 
     return fetch
+
+
+class _Once:
+    """Marks a blog analysed once its home page is read: at its first further request, or when
+    its extraction returns. Nothing is awaited before the first request is made, so a redirect
+    to the same blog answered while this one's feeds and friends are fetched is a duplicate,
+    friends linking it are not requested again, and a home page that could not be read is not
+    marked."""
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action: Callable[[], None] | None = action
+
+    def __call__(self) -> None:
+        if self.action is not None:
+            self.action()
+            self.action = None
+
+    def before(self, fetch: Fetch) -> Fetch:
+        """``fetch``, marking when a request is made (not when it is first awaited)."""
+
+        def marking(req: FetchRequest) -> Awaitable[Fetched | None]:
+            self()
+            return fetch(req)
+
+        return marking
 
 
 def _headers(response: Response) -> dict[str, str]:
@@ -230,17 +255,19 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if bid in self._done:  # a redirect led to a blog already analysed
             self.crawler.stats.inc_value("blogfeeds/duplicate_blog_redirect")
             return
-        # Marked before anything is awaited: a redirect to the same blog answered meanwhile is
-        # a duplicate, and friends linking it are not requested again.
-        self._done.add(bid)
-        self._scheduled.add(bid)
+        mark = _Once(lambda: self._analysed(bid))
         try:
             report = await extract_blog(
-                response.url, response.body, _headers(response), self.fetch, self.config
+                response.url,
+                response.body,
+                _headers(response),
+                mark.before(self.fetch),
+                self.config,
             )
         except (DecodeError, ValueError) as exc:
             yield self._unreadable(response, exc)
             return
+        mark()
         self._count(report)
         blog, links = blog_items(report, fetched_at=_now(), depth=depth)
         yield blog
@@ -249,6 +276,10 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             request = self._blog_request(link.target_url, depth=depth + 1)
             if request is not None:
                 yield request
+
+    def _analysed(self, bid: str) -> None:
+        self._done.add(bid)
+        self._scheduled.add(bid)
 
     def _count(self, report: BlogReport) -> None:
         """The report's counters as stats; its robots directives and unreadable pages logged."""
