@@ -8,9 +8,12 @@ resists the noise of a shared VM):
   reported apart and left out of (a), (b) and (c);
 * (a) parse: ``lxml.html.document_fromstring`` of the decoded text (the parser
   :func:`~blogfeeds.extract.page.parse_page` uses), the reference;
-* (b) one :func:`~blogfeeds.extract.page.parse_page` shared by blog identity, title,
-  page-only feed autodiscovery (``discover_feeds``: nothing is fetched here), friend links
-  (``extract_friends``) and friend-link pages (``find_friend_pages``);
+* (b) one :func:`~blogfeeds.extract.page.parse_page` shared by the page-level pieces of
+  :func:`~blogfeeds.extract.blog.extract_blog`, with its default configuration
+  (:class:`~blogfeeds.extract.blog.ExtractConfig`): blog identity, title, page-only feed
+  autodiscovery (``discover_feeds``, the candidates ``find_feeds`` starts from: nothing is
+  fetched here), friend links (``extract_friends``) and friend-link pages
+  (``find_friend_pages``);
 * (c) (b) plus the abstract (trafilatura, :func:`blogfeeds.extract.metadata.abstract`);
 * the friend extractor's measuring pass alone (its walk over every element), to print what
   (b)/(a) would be if that pass cost nothing (the bound of rewriting it in C), and if friend
@@ -57,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 import lxml.html  # noqa: E402
 
+from blogfeeds.extract.blog import ExtractConfig  # noqa: E402
 from blogfeeds.extract.discovery import discover_feeds  # noqa: E402
 from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402
 from blogfeeds.extract.friends.filters import filters  # noqa: E402
@@ -72,6 +76,18 @@ PAGES_PER_SECOND_FLOOR = 50.0
 LINEAR_FLOOR = 2.0
 """Largest synthetic page's cost per element at most this many times the smallest's."""
 EXTRACTORS = ("identity", "title", "feeds", "friends", "friend_pages")
+CONFIG = ExtractConfig()
+"""What ``extract_blog`` runs with when no setting changes it."""
+
+
+def page_feeds(page: Page) -> list[Any]:
+    """The page-only feed candidates under :data:`CONFIG` (nothing fetched)."""
+    return discover_feeds(page, CONFIG.discovery.scorers, stages=CONFIG.discovery.stages)
+
+
+def friends_of(page: Page) -> Any:
+    """The page's friend links under :data:`CONFIG`, as ``extract_blog`` reads them."""
+    return extract_friends(page, config=CONFIG.friends)
 
 
 def shared_dir(arg: str | None) -> Path:
@@ -161,11 +177,11 @@ def clean_text(text: str) -> str:
 
 def digest_of(page: Page, url: str) -> dict[str, Any]:
     """Everything the extractors return, as plain data (for ``--digest``)."""
-    friends = extract_friends(page)
+    friends = friends_of(page)
     return {
         "id": blog_id(url),
         "title": title(page),
-        "feeds": [(f.url, f.score, f.type) for f in discover_feeds(page)],
+        "feeds": [(f.url, f.score, f.type) for f in page_feeds(page)],
         "friends": [
             (f.url, f.name, round(f.score, 6), f.avatar, f.how, f.rels, f.listed_as, f.kind)
             for f in friends.friends
@@ -237,8 +253,8 @@ def measure(url: str, body: bytes, repeat: int, name: str) -> Sample | None:
         steps: dict[str, Callable[[], Any]] = {
             "identity": lambda: blog_id(url),
             "title": lambda: title(page),  # noqa: B023
-            "feeds": lambda: discover_feeds(page),  # noqa: B023
-            "friends": lambda: extract_friends(page),  # noqa: B023
+            "feeds": lambda: page_feeds(page),  # noqa: B023
+            "friends": lambda: friends_of(page),  # noqa: B023
             "friend_pages": lambda: find_friend_pages(page),  # noqa: B023
         }
         for key, fn in steps.items():
@@ -314,7 +330,7 @@ def linearity(repeat: int) -> list[tuple[str, list[tuple[int, float]], float]]:
             best = float("inf")
             for _ in range(repeat):
                 cold()
-                best = min(best, timed(lambda: extract_friends(page))[0])  # noqa: B023
+                best = min(best, timed(lambda: friends_of(page))[0])  # noqa: B023
             points.append((elements, 1e6 * best / elements))
         out.append((shape, points, points[-1][1] / points[0][1]))
     return out
@@ -356,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     for url, body, _ in bodies[:5]:
         with contextlib.suppress(DecodeError):
             warm = parse_page(url, body)
-            extract_friends(warm), discover_feeds(warm), find_friend_pages(warm)
+            friends_of(warm), page_feeds(warm), find_friend_pages(warm)
             abstract(warm), main_text(warm, precise=False)  # the full extraction: jusText too
     samples: list[Sample] = []
     skipped = 0

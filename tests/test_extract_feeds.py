@@ -20,7 +20,6 @@ from blogfeeds.extract.discovery import (
     FeedCandidate,
     RulesSpec,
     discover_feeds,
-    to_feed_info,
 )
 from blogfeeds.extract.discovery.candidates import parse_link_header
 from blogfeeds.extract.discovery.guesses import guess_candidates, guess_paths
@@ -32,6 +31,7 @@ from blogfeeds.extract.page import Page, parse_page
 from blogfeeds.extract.scoring import Adjustment, Reject, build_rules
 from blogfeeds.items import FeedInfo
 from blogfeeds.option import StartupError
+from blogfeeds.report_items import feed_info
 
 URL = "https://blog.example/"
 
@@ -293,9 +293,9 @@ def test_media_type() -> None:
     assert media_type(None) == ""
 
 
-def test_to_feed_info() -> None:
+def test_feed_info() -> None:
     c = only('<link type="application/atom+xml" href="/a" title="A">')
-    assert to_feed_info(c) == FeedInfo(
+    assert feed_info(c) == FeedInfo(
         url="https://blog.example/a",
         type="application/atom+xml",
         title="A",

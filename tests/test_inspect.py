@@ -24,17 +24,49 @@ def _inspect(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )  # fmt: skip
 
 
+MATERY = ["--file", str(DATA / "pages" / "matery-friends.html")]
+MATERY_URL = "https://blinkfox.github.io/friends/"
+
+
 def test_inspect_file_json_explains_a_real_blogroll() -> None:
-    proc = _inspect(
-        "--file", str(DATA / "pages" / "matery-friends.html"),
-        "--url", "https://blinkfox.github.io/friends/", "--json",
-    )  # fmt: skip
+    """``--file`` reads the page from the file and fetches the rest as the crawl would: the
+    advertised feed is validated through the downloader (here the loopback web)."""
+    routes = {
+        "https://blinkfox.github.io/atom.xml": {
+            "file": str(DATA / "web" / "alpha-atom.xml"),
+            "content_type": "application/atom+xml",
+        }
+    }
+    with LittleWeb(routes) as web:
+        proc = _inspect(*MATERY, "--url", MATERY_URL, "--json", env=web.env())
+        fetched = web.urls_fetched()
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     assert data["blog_id"] == "blinkfox.github.io"
     assert data["title"]
-    assert data["feeds"], "the page advertises its atom feed"
+    assert "https://blinkfox.github.io/atom.xml" in fetched
+    assert [f["url"] for f in data["feeds"]] == ["https://blinkfox.github.io/atom.xml"]
+    assert data["feed_url"] == data["feeds"][0]["url"] and data["status"] == "ok"
     assert all(feed["reasons"] for feed in data["feeds"])
+    assert any("valid atom" in reason for reason in data["feeds"][0]["reasons"])
+    assert data["containers"], "every scored container is listed"
+    best = data["containers"][0]
+    assert best["reasons"] and best["links"] > 0
+    assert {f["url"] for f in data["friends"]} & {"http://luokangyuan.com/", "https://sitoi.cn/"}
+    assert {f["how"] for f in data["friends"]} == {"theme:matery"}
+
+
+def test_inspect_no_fetch_reads_the_file_offline() -> None:
+    """``--no-fetch``: nothing leaves the machine; the advertised feed is a rejected
+    candidate, the friend links are read from the page alone."""
+    proc = _inspect(*MATERY, "--url", MATERY_URL, "--json", "--no-fetch")
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    assert data["blog_id"] == "blinkfox.github.io"
+    assert data["title"]
+    assert (data["feeds"], data["status"]) == ([], "no_feed")
+    assert {page["outcome"] for page in data["followed"]} <= {"failed"}
+    assert "https://blinkfox.github.io/atom.xml" in {r["url"] for r in data["rejected"]}
     assert data["containers"], "every scored container is listed"
     best = data["containers"][0]
     assert best["reasons"] and best["links"] > 0
@@ -97,7 +129,7 @@ def test_a_dns_failure_is_one_line_naming_it() -> None:
 def test_a_reader_that_went_away_ends_inspect_quietly() -> None:
     """`scrapy inspect URL | head -1`: exit status 141 and no BrokenPipeError traceback, as
     export and stats (the pipe's reader is closed before the first byte: deterministic)."""
-    page = ["--file", str(DATA / "pages" / "matery-friends.html")]
+    page = [*MATERY, "--no-fetch"]
     for fmt in ([], ["--json"]):
         read, write = os.pipe()
         os.close(read)

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from blogfeeds.extract.blog import analyze_page
+from blogfeeds.extract.discovery import discover_feeds
 from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules, parse_rules
 from tests.littleweb import LittleWeb, find_shared
 
@@ -187,7 +188,7 @@ URL = "https://www.alice.example/"
 
 def feed_of(rule_toml: str, url: str = URL, page: str = PAGE) -> str | None:
     analysis = analyze_page(url, page.encode(), HTML, user_rules=rules(rule_toml))
-    return analysis.feeds[0].url if "feed" in analysis.rules else None
+    return analysis.rule_feed.url if analysis.rule_feed is not None else None
 
 
 @pytest.mark.parametrize(
@@ -253,11 +254,13 @@ def test_feed_locators_and_cuts(feed: str, expected: str | None) -> None:
 def test_rule_feed_wins_and_fires() -> None:
     text = '[[rule]]\nname = "btn"\nblog = "alice.example"\nfeed = { css = "a.subscribe-button" }'
     analysis = analyze_page(URL, PAGE.encode(), HTML, user_rules=rules(text))
-    assert [f.url for f in analysis.feeds] == ["https://www.alice.example/feed-via-button.xml"]
-    assert analysis.feeds[0].reasons == ["rule btn"]
+    assert analysis.rule_feed is not None
+    assert analysis.rule_feed.url == "https://www.alice.example/feed-via-button.xml"
+    assert analysis.rule_feed.reasons == ["rule btn"]
     assert analysis.rules == {"feed": "btn"}
     built_in = analyze_page(URL, PAGE.encode(), HTML)
-    assert built_in.feeds[0].url != analysis.feeds[0].url
+    assert built_in.rule_feed is None
+    assert discover_feeds(built_in.page)[0].url != analysis.rule_feed.url
     assert built_in.rules == {}
 
 
@@ -348,10 +351,10 @@ link = ["a:not([href*='autorenhaus-verlag']):not([href*='gav.at']):not([href*='l
 def test_user_rule_fixes_a_real_page() -> None:
     url, body, expected = real_case("de_wp_blogroll_literaturgefluester")
     want = {norm(f["url"]) for f in expected["expected_friend_links"]}
-    built_in = analyze_page(url, body, {}, page_feeds=False)
+    built_in = analyze_page(url, body, {})
     assert {norm(f.url) for f in built_in.friends.friends} > want  # institutions too
     assert {f.how for f in built_in.friends.friends} == {"widget:wordpress-links"}
-    analysis = analyze_page(url, body, {}, page_feeds=False, user_rules=rules(LITERATURGEFLUESTER))
+    analysis = analyze_page(url, body, {}, user_rules=rules(LITERATURGEFLUESTER))
     assert {norm(f.url) for f in analysis.friends.friends} == want
     assert {f.how for f in analysis.friends.friends} == {"user:literaturgefluester-friends"}
     assert analysis.rules == {"friends": "literaturgefluester-friends"}
@@ -359,7 +362,7 @@ def test_user_rule_fixes_a_real_page() -> None:
 
 def test_user_rule_replaces_builtin_theme_on_a_real_page() -> None:
     url, body, expected = real_case("zh_matery_blinkfox")
-    built_in = analyze_page(url, body, {}, page_feeds=False)
+    built_in = analyze_page(url, body, {})
     assert {f.how for f in built_in.friends.friends} == {"theme:matery"}
     assert len(built_in.friends.friends) == len(expected["expected_friend_links"]) == 7
     # a rule keyed on the generator meta, reading only the first card of each row
@@ -371,7 +374,7 @@ cards = ".frind-ship"
 link = [".friend-button a"]
 friend_name = [".friend-name"]
 """
-    analysis = analyze_page(url, body, {}, page_feeds=False, user_rules=rules(text))
+    analysis = analyze_page(url, body, {}, user_rules=rules(text))
     assert {f.how for f in analysis.friends.friends} == {"user:first-in-row"}
     names = {f["name"] for f in expected["expected_friend_links"]}
     assert [f.name for f in analysis.friends.friends] and {
@@ -386,14 +389,14 @@ friend_name = [".friend-name"]
         if e["name"] == "matery"
     )
     copied = rules(toml_entry("theme", {**entry, "name": "my-matery"}))
-    analysis = analyze_page(url, body, {}, page_feeds=False, user_rules=copied)
+    analysis = analyze_page(url, body, {}, user_rules=copied)
     assert [(f.url, f.name) for f in analysis.friends.friends] == [
         (f.url, f.name) for f in built_in.friends.friends
     ]
     assert {f.how for f in analysis.friends.friends} == {"user:my-matery"}
     # a rule for another blog changes nothing
     other = rules(LITERATURGEFLUESTER)
-    assert analyze_page(url, body, {}, page_feeds=False, user_rules=other).friends.friends == (
+    assert analyze_page(url, body, {}, user_rules=other).friends.friends == (
         built_in.friends.friends
     )
 
@@ -401,7 +404,7 @@ friend_name = [".friend-name"]
 def test_user_rule_finding_nothing_leaves_builtins() -> None:
     url, body, _ = real_case("zh_matery_blinkfox")
     text = '[[rule]]\nname = "nothing"\nhost = "*.github.io"\ncards = ".no-such-card"'
-    analysis = analyze_page(url, body, {}, page_feeds=False, user_rules=rules(text))
+    analysis = analyze_page(url, body, {}, user_rules=rules(text))
     assert {f.how for f in analysis.friends.friends} == {"theme:matery"}
     assert analysis.rules == {}
 

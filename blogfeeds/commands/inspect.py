@@ -1,9 +1,18 @@
-"""``scrapy inspect URL``: show what blogfeeds reads from one page, and why.
+"""``scrapy inspect URL``: show what the crawl reads and stores for one blog, and why.
 
 Fetches the page through the project's settings (robots.txt, User-Agent, proxies), or reads a
-saved file with ``--file PATH --url URL``, and prints the title, every feed candidate with its
-score and reasons, every scored friend-link container, the friend links and the abstract.
-``--json`` prints the same as one JSON object.
+saved file with ``--file PATH --url URL``, and runs the crawl's own extraction on it
+(:func:`blogfeeds.extract.blog.extract_blog`, with the crawl's settings): feed candidates are
+validated by fetching them, friend-link pages and data sources are followed, all through the
+same downloader as ``scrapy crawl blogs``. It prints the blog as stored (title, abstract,
+status, feeds with their scores and reasons, friend links with the layer or rule that found
+each), every rejected feed candidate and its reason, every scored friend-link container, the
+pages followed and the user rules that fired. ``--json`` prints the same as one JSON object
+(:func:`report_to_dict`).
+
+``--file`` fetches the further pages too (from the web, as a crawl would); ``--no-fetch``
+fetches nothing (offline): every feed candidate is then rejected unfetched and no friend-link
+page or data source is read.
 
 A page that cannot be fetched is one line on standard error naming the failure as the crawl
 stores it (``Could not fetch http://x.invalid/: dns (DNS lookup failed: ...)``, statuses of
@@ -14,9 +23,12 @@ export`` and ``scrapy stats`` do (:func:`blogfeeds.commands.quiet_broken_pipe`).
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import sys
 from argparse import ArgumentParser, Namespace
+from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -28,41 +40,75 @@ from twisted.python.failure import Failure
 from w3lib.url import is_url
 
 from blogfeeds.commands import quiet_broken_pipe
-from blogfeeds.extract.blog import PageAnalysis, analyze_page
+from blogfeeds.extract.blog import ExtractConfig, extract_blog
+from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.page import DecodeError
-from blogfeeds.extract.scoring import build_rules
-from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
+from blogfeeds.extract.report import BlogReport
+from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_status
+from blogfeeds.report_items import feed_info
+from blogfeeds.spiders.blogs import downloader_fetch
 
 
-def analysis_to_dict(analysis: PageAnalysis) -> dict[str, Any]:
-    """A JSON-ready view of an analysis (the ``--json`` output)."""
-    meta = analysis.metadata
+def report_to_dict(report: BlogReport) -> dict[str, Any]:
+    """A JSON-ready view of a report (the ``--json`` output). ``feeds`` are the stored
+    :class:`~blogfeeds.items.FeedInfo`; ``friends`` carry the friend's ``blog_id`` (``None``
+    for a link that names no blog: no link is stored for it)."""
+    meta = report.metadata
+    discovery = report.discovery
     return {
-        "url": analysis.page.url,
-        "blog_id": analysis.blog_id,
-        "encoding": analysis.page.encoding,
+        "url": report.url,
+        "blog_id": report.blog_id,
+        "encoding": report.encoding,
+        "status": report.status,
         "title": meta.title,
         "language": meta.language,
         "generator": meta.generator,
         "abstract": meta.abstract,
-        "feeds": [
-            {"url": c.url, "type": c.type, "title": c.title, "score": c.score, "reasons": c.reasons}
-            for c in analysis.feeds
+        "robots": {
+            "noindex": report.robots.noindex,
+            "nofollow": report.robots.nofollow,
+            "sources": list(report.robots.sources),
+        },
+        "feed_url": report.feeds[0].url if report.feeds else None,
+        "feeds": [dataclasses.asdict(feed_info(feed)) for feed in report.feeds],
+        "rejected": [
+            {"url": r.url, "source": r.source, "reason": r.reason} for r in report.rejected
         ],
+        "feed_discovery": None
+        if discovery is None
+        else {
+            "requests": discovery.requests,
+            "budget_exhausted": discovery.budget_exhausted,
+            "blocked": discovery.blocked,
+            "platforms": discovery.platforms,
+        },
         "containers": [
             {"score": c.score, "tag": c.tag, "path": c.path, "links": c.links, "reasons": c.reasons}
-            for c in analysis.friends.containers
+            for c in report.friend_extraction.containers
         ],
-        "friends": [{"url": f.url, "name": f.name} for f in analysis.friends.friends],
-        "friend_pages": analysis.friend_pages,
-        "rules_fired": analysis.rules,
+        "container_score": round(report.container_score, 3),
+        "friend_source": report.friend_source,
+        "friends": [
+            {
+                "url": e.friend.url,
+                "name": e.friend.name,
+                "how": e.friend.how,
+                "avatar": e.friend.avatar,
+                "blog_id": e.blog_id,
+            }
+            for e in report.edges()
+        ],
+        "friend_pages": report.friend_pages,
+        "followed": [dataclasses.asdict(page) for page in report.followed],
+        "rules_fired": report.rules_fired,
+        "counters": report.counters,
     }
 
 
 def render_text(data: dict[str, Any]) -> str:
-    """The human-readable report, in the order of the original ``urls.py`` output; one field a
-    line, values in one column, ``(none)`` for an empty language or generator."""
+    """The human-readable report: one field a line, values in one column, ``(none)`` for an
+    empty language or generator."""
     lines = [
         f"URL:       {data['url']}",
         f"Blog id:   {data['blog_id']}",
@@ -70,19 +116,38 @@ def render_text(data: dict[str, Any]) -> str:
         f"Language:  {data['language'] or '(none)'}",
         f"Generator: {data['generator'] or '(none)'}",
         f"Encoding:  {data['encoding']}",
-        "",
-        f"Feed candidates ({len(data['feeds'])}):",
     ]
+    if "status" in data:
+        lines.append(f"Status:    {data['status']}")
+    robots = data.get("robots") or {}
+    asked = [name for name in ("noindex", "nofollow") if robots.get(name)]
+    effects = {"noindex": "identity only, no metadata or feeds", "nofollow": "no friends"}
+    for name in asked:
+        sources = ", ".join(robots.get("sources", []))
+        lines.append(f"Robots:    {name} ({sources}): {effects[name]}")
+    lines += ["", f"Feeds ({len(data['feeds'])}):"]
     for feed in data["feeds"]:
         lines.append(f"  {feed['score']:>7.2f}  {feed['url']}  [{feed['type']}]")
         lines.append(f"           {'; '.join(feed['reasons'])}")
+    rejected = data.get("rejected") or []
+    if rejected:
+        lines += ["", f"Rejected feed candidates ({len(rejected)}):"]
+        lines += [f"  {r['url']}  [{r['source']}]  {r['reason']}" for r in rejected]
     lines += ["", f"Scored containers ({len(data['containers'])}):"]
     for box in data["containers"]:
         lines.append(f"  {box['score']:>10.1f}  <{box['tag']}> {box['links']} links  {box['path']}")
         lines.append(f"              {'; '.join(box['reasons'])}")
     lines += ["", f"Friend links ({len(data['friends'])}):"]
-    lines += [f"  {f['url']}  {f['name']}" for f in data["friends"]]
+    lines += [
+        f"  {f['url']}  {f['name']}" + (f"  [{f['how']}]" if f.get("how") else "")
+        for f in data["friends"]
+    ]
+    if data.get("friend_source"):
+        lines.append(f"  (read from {data['friend_source']}, score {data['container_score']})")
     lines += ["", "Friend-link pages: " + (", ".join(data["friend_pages"]) or "none")]
+    for page in data.get("followed") or []:
+        detail = f" ({page['detail']})" if page.get("detail") else ""
+        lines.append(f"  followed {page['kind']} {page['url']}: {page['outcome']}{detail}")
     lines += ["", f"Abstract: {data['abstract']}"]
     fired: dict[str, list[str]] = {}
     for what, rule in data.get("rules_fired", {}).items():
@@ -92,9 +157,13 @@ def render_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+async def _no_fetch(request: FetchRequest) -> Fetched | None:
+    """``--no-fetch``: every further page is unreachable."""
+    return None
+
+
 class Command(ScrapyCommand):
     requires_project = True
-    user_rules: RuleSet | None = None
 
     def syntax(self) -> str:
         return "[options] <url>"
@@ -110,14 +179,19 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--rules", help="user extraction rules (TOML; default: BLOGFEEDS_RULES_FILE)"
         )
+        parser.add_argument(
+            "--no-fetch",
+            action="store_true",
+            help="with --file: fetch nothing (feed candidates, friend-link pages, data sources)",
+        )
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
-        rules_file = opts.rules or self.settings.get("BLOGFEEDS_RULES_FILE")
         try:
-            self.user_rules = load_rules(rules_file) if rules_file else None
-        except RuleError as exc:
+            config = ExtractConfig.from_settings(self.settings, rules_file=opts.rules)
+        except (RuleError, ValueError) as exc:
             raise UsageError(str(exc), print_help=False) from exc
+        body: bytes | None = None
         if opts.file:
             url = opts.url or (args[0] if args else None)
             if not url or not is_url(url):
@@ -126,12 +200,22 @@ class Command(ScrapyCommand):
                 body = Path(opts.file).read_bytes()
             except OSError as exc:
                 raise UsageError(f"cannot read {opts.file}: {exc.strerror}") from exc
-            self._report(url, body, {}, opts)
-            return
-        if len(args) != 1 or not is_url(args[0]):
+            if opts.no_fetch:
+                offline = extract_blog(url, body, {}, _no_fetch, config)
+                self._show(asyncio.run(_run(url, offline)), opts)
+                return
+        elif len(args) != 1 or not is_url(args[0]):
             raise UsageError("give one http(s) URL, or --file PATH --url URL")
-        responses: list[Response] = []
+        else:
+            url = args[0]
+        self._crawl(url, body, config, opts)
+
+    def _crawl(self, url: str, body: bytes | None, config: ExtractConfig, opts: Namespace) -> None:
+        """Run the extraction inside a crawl, its fetches through the downloader; ``body``
+        (``--file``) in place of fetching ``url``."""
+        reports: list[Any] = []
         failures: list[Failure] = []
+        messages: list[str] = []
 
         class InspectSpider(scrapy.Spider):
             name = "inspect"
@@ -139,67 +223,71 @@ class Command(ScrapyCommand):
             custom_settings = {"ITEM_PIPELINES": {}, "EXTENSIONS": {}}  # noqa: RUF012 - read by Scrapy
 
             async def start(self) -> Any:
+                if body is not None:
+                    reports.append(await _run(url, self._extract(url, body, {})))
+                    return
                 yield scrapy.Request(
-                    args[0],
+                    url,
                     callback=self.keep,
                     errback=failures.append,  # reported below in one line, not a traceback
                     dont_filter=True,
                     meta={"handle_httpstatus_all": True},
                 )
 
-            def keep(self, response: Response) -> None:
-                responses.append(response)
+            def _extract(
+                self, page_url: str, page: bytes, headers: dict[str, str]
+            ) -> Coroutine[Any, Any, BlogReport]:
+                fetch: Fetch = downloader_fetch(self.crawler)
+                return extract_blog(page_url, page, headers, fetch, config)
+
+            async def keep(self, response: Response) -> None:
+                headers = {
+                    k.decode("latin-1"): b", ".join(v).decode("latin-1")
+                    for k, v in response.headers.items()
+                }
+                if response.status != 200:
+                    messages.append(f"HTTP {response.status} for {response.url}")
+                if not isinstance(response, TextResponse):
+                    kind = headers.get("Content-Type", "no type")
+                    reports.append(f"Not HTML: {response.url} ({kind})")
+                    return
+                extracting = self._extract(response.url, response.body, headers)
+                reports.append(await _run(response.url, extracting))
 
         assert self.crawler_process is not None
         self.crawler_process.crawl(InspectSpider)
         self.crawler_process.start()
+        for message in messages:
+            print(message, file=sys.stderr)
         if failures:
             failure = failures[0]
             status = failure_status(failure)
-            print(
-                f"Could not fetch {args[0]}: {status} ({failure.getErrorMessage()})",
-                file=sys.stderr,
-            )
+            print(f"Could not fetch {url}: {status} ({failure.getErrorMessage()})", file=sys.stderr)
             self.exitcode = 1
             return
-        if not responses:
-            print(f"Could not fetch {args[0]} (see the log above)", file=sys.stderr)
+        if not reports:
+            print(f"Could not fetch {url} (see the log above)", file=sys.stderr)
             self.exitcode = 1
             return
-        response = responses[0]
-        headers = {
-            k.decode("latin-1"): b", ".join(v).decode("latin-1")
-            for k, v in response.headers.items()
-        }
-        if response.status != 200:
-            print(f"HTTP {response.status} for {response.url}", file=sys.stderr)
-        if not isinstance(response, TextResponse):
-            print(
-                f"Not HTML: {response.url} ({headers.get('Content-Type', 'no type')})",
-                file=sys.stderr,
-            )
-            self.exitcode = 1
-            return
-        self._report(response.url, response.body, headers, opts)
+        self._show(reports[0], opts)
 
-    def _report(self, url: str, body: bytes, headers: dict[str, str], opts: Namespace) -> None:
-        assert self.settings is not None
-        try:
-            analysis = analyze_page(
-                url,
-                body,
-                headers,
-                feed_rules=build_rules(self.settings.getdict("BLOGFEEDS_FEED_SCORERS")) or None,
-                friend_rules=build_rules(self.settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None,
-                user_rules=self.user_rules,
-            )
-        except (DecodeError, ValueError) as exc:
-            print(f"Cannot read {url} as HTML: {exc}", file=sys.stderr)
+    def _show(self, outcome: BlogReport | str, opts: Namespace) -> None:
+        """Print a report, or the one line saying why there is none (exit status 1)."""
+        if isinstance(outcome, str):
+            print(outcome, file=sys.stderr)
             self.exitcode = 1
             return
-        data = analysis_to_dict(analysis)
+        data = report_to_dict(outcome)
         with quiet_broken_pipe(self):  # `scrapy inspect URL | head -1`
             if opts.json:
                 print(json.dumps(data, ensure_ascii=False, indent=2))
             else:
                 print(render_text(data))
+
+
+async def _run(url: str, extracting: Awaitable[BlogReport]) -> BlogReport | str:
+    """The report, or the line saying the page is not readable HTML."""
+    try:
+        return await extracting
+    except (DecodeError, ValueError) as exc:
+        return f"Cannot read {url} as HTML: {exc}"

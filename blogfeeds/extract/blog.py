@@ -1,16 +1,41 @@
-"""Everything we read from one blog page, in one pass over one parsed tree.
+"""The one extraction entry point: :func:`extract_blog` reads a blog from its home page.
 
-:func:`analyze_page` is what the ``blogs`` spider and ``scrapy inspect`` both call.
+The ``blogs`` spider, ``scrapy inspect`` and the tests call it with the home page and a fetch
+function; it returns a :class:`~blogfeeds.extract.report.BlogReport`. In order:
+
+1. :func:`analyze_page` reads the home page in one parse (identity, metadata, friend links,
+   friend-link pages, user rules);
+2. its robots directives: noindex keeps the identity only, nofollow records no friends;
+3. feeds: the one a user rule names, else :func:`~blogfeeds.extract.discovery.find_feeds`
+   (candidates validated by fetching them);
+4. friends: from the first friend-link page that lists any (at most ``max_pages - 1`` fetched),
+   else from the home page; then the machine-readable lists (OPML, JSON) that page points to
+   (at most ``max_pages``), merged; capped at ``max_friends``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
-from blogfeeds.extract.discovery import FeedCandidate, discover_feeds
-from blogfeeds.extract.friends import FriendExtraction, extract_friends, find_friend_pages
+from blogfeeds.config import CrawlConfig
+from blogfeeds.extract.directives import robots_directives
+from blogfeeds.extract.discovery import (
+    DiscoveryConfig,
+    FeedCandidate,
+    Fetch,
+    Fetched,
+    FetchRequest,
+    find_feeds,
+)
+from blogfeeds.extract.friends import (
+    FriendConfig,
+    FriendExtraction,
+    extract_friends,
+    find_friend_pages,
+    friends_from_data_source,
+)
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
     ABSTRACT_CHARS,
@@ -19,24 +44,219 @@ from blogfeeds.extract.metadata import (
     cut,
     extract_metadata,
 )
-from blogfeeds.extract.page import Page, parse_page
-from blogfeeds.extract.userrules import RuleSet, UserRule, resolve_pages
+from blogfeeds.extract.page import DecodeError, Page, parse_page
+from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
+from blogfeeds.extract.userrules import RuleSet, UserRule, load_rules, resolve_pages
+
+
+class SettingsLike(Protocol):
+    """What :meth:`ExtractConfig.from_settings` reads (Scrapy's ``Settings`` is one)."""
+
+    def get(self, name: str, default: Any = None) -> Any: ...
+    def getint(self, name: str, default: int = 0) -> int: ...
+    def getdict(self, name: str, default: Any = None) -> dict[Any, Any]: ...
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """How :func:`extract_blog` reads a blog (the ``BLOGFEEDS_*`` settings)."""
+
+    discovery: DiscoveryConfig = field(default_factory=DiscoveryConfig)
+    """Feed discovery (``BLOGFEEDS_FEED_*``)."""
+    friends: FriendConfig = field(default_factory=FriendConfig)
+    """Friend links (``BLOGFEEDS_FRIEND_*``): the ruleset, its layers and scorers."""
+    user_rules: RuleSet | None = None
+    """User extraction rules (``BLOGFEEDS_RULES_FILE``)."""
+    max_pages: int = 3
+    """Pages per blog, the home page included (``BLOGFEEDS_MAX_PAGES_PER_BLOG``): friend-link
+    pages fetched at most ``max_pages - 1``, data sources at most ``max_pages``."""
+    max_friends: int = 500
+    """Friend links kept per blog (``BLOGFEEDS_MAX_FRIENDS_PER_PAGE``)."""
+    abstract_chars: int = ABSTRACT_CHARS
+    """Length of the home page's abstract."""
+
+    @classmethod
+    def from_settings(cls, settings: SettingsLike, rules_file: str | None = None) -> ExtractConfig:
+        """Read the settings once; ``rules_file`` in place of ``BLOGFEEDS_RULES_FILE``.
+
+        Raises :class:`~blogfeeds.extract.userrules.RuleError` for a bad rules file and
+        :class:`~blogfeeds.option.StartupError` for a bad setting: the caller says so in its
+        own terms.
+        """
+        crawl = CrawlConfig.from_settings(settings)
+        path = rules_file or crawl.rules_file
+        return cls(
+            discovery=DiscoveryConfig.from_settings(settings),
+            friends=FriendConfig.from_settings(settings),
+            user_rules=load_rules(path) if path else None,
+            max_pages=crawl.max_pages_per_blog,
+            max_friends=crawl.max_friends_per_page,
+        )
+
+
+@dataclass(frozen=True)
+class FetchedPage(Fetched):
+    """A :class:`~blogfeeds.extract.discovery.Fetched` that says whether the fetcher took the body
+    for text: a friend-link page that is not (an image, a PDF) is skipped unread."""
+
+    is_text: bool = True
+
+
+async def extract_blog(
+    url: str,
+    body: bytes | str,
+    headers: Mapping[str, str] | None,
+    fetch: Fetch,
+    config: ExtractConfig,
+) -> BlogReport:
+    """Read the blog whose home page ``body`` was fetched from ``url`` (the final URL).
+
+    ``fetch`` performs every further GET (feed candidates, friend-link pages, data sources);
+    it returns ``None`` for a network failure. Raises
+    :class:`~blogfeeds.extract.page.DecodeError` when the home page is not usable HTML and
+    ``ValueError`` when ``url`` is not http(s); never for a bad further page.
+    """
+    analysis = analyze_page(
+        url,
+        body,
+        headers,
+        friend_config=config.friends,
+        user_rules=config.user_rules,
+        abstract_chars=config.abstract_chars,
+    )
+    counters: dict[str, int] = {}
+    for what, rule in analysis.rules.items():
+        _count(counters, f"rule_fired/{rule}/{what}")
+    robots = robots_directives(analysis.page)
+    for name in ("noindex", "nofollow"):
+        if getattr(robots, name):
+            _count(counters, f"robots/{name}")
+    report = BlogReport(
+        url=url,
+        blog_id=analysis.blog_id,
+        encoding=analysis.page.encoding,
+        metadata=PageMetadata("", "", "", "") if robots.noindex else analysis.metadata,
+        robots=robots,
+        feeds=[],
+        rejected=[],
+        discovery=None,
+        friends=[],
+        friend_extraction=analysis.friends,
+        friend_source=url,
+        container_score=0.0,
+        friend_pages=analysis.friend_pages,
+        rules_fired=analysis.rules,
+        counters=counters,
+    )
+    if not robots.noindex and analysis.rule_feed is not None:
+        report.feeds = [analysis.rule_feed]
+    elif not robots.noindex:  # noindex: keep the blog's identity, not its content
+        found = await find_feeds(analysis.page, fetch, config=config.discovery)
+        _count(counters, "feed_discovery/requests", found.requests)
+        if found.budget_exhausted:
+            _count(counters, "feed_discovery/budget_exhausted")
+        report.discovery, report.feeds, report.rejected = found, [*found.feeds], found.rejected
+    if not robots.nofollow:
+        await _friends(report, analysis, fetch, config)
+    return report
+
+
+async def _friends(
+    report: BlogReport, analysis: PageAnalysis, fetch: Fetch, config: ExtractConfig
+) -> None:
+    """Friend links from the blog's friend-link page if one lists any, else from the home page,
+    plus the machine-readable lists that page points to; into ``report``."""
+    counters = report.counters
+    found, source = analysis.friends, analysis.page.url
+    for page_url in analysis.friend_pages[: config.max_pages - 1]:
+        resp = await _get(fetch, page_url, report)
+        if resp is None:
+            continue
+        if isinstance(resp, FetchedPage) and not resp.is_text:
+            _count(counters, "not_html")
+            report.followed.append(Followed(page_url, FRIEND_PAGE, "not_html", resp.url))
+            continue
+        try:  # a friend-link page: its friends are read, its abstract never (no trafilatura)
+            sub = analyze_page(
+                resp.url,
+                resp.body,
+                resp.headers,
+                friend_config=config.friends,
+                user_rules=config.user_rules,
+                abstract_chars=0,
+            )
+        except (DecodeError, ValueError) as exc:
+            _count(counters, "decode_error")
+            report.followed.append(
+                Followed(page_url, FRIEND_PAGE, "unreadable", resp.url, detail=str(exc))
+            )
+            continue
+        listed = len(sub.friends.friends)
+        if robots_directives(sub.page).nofollow:
+            _count(counters, "robots/nofollow_friend_page")
+            report.followed.append(Followed(page_url, FRIEND_PAGE, "nofollow", resp.url, listed))
+            continue
+        if sub.friends.friends or sub.friends.data_sources:
+            _count(counters, "friend_page_used")
+            report.followed.append(Followed(page_url, FRIEND_PAGE, "used", resp.url, listed))
+            found, source = sub.friends, sub.page.url
+            break
+        report.followed.append(Followed(page_url, FRIEND_PAGE, "no_friends", resp.url))
+    friends = list(found.friends)
+    known = {f.url for f in friends}
+    for list_url in found.data_sources[: config.max_pages]:
+        resp = await _get(fetch, list_url, report, DATA_SOURCE)
+        if resp is None:
+            continue
+        from_list = friends_from_data_source(resp.url, resp.body, resp.header("Content-Type"))
+        _count(counters, "data_source_friends", len(from_list))
+        report.followed.append(Followed(list_url, DATA_SOURCE, "read", resp.url, len(from_list)))
+        for friend in from_list:
+            if friend.url not in known:
+                known.add(friend.url)
+                friends.append(friend)
+    if len(friends) > config.max_friends:
+        _count(counters, "friends_over_cap", len(friends) - config.max_friends)
+        friends = friends[: config.max_friends]
+    report.friends, report.friend_extraction = friends, found
+    report.friend_source, report.container_score = source, found.best_score
+
+
+async def _get(
+    fetch: Fetch, url: str, report: BlogReport, kind: str = FRIEND_PAGE
+) -> Fetched | None:
+    """A further page of the blog, or None (recorded as ``failed``) unless it answered 2xx."""
+    resp = await fetch(FetchRequest(url))
+    if resp is None or not 200 <= resp.status < 300:
+        detail = "no response" if resp is None else f"status {resp.status}"
+        final = "" if resp is None else resp.url
+        report.followed.append(Followed(url, kind, "failed", final, detail=detail))
+        return None
+    return resp
+
+
+def _count(counters: dict[str, int], name: str, n: int = 1) -> None:
+    counters[name] = counters.get(name, 0) + n
+
+
+# --- One page --------------------------------------------------------------------------------
 
 
 @dataclass
 class PageAnalysis:
     """The result of :func:`analyze_page`.
 
-    ``feeds`` is best first; ``friends`` holds every scored container and the chosen friend
-    links; ``friend_pages`` lists same-blog pages that look like a blogroll, best first.
+    ``friends`` holds every scored container and the chosen friend links; ``friend_pages``
+    lists same-blog pages that look like a blogroll, best first.
     """
 
     page: Page
     blog_id: str
     metadata: PageMetadata
-    feeds: list[FeedCandidate]
     friends: FriendExtraction
     friend_pages: list[str]
+    rule_feed: FeedCandidate | None = None
+    """The feed a user rule names (``rules["feed"]`` says which rule), else ``None``."""
     rules: dict[str, str] = field(default_factory=dict)
     """User rules that fired (:mod:`blogfeeds.extract.userrules`): what they set (``encoding``,
     ``feed``, ``abstract``, ``friend_pages``, ``friends``) -> rule name."""
@@ -47,24 +267,19 @@ def analyze_page(
     body: bytes | str,
     headers: Mapping[str, str] | None = None,
     *,
-    feed_rules: Sequence[Any] | None = None,
-    friend_rules: Sequence[Any] | None = None,
-    friend_ruleset: str = "blogfeeds",
-    page_feeds: bool = True,
+    friend_config: FriendConfig | None = None,
     user_rules: RuleSet | None = None,
     abstract_chars: int = ABSTRACT_CHARS,
 ) -> PageAnalysis:
-    """Decode, parse and run every extractor over one page.
+    """Decode, parse and run every page extractor over one page (nothing is fetched).
 
     ``url`` is the final URL after redirects. Raises
     :class:`~blogfeeds.extract.page.DecodeError` when the body is not usable HTML and
-    ``ValueError`` when ``url`` is not http(s). ``page_feeds=False`` skips the page-only feed
-    candidates (``feeds`` is then empty): the crawler runs the fetching
-    :func:`~blogfeeds.extract.discovery.find_feeds` instead. ``user_rules`` (a
+    ``ValueError`` when ``url`` is not http(s). ``user_rules`` (a
     :class:`~blogfeeds.extract.userrules.RuleSet`) run before the built-in extractors: a rule's
-    encoding, feed, abstract, friend pages and friend cards win (a rule's feed is ``feeds``
-    even with ``page_feeds=False``); ``rules`` says which fired. ``abstract_chars`` is the
-    abstract's length; 0 leaves it empty without running trafilatura (a friend-link page).
+    encoding, feed, abstract, friend pages and friend cards win; ``rules`` says which fired.
+    ``abstract_chars`` is the abstract's length; 0 leaves it empty without running
+    trafilatura (a friend-link page).
     """
     bid = blog_id(url)
     if not user_rules:
@@ -73,8 +288,7 @@ def analyze_page(
             page=page,
             blog_id=bid,
             metadata=extract_metadata(page, abstract_chars),
-            feeds=discover_feeds(page, feed_rules) if page_feeds else [],
-            friends=extract_friends(page, friend_rules, ruleset=friend_ruleset),
+            friends=extract_friends(page, config=friend_config),
             friend_pages=find_friend_pages(page),
         )
     fired: dict[str, str] = {}
@@ -88,11 +302,11 @@ def analyze_page(
             page = _parse(url, body, headers, rule)
             metadata = extract_metadata(page, abstract_chars)
         fired["encoding"] = rule.name
-    feeds = discover_feeds(page, feed_rules) if page_feeds else []
+    rule_feed = None
     for rule in matched:
         value = rule.feed.extract(page) if rule.feed is not None else ""
         if value and (feed_url := page.absolute(value)).startswith(("http://", "https://")):
-            feeds = [FeedCandidate(feed_url, "", source="rule", reasons=[f"rule {rule.name}"])]
+            rule_feed = FeedCandidate(feed_url, "", source="rule", reasons=[f"rule {rule.name}"])
             fired["feed"] = rule.name
             break
     for rule in matched:
@@ -109,9 +323,7 @@ def analyze_page(
             fired["friend_pages"] = rule.name
             break
     theme_rules = user_rules.friend_rules(matched)
-    friends = extract_friends(
-        page, friend_rules, ruleset=friend_ruleset, user_rules=theme_rules or None
-    )
+    friends = extract_friends(page, config=friend_config, user_rules=theme_rules or None)
     hows = {f.how for f in friends.friends}
     for theme in theme_rules:
         if theme.how in hows:
@@ -121,9 +333,9 @@ def analyze_page(
         page=page,
         blog_id=bid,
         metadata=metadata,
-        feeds=feeds,
         friends=friends,
         friend_pages=friend_pages,
+        rule_feed=rule_feed,
         rules=fired,
     )
 

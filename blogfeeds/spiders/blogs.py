@@ -6,7 +6,9 @@ For each blog the spider fetches the home page, and when the page links a same-b
 page (友情链接, links, friends, ...) that one page too (one hop, fetched inside the callback so
 that depth counts blog hops only). It yields one :class:`~blogfeeds.items.Blog`, one
 :class:`~blogfeeds.items.FriendLink` per friend, and a request for each friend's home page.
-All reading of pages happens in :mod:`blogfeeds.extract`; this module only routes.
+All reading of pages happens in :func:`blogfeeds.extract.blog.extract_blog`, whose further
+fetches go through the downloader; this module only routes and maps the report to items
+(:func:`blogfeeds.report_items.blog_items`).
 
 Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_PAGES_PER_BLOG``,
 ``BLOGFEEDS_FEED_SCORERS``, ``BLOGFEEDS_FRIEND_SCORERS``; ``DEPTH_LIMIT`` bounds the hops.
@@ -15,7 +17,7 @@ Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_PAGES_PER_BLOG``
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,24 +27,17 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from blogfeeds.extensions.startup import StartupError, check_settings
-from blogfeeds.extract.blog import PageAnalysis, analyze_page
-from blogfeeds.extract.directives import RobotsDirectives, crawl_url, robots_directives
-from blogfeeds.extract.discovery import (
-    DiscoveryConfig,
-    Fetched,
-    FetchRequest,
-    find_feeds,
-    to_feed_info,
-)
-from blogfeeds.extract.friends import Friend, friends_from_data_source
+from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
+from blogfeeds.extract.directives import crawl_url
+from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.identity import blog_id
-from blogfeeds.extract.metadata import ABSTRACT_CHARS, PageMetadata
 from blogfeeds.extract.page import DecodeError
-from blogfeeds.extract.scoring import build_rules
-from blogfeeds.extract.userrules import RuleError, RuleSet, load_rules
+from blogfeeds.extract.report import BlogReport
+from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_status
 from blogfeeds.frontier.spiders import RedisFrontierMixin
-from blogfeeds.items import Blog, FriendLink
+from blogfeeds.items import Blog
+from blogfeeds.report_items import blog_items
 from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet
 from blogfeeds.strategies import StaleRequest
@@ -52,6 +47,57 @@ logger = logging.getLogger(__name__)
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def downloader_fetch(crawler: Any) -> Callable[[FetchRequest], Awaitable[FetchedPage | None]]:
+    """The fetch function :func:`~blogfeeds.extract.blog.extract_blog` gets in a crawl: an
+    extra page of the current blog (a feed candidate, a friend-link page, a data source)
+    through the downloader (robots.txt, redirects, retries and politeness apply), outside the
+    scheduler; any status is returned, None on failure."""
+
+    async def fetch(req: FetchRequest) -> FetchedPage | None:
+        crawler.stats.inc_value("blogfeeds/extra_page_requests")
+        request = scrapy.Request(req.url, headers=req.headers or None, dont_filter=True)
+        try:
+            response = await crawler.engine.download_async(request)
+        except Exception as exc:  # any failure just means "no page"
+            logger.debug("Extra page %s failed: %s", req.url, exc)
+            crawler.stats.inc_value(f"blogfeeds/extra_page_failed/{failure_status(exc)}")
+            return None
+        return FetchedPage(
+            response.url,
+            response.status,
+            _headers(response),
+            response.body,
+            is_text=isinstance(response, TextResponse),
+        )
+
+    return fetch
+
+
+class _Once:
+    """Marks a blog analysed once its home page is read: at its first further request, or when
+    its extraction returns. Nothing is awaited before the first request is made, so a redirect
+    to the same blog answered while this one's feeds and friends are fetched is a duplicate,
+    friends linking it are not requested again, and a home page that could not be read is not
+    marked."""
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action: Callable[[], None] | None = action
+
+    def __call__(self) -> None:
+        if self.action is not None:
+            self.action()
+            self.action = None
+
+    def before(self, fetch: Fetch) -> Fetch:
+        """``fetch``, marking when a request is made (not when it is first awaited)."""
+
+        def marking(req: FetchRequest) -> Awaitable[Fetched | None]:
+            self()
+            return fetch(req)
+
+        return marking
 
 
 def _headers(response: Response) -> dict[str, str]:
@@ -71,12 +117,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     strategy_frontier = True  # StrategyMiddleware applies to this spider
     max_blogs: int = 0
     depth_limit: int = 0
-    max_pages: int = 3
-    discovery: DiscoveryConfig
-    friend_rules: list[Any] | None = None
-    friend_ruleset: str = "blogfeeds"
-    user_rules: RuleSet | None = None
-    max_friends: int = 500
+    config: ExtractConfig = ExtractConfig()
+    fetch: Fetch
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -99,14 +141,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         capacity = settings.getint("BLOGFEEDS_SEEN_CAPACITY")
         spider._scheduled, spider._done = SeenSet(capacity), SeenSet(capacity)
-        spider.max_pages = max(1, settings.getint("BLOGFEEDS_MAX_PAGES_PER_BLOG", 3))
-        spider.discovery = DiscoveryConfig.from_settings(settings)
-        spider.friend_rules = build_rules(settings.getdict("BLOGFEEDS_FRIEND_SCORERS")) or None
-        spider.friend_ruleset = settings.get("BLOGFEEDS_FRIEND_RULESET", "blogfeeds")
-        spider.max_friends = max(0, settings.getint("BLOGFEEDS_MAX_FRIENDS_PER_PAGE", 500))
-        rules_file = settings.get("BLOGFEEDS_RULES_FILE")
         try:
-            spider.user_rules = load_rules(rules_file) if rules_file else None
+            spider.config = ExtractConfig.from_settings(settings)
+            spider.fetch = downloader_fetch(crawler)
         except RuleError as exc:  # before anything opens: one clear line (`scrapy crawl`)
             raise StartupError("BLOGFEEDS_RULES_FILE", str(exc)) from None
         return spider
@@ -172,161 +209,60 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         return scrapy.Request(url, callback=self.parse_home, errback=self.home_failed, meta=meta)
 
     async def parse_home(self, response: Response) -> AsyncIterator[Any]:
-        analysis = self._analyze(response)
-        if analysis is None:
-            yield self._failed_blog(
-                response.url,
-                response.meta,
-                "not_html" if not isinstance(response, TextResponse) else "decode_error",
-            )
-            return
-        if analysis.blog_id in self._done:  # a redirect led to a blog already analysed
-            self.crawler.stats.inc_value("blogfeeds/duplicate_blog_redirect")
-            return
-        self._done.add(analysis.blog_id)
-        self._scheduled.add(analysis.blog_id)
-        for what, rule in analysis.rules.items():  # user rules that fired (BLOGFEEDS_RULES_FILE)
-            self.crawler.stats.inc_value(f"blogfeeds/rule_fired/{rule}/{what}")
-
-        robots = self._robots(analysis)
-        feeds = []
-        if not robots.noindex and "feed" in analysis.rules:  # a user rule names the feed
-            feeds = [to_feed_info(feed) for feed in analysis.feeds]
-        elif not robots.noindex:  # noindex: keep the blog's identity, not its content
-            report = await find_feeds(
-                analysis.page, self._fetch_for_discovery, config=self.discovery
-            )
-            self.crawler.stats.inc_value("blogfeeds/feed_discovery/requests", report.requests)
-            if report.budget_exhausted:
-                self.crawler.stats.inc_value("blogfeeds/feed_discovery/budget_exhausted")
-            feeds = [to_feed_info(feed) for feed in report.feeds]
-        friends, friend_source, container_score = (
-            ([], response.url, 0.0) if robots.nofollow else await self._friends(analysis)
-        )
-        meta = PageMetadata("", "", "", "") if robots.noindex else analysis.metadata
-        yield Blog(
-            blog_id=analysis.blog_id,
-            url=response.url,
-            title=meta.title,
-            abstract=meta.abstract,
-            language=meta.language,
-            generator=meta.generator,
-            feed_url=feeds[0].url if feeds else None,
-            feeds=feeds,
-            friend_count=len(friends),
-            status="noindex" if robots.noindex else "ok" if feeds else "no_feed",
-            fetched_at=_now(),
-            depth=response.meta.get("depth", 0),
-        )
-        for friend in friends:
-            try:
-                target_id = blog_id(friend.url)
-            except ValueError:
-                continue
-            yield FriendLink(
-                source_blog_id=analysis.blog_id,
-                target_url=friend.url,
-                target_blog_id=target_id,
-                name=friend.name,
-                container_score=round(container_score, 3),  # no float noise (2999.9999...)
-                source_url=friend_source,
-            )
-            request = self._blog_request(friend.url, depth=response.meta.get("depth", 0) + 1)
-            if request is not None:
-                yield request
-
-    def _robots(self, analysis: PageAnalysis) -> RobotsDirectives:
-        """The page's noindex/nofollow (meta robots, X-Robots-Tag), counted and logged."""
-        robots = robots_directives(analysis.page)
-        for name in ("noindex", "nofollow"):
-            if getattr(robots, name):
-                self.crawler.stats.inc_value(f"blogfeeds/robots/{name}")
-                logger.info("%s asks %s (%s)", analysis.page.url, name, ", ".join(robots.sources))
-        return robots
-
-    async def _friends(self, analysis: PageAnalysis) -> tuple[list[Friend], str, float]:
-        """Friend links from the blog's blogroll page if it has one, else from the home page,
-        plus the machine-readable lists (OPML, JSON) that page points to.
-
-        Returns ``(friends, page they were read from, container score)``.
-        """
-        found, source = analysis.friends, analysis.page.url
-        for url in analysis.friend_pages[: self.max_pages - 1]:
-            response = await self._fetch(url)
-            # a friend-link page: its friends are read, its abstract never (no trafilatura)
-            sub = self._analyze(response, abstract=False) if response is not None else None
-            if sub is not None and robots_directives(sub.page).nofollow:
-                self.crawler.stats.inc_value("blogfeeds/robots/nofollow_friend_page")
-                continue
-            if sub is not None and (sub.friends.friends or sub.friends.data_sources):
-                self.crawler.stats.inc_value("blogfeeds/friend_page_used")
-                found, source = sub.friends, sub.page.url
-                break
-        friends = list(found.friends)
-        known = {f.url for f in friends}
-        for url in found.data_sources[: self.max_pages]:
-            response = await self._fetch(url)
-            if response is None:
-                continue
-            content_type = _headers(response).get("Content-Type", "")
-            listed = friends_from_data_source(response.url, response.body, content_type)
-            self.crawler.stats.inc_value("blogfeeds/data_source_friends", len(listed))
-            for friend in listed:
-                if friend.url not in known:
-                    known.add(friend.url)
-                    friends.append(friend)
-        if len(friends) > self.max_friends:  # BLOGFEEDS_MAX_FRIENDS_PER_PAGE
-            self.crawler.stats.inc_value(
-                "blogfeeds/friends_over_cap", len(friends) - self.max_friends
-            )
-            friends = friends[: self.max_friends]
-        return friends, source, found.best_score
-
-    async def _download(self, url: str, headers: dict[str, str] | None = None) -> Response | None:
-        """Fetch an extra page of the current blog through the downloader (robots.txt,
-        redirects, retries and politeness apply), outside the scheduler; None on failure."""
-        self.crawler.stats.inc_value("blogfeeds/extra_page_requests")
-        request = scrapy.Request(url, headers=headers, dont_filter=True)
-        try:
-            return await self.crawler.engine.download_async(request)
-        except Exception as exc:  # any failure just means "no page"
-            logger.debug("Extra page %s failed: %s", url, exc)
-            self.crawler.stats.inc_value(f"blogfeeds/extra_page_failed/{failure_status(exc)}")
-            return None
-
-    async def _fetch(self, url: str) -> Response | None:
-        """A same-blog page (friend-link page), or None unless it answered 2xx."""
-        response = await self._download(url)
-        if response is None or not 200 <= response.status < 300:
-            return None
-        return response
-
-    async def _fetch_for_discovery(self, req: FetchRequest) -> Fetched | None:
-        """The fetcher :func:`find_feeds` validates candidates with (any status returned)."""
-        response = await self._download(req.url, req.headers)
-        if response is None:
-            return None
-        return Fetched(response.url, response.status, _headers(response), response.body)
-
-    def _analyze(self, response: Response, abstract: bool = True) -> PageAnalysis | None:
+        depth = response.meta.get("depth", 0)
         if not isinstance(response, TextResponse):
             self.crawler.stats.inc_value("blogfeeds/not_html")
-            return None
+            yield self._failed_blog(response.url, response.meta, "not_html")
+            return
         try:
-            return analyze_page(
+            bid = blog_id(response.url)
+        except ValueError as exc:
+            yield self._unreadable(response, exc)
+            return
+        if bid in self._done:  # a redirect led to a blog already analysed
+            self.crawler.stats.inc_value("blogfeeds/duplicate_blog_redirect")
+            return
+        mark = _Once(lambda: self._analysed(bid))
+        try:
+            report = await extract_blog(
                 response.url,
                 response.body,
                 _headers(response),
-                friend_rules=self.friend_rules,
-                friend_ruleset=self.friend_ruleset,
-                page_feeds=False,
-                user_rules=self.user_rules,
-                abstract_chars=ABSTRACT_CHARS if abstract else 0,
+                mark.before(self.fetch),
+                self.config,
             )
         except (DecodeError, ValueError) as exc:
-            logger.warning("Cannot read %s: %s", response.url, exc)
-            self.crawler.stats.inc_value("blogfeeds/decode_error")
-            return None
+            yield self._unreadable(response, exc)
+            return
+        mark()
+        self._count(report)
+        blog, links = blog_items(report, fetched_at=_now(), depth=depth)
+        yield blog
+        for link in links:
+            yield link
+            request = self._blog_request(link.target_url, depth=depth + 1)
+            if request is not None:
+                yield request
+
+    def _analysed(self, bid: str) -> None:
+        self._done.add(bid)
+        self._scheduled.add(bid)
+
+    def _count(self, report: BlogReport) -> None:
+        """The report's counters as stats; its robots directives and unreadable pages logged."""
+        for name, n in report.counters.items():
+            self.crawler.stats.inc_value(f"blogfeeds/{name}", n)
+        for name in ("noindex", "nofollow"):
+            if getattr(report.robots, name):
+                logger.info("%s asks %s (%s)", report.url, name, ", ".join(report.robots.sources))
+        for page in report.followed:
+            if page.outcome == "unreadable":
+                logger.warning("Cannot read %s: %s", page.final_url, page.detail)
+
+    def _unreadable(self, response: Response, exc: Exception) -> Blog:
+        logger.warning("Cannot read %s: %s", response.url, exc)
+        self.crawler.stats.inc_value("blogfeeds/decode_error")
+        return self._failed_blog(response.url, response.meta, "decode_error")
 
     def home_failed(self, failure: Failure) -> Blog | None:
         request = failure.request  # type: ignore[attr-defined]

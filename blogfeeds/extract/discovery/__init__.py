@@ -23,7 +23,6 @@ from blogfeeds.extract.discovery.discover import (
     RulesSpec,
     discover_feeds,
     find_feeds,
-    to_feed_info,
 )
 from blogfeeds.extract.discovery.fetching import (
     BROWSER_USER_AGENT,
@@ -55,5 +54,4 @@ __all__ = [
     "RulesSpec",
     "discover_feeds",
     "find_feeds",
-    "to_feed_info",
 ]

@@ -62,7 +62,6 @@ from blogfeeds.extract.discovery.vocabulary import (
     BASE_SCORE,
     COMMENT_WORDS,
     FORMAT_QUERY,
-    FORMAT_TYPES,
     is_comments_url,
     is_taxonomy_url,
     locator,
@@ -74,7 +73,6 @@ from blogfeeds.extract.discovery.vocabulary import (
 from blogfeeds.extract.feedcheck import ParsedFeed, read_feed
 from blogfeeds.extract.page import DecodeError, Page, parse_page
 from blogfeeds.extract.scoring import SettingsLike, build_rules
-from blogfeeds.items import FeedInfo
 
 RULESETS: dict[str, tuple[dict[str, int | None], dict[str, int | None]]] = {
     "blogfeeds": (FEED_SCORERS_BASE, FEED_STAGES_BASE),
@@ -118,15 +116,6 @@ def discover_feeds(
     return score_candidates(
         page_candidates(page, _built(stages, "stages"), hints=hints), scorers, page
     )
-
-
-def to_feed_info(c: FeedCandidate | DiscoveredFeed) -> FeedInfo:
-    """The :class:`~blogfeeds.items.FeedInfo` item for a candidate or a discovered feed (whose
-    ``type`` becomes the MIME type of its format)."""
-    if isinstance(c, DiscoveredFeed):
-        mtype = FORMAT_TYPES.get(c.type, c.type)
-        return FeedInfo(url=c.url, type=mtype, title=c.title, score=c.score, reasons=c.reasons)
-    return FeedInfo(url=c.url, type=c.type, title=c.title, score=c.score, reasons=list(c.reasons))
 
 
 # --- Configuration ---------------------------------------------------------------------------

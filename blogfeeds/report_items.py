@@ -1,0 +1,52 @@
+"""The items a crawl stores for a :class:`~blogfeeds.extract.report.BlogReport`: one mapping,
+used by the ``blogs`` spider and by ``scrapy inspect --json`` (which shows what is stored)."""
+
+from __future__ import annotations
+
+from blogfeeds.extract.discovery import DiscoveredFeed, FeedCandidate
+from blogfeeds.extract.discovery.vocabulary import FORMAT_TYPES
+from blogfeeds.extract.report import BlogReport
+from blogfeeds.items import Blog, FeedInfo, FriendLink
+
+
+def feed_info(c: FeedCandidate | DiscoveredFeed) -> FeedInfo:
+    """The :class:`~blogfeeds.items.FeedInfo` item for a candidate or a discovered feed (whose
+    ``type`` becomes the MIME type of its format)."""
+    if isinstance(c, DiscoveredFeed):
+        mtype = FORMAT_TYPES.get(c.type, c.type)
+        return FeedInfo(url=c.url, type=mtype, title=c.title, score=c.score, reasons=c.reasons)
+    return FeedInfo(url=c.url, type=c.type, title=c.title, score=c.score, reasons=list(c.reasons))
+
+
+def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, list[FriendLink]]:
+    """The items the crawl stores for a report: the blog, and one link per friend whose URL
+    names a blog (``scrapy inspect --json`` shows the same fields)."""
+    feeds = [feed_info(feed) for feed in report.feeds]
+    meta = report.metadata
+    blog = Blog(
+        blog_id=report.blog_id,
+        url=report.url,
+        title=meta.title,
+        abstract=meta.abstract,
+        language=meta.language,
+        generator=meta.generator,
+        feed_url=feeds[0].url if feeds else None,
+        feeds=feeds,
+        friend_count=len(report.friends),
+        status=report.status,
+        fetched_at=fetched_at,
+        depth=depth,
+    )
+    links = [
+        FriendLink(
+            source_blog_id=report.blog_id,
+            target_url=edge.friend.url,
+            target_blog_id=edge.blog_id,
+            name=edge.friend.name,
+            container_score=round(report.container_score, 3),  # no float noise (2999.9999...)
+            source_url=report.friend_source,
+        )
+        for edge in report.edges()
+        if edge.blog_id is not None
+    ]
+    return blog, links
