@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from blogfeeds.extract.feedcheck import read_feed, sniff_feed
+from blogfeeds.extract.feedreader import read_feed, sniff_feed
 from blogfeeds.extract.feeds import (
     ADVERTISED,
     DiscoveryConfig,

@@ -37,7 +37,7 @@ within a stage candidates are validated in score order, platform paths and guess
 first valid one. The budget (``max_requests``, ``max_fetch_seconds``) cuts everything; guessing
 leaves two requests for the final hop when the page links a subscribe page. A meta refresh
 (``<meta http-equiv=refresh>``) stub with no advertised feed is followed once. Validation and
-reading are :mod:`blogfeeds.extract.feedcheck`. Validated feeds are classified (main, comments,
+reading are :mod:`blogfeeds.extract.feedreader`. Validated feeds are classified (main, comments,
 category, podcast), aliases collapsed into one canonical URL (same URL but for a trailing slash,
 same item ids, or a format-only query variant such as ``?alt=rss`` with the same title; never on
 ``rel=self`` alone), and ranked: the same blog's main feed first, then by path depth, newest
@@ -79,7 +79,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.html import get_meta_refresh
 
-from blogfeeds.extract.feedcheck import ParsedFeed, read_feed
+from blogfeeds.extract.feedreader import FeedDocument as ParsedFeed
+from blogfeeds.extract.feedreader import read_feed
 from blogfeeds.extract.identity import registered_domain
 from blogfeeds.extract.page import DecodeError, Page, parse_page
 from blogfeeds.extract.scoring import Adjustment, Reject, apply_rules, build_rules
