@@ -36,10 +36,11 @@ from typing import Any
 import pytest
 from scrapy.utils.test import get_crawler
 
+from blogfeeds.feeds.claims import IDLE_CLAIM_ATTEMPTS, Claims
 from blogfeeds.feeds.clock import VirtualClock
 from blogfeeds.items import Blog, FeedInfo
 from blogfeeds.revisit import DAY, from_minutes
-from blogfeeds.spiders.feeds import IDLE_CLAIM_ATTEMPTS, FeedsSpider
+from blogfeeds.spiders.feeds import FeedsSpider
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb, Route
@@ -454,7 +455,15 @@ def spider(tmp_path: Path) -> Iterator[FeedsSpider]:
     made = FeedsSpider.from_crawler(crawler)
     crawler.spider = made
     made.store = FeedStore.open(url)
-    made.claims = made._claims(made.store, None, T0)
+    made.claims = Claims(
+        made.store,
+        None,
+        made.config,
+        owner=made.owner,
+        clock=made.clock,
+        started=T0,
+        stats=crawler.stats,
+    )
     try:
         yield made
     finally:

@@ -1,6 +1,7 @@
 """This worker's leases on due feeds (:meth:`FeedStore.claim_due`, safe with several workers on
-one database): the first claim, refills in batches, releases of a paused host's feeds, and
-every lease released at the end."""
+one database): the first claim, refills in batches, claims when the spider is idle (loop mode:
+sleep until the next feed is due), releases of a paused host's feeds, and every lease released
+at the end."""
 
 from __future__ import annotations
 
@@ -10,14 +11,25 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
+from blogfeeds.feeds.clock import VirtualClock
+from blogfeeds.feeds.config import FeedsConfig
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, ScheduledFeed
 
 logger = logging.getLogger(__name__)
+
+IDLE_CLAIM_ATTEMPTS = 3
+"""Failed claims in a row (one per 5-second idle heartbeat) after which a run that is not in
+loop mode ends with finish reason ``database_down`` (exit status 1)."""
+
+Deliver = Callable[[list[ScheduledFeed]], int]
+"""Where claimed feeds go: queues them, schedules their requests, returns how many."""
 
 
 def lease_owner(worker: str) -> str:
@@ -30,42 +42,47 @@ def lease_owner(worker: str) -> str:
 
 
 class Claims:
-    """Claims of ``batch`` feeds at a time for ``owner``, on ``store`` (the reactor thread) or,
-    for refills on MySQL, on ``claimer`` (its own connection, in a worker thread).
+    """Claims of ``config.batch`` feeds at a time for ``owner``, on ``store`` (the reactor
+    thread) or, for refills on MySQL, on ``claimer`` (its own connection, in a worker thread).
 
-    ``run_start`` (epoch minutes): claims take the feeds due then (a run fetches what was due
-    when it started, and ends); None (loop mode): the feeds due now. Leases always run from
-    the time of the claim. ``single``: one feed given on the command line, no further claims.
-    ``stats`` counts ``claim_errors`` and ``release_errors`` (Scrapy's stats collector)."""
+    Outside loop mode claims take the feeds due when the run started (``started``, epoch
+    minutes: a run fetches what was due then, and ends); in loop mode the feeds due now.
+    Leases always run from the time of the claim. ``single``: one feed given on the command
+    line, no further claims. ``stats`` counts ``claim_errors`` and ``release_errors``
+    (Scrapy's stats collector)."""
 
     def __init__(
         self,
         store: FeedStore,
         claimer: FeedStore | None,
+        config: FeedsConfig,
         *,
         owner: str,
-        batch: int,
+        clock: VirtualClock,
+        started: float,
         stats: Any,
-        run_start: float | None = None,
         single: bool = False,
     ) -> None:
         self.store = store
         self.claimer = claimer
+        self.config = config
+        self.batch = config.batch
         self.owner = owner
-        self.batch = batch
+        self.clock = clock
         self.stats = stats
-        self.run_start = run_start
+        self.run_start = None if config.loop else started
         self.single = single
         self.drained = False  # the last claim got less than a batch: no refill until idle
         self.lock = DeferredLock()  # one call at a time on the claimer's connection
         self.pending: Deferred[None] | None = None  # the refill claim waiting in that thread
+        self.timer: CallLaterResult | None = None  # loop mode: the next wake
+        self.idle_failures = 0  # failed idle claims in a row (not loop mode)
         self.closing = False
 
-    def first(
-        self, now: float, rank: int | str, feed_url: str | None = None
-    ) -> list[ScheduledFeed]:
+    def first(self, now: float, feed_url: str | None = None) -> list[ScheduledFeed]:
         """The run's first claim: ``feed_url`` alone (scheduled if unknown), else the due feeds
         after scheduling the main feeds of newly stored blogs."""
+        rank = self.config.rank
         if feed_url:
             url = self.store.add_feed(feed_url, now, rank=0 if rank == "auto" else int(rank))
             claims = self.store.claim_due(now, 1, self.owner, urls=[url])
@@ -88,9 +105,7 @@ class Claims:
         self.drained = len(claims) < self.batch
         return claims
 
-    def refill(
-        self, now: float, in_flight: int, deliver: Callable[[list[ScheduledFeed]], None]
-    ) -> list[ScheduledFeed]:
+    def refill(self, now: float, in_flight: int, deliver: Deliver) -> list[ScheduledFeed]:
         """The next batch, claimed as soon as fewer than half a batch of claimed feeds remain
         (``in_flight``), so the downloader never drains between batches (``spider_idle``, the
         other trigger, comes only on the engine's 5-second heartbeat: 50 feeds every 5 s).
@@ -123,9 +138,7 @@ class Claims:
         (the claimer's connection serves one call at a time); fires with its result."""
         return self.lock.run(deferToThread, call, *args, **kwargs)
 
-    def _claimed(
-        self, claims: list[ScheduledFeed], deliver: Callable[[list[ScheduledFeed]], None]
-    ) -> None:
+    def _claimed(self, claims: list[ScheduledFeed], deliver: Deliver) -> None:
         self.pending = None
         if self.closing:  # close() releases every lease once this claim is done
             return
@@ -137,6 +150,51 @@ class Claims:
         the next answer or ``spider_idle`` claims again."""
         self.pending = None
         self.error(failure.getErrorMessage())
+
+    def on_idle(self, deliver: Deliver) -> None:
+        """``spider_idle``: claim more, raising ``DontCloseSpider`` while there is work left
+        (a refill claim on its way, feeds claimed, a loop worker) and ``CloseSpider``
+        (``database_down``) after :data:`IDLE_CLAIM_ATTEMPTS` failed claims in a row."""
+        if self.pending is not None:  # its requests are on their way
+            raise DontCloseSpider
+        self.drained = False
+        if self.config.loop:
+            if self.timer is None:
+                self._wake(deliver)
+            raise DontCloseSpider
+        # Feeds due when this run started that other claims left (more than one batch).
+        try:
+            scheduled = deliver(self.more(self.clock.now()))
+        except Exception as exc:
+            self.error(str(exc))
+            self.idle_failures += 1
+            if self.idle_failures >= IDLE_CLAIM_ATTEMPTS:
+                raise CloseSpider("database_down") from exc
+            raise DontCloseSpider from exc  # claimed again on the next idle heartbeat (5 s)
+        self.idle_failures = 0
+        if scheduled:
+            raise DontCloseSpider
+
+    def _wake(self, deliver: Deliver) -> None:
+        """Loop mode: fetch what is due now, else sleep until the next feed is due. A database
+        error is logged and counted (``claim_errors``), and the worker tries again after
+        ``BLOGFEEDS_FEEDS_MAX_SLEEP`` seconds: a long-lived worker outlives a database restart."""
+        self.timer = None
+        if self.closing:
+            return
+        now, max_sleep = self.clock.now(), self.config.max_sleep
+        try:
+            self.store.sync_feeds(now, self.config.rank)
+            scheduled = deliver(self.more(now))
+            due = None if scheduled else self.store.next_due(now)
+        except Exception as exc:
+            self.error(str(exc))
+            self.timer = call_later(max_sleep, self._wake, deliver)
+            return
+        if scheduled:
+            return  # spider_idle comes again once they are done
+        delay = max_sleep if due is None else min(max((due - now) * 60.0, 0.0), max_sleep)
+        self.timer = call_later(delay + 0.05, self._wake, deliver)
 
     def error(self, message: str) -> None:
         """Log and count (``claim_errors``) a claim that failed."""
@@ -168,6 +226,9 @@ class Claims:
         close by signal or by a CLOSESPIDER limit), once it has committed, so that a claim's
         leases are released too."""
         self.closing = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         if self.claimer is not None:
             # Every earlier claim and release on the claimer's connection has returned.
             await maybe_deferred_to_future(self.lock.acquire())

@@ -28,7 +28,7 @@ class FeedsConfig:
     rank: int | str = 0
     """``BLOGFEEDS_REVISIT_RANK``: 0..5 or ``"auto"``."""
     loop: bool = False
-    """``BLOGFEEDS_FEEDS_LOOP`` (``-a loop=`` overrides it)."""
+    """``BLOGFEEDS_FEEDS_LOOP``, or the spider argument ``-a loop=``."""
     batch: int = 50
     """``BLOGFEEDS_FEEDS_BATCH``: feeds per claim, at least 1."""
     max_sleep: float = 60.0
@@ -39,9 +39,9 @@ class FeedsConfig:
     """``BLOGFEEDS_WORKER_ID``, else the host name."""
 
     @classmethod
-    def from_settings(cls, settings: Any) -> FeedsConfig:
-        """The settings read; a bad policy name, rank or ``BLOGFEEDS_NOW`` is a
-        ``StartupError`` naming it."""
+    def from_settings(cls, settings: Any, loop: str | None = None) -> FeedsConfig:
+        """The settings read (``loop``: the spider argument, over ``BLOGFEEDS_FEEDS_LOOP``); a
+        bad policy name, rank or ``BLOGFEEDS_NOW`` is a ``StartupError`` naming it."""
         s = settings
         policy = s.get("BLOGFEEDS_REVISIT_POLICY", "levels")
         if policy not in POLICIES:
@@ -71,7 +71,11 @@ class FeedsConfig:
             level_mode=s.getbool("BLOGFEEDS_REVISIT_LEVEL_MODE", False),
             initial_t=s.getfloat("BLOGFEEDS_REVISIT_INITIAL_T", 1000.0),
             rank="auto" if rank == "auto" else int(rank or 0),
-            loop=s.getbool("BLOGFEEDS_FEEDS_LOOP", False),
+            loop=(
+                str(loop).strip().lower() in {"1", "true", "yes", "on"}
+                if loop is not None
+                else s.getbool("BLOGFEEDS_FEEDS_LOOP", False)
+            ),
             batch=max(1, s.getint("BLOGFEEDS_FEEDS_BATCH", 50)),
             max_sleep=max(1.0, s.getfloat("BLOGFEEDS_FEEDS_MAX_SLEEP", 60.0)),
             start=start,

@@ -117,7 +117,7 @@ def is_guid_rewrite(
     return 2 * old > window
 
 
-def entry_key(entry_id: str) -> str:
+def seen_key(entry_id: str) -> str:
     """A short stable hash (16 hex digits of SHA-1) of an entry id, for ``seen_ids``."""
     return hashlib.sha1(entry_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -125,13 +125,13 @@ def entry_key(entry_id: str) -> str:
 def split_new_ids(state: FeedState, entry_ids: Iterable[str]) -> list[bool]:
     """For each entry id (document order), True when it is not in the state's seen summary."""
     seen = set(state.seen_ids)
-    return [entry_key(i) not in seen for i in entry_ids]
+    return [seen_key(i) not in seen for i in entry_ids]
 
 
 def remember_ids(state: FeedState, entry_ids: Iterable[str]) -> FeedState:
     """``state`` with ``entry_ids`` added to ``seen_ids`` (newest kept, at most
     :data:`SEEN_IDS_MAX`)."""
-    keys = [entry_key(i) for i in entry_ids]
+    keys = [seen_key(i) for i in entry_ids]
     known = set(keys)
     kept = [k for k in state.seen_ids if k not in known]
     merged = (keys + kept)[:SEEN_IDS_MAX]

@@ -43,14 +43,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response
-from scrapy.utils.asyncio import CallLaterResult, call_later
 from twisted.python.failure import Failure
 
 from blogfeeds.extensions.startup import StartupError, check_settings
@@ -59,15 +57,10 @@ from blogfeeds.feeds.claims import Claims, lease_owner
 from blogfeeds.feeds.clock import VirtualClock
 from blogfeeds.feeds.config import FeedsConfig
 from blogfeeds.feeds.hostqueue import HostQueues
+from blogfeeds.feeds.item import fetch_item
 from blogfeeds.feeds.response import FetchRead, permanent_move, read_response
 from blogfeeds.items import FeedFetch
-from blogfeeds.revisit import (
-    EstimatingPolicy,
-    FeedState,
-    LevelPolicy,
-    conditional_headers,
-    remember_ids,
-)
+from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
 from blogfeeds.seeds import check_url
 from blogfeeds.storage.db import check_url as database_dialect
@@ -78,13 +71,6 @@ logger = logging.getLogger(__name__)
 #: Statuses handed to the callback instead of HttpErrorMiddleware (3xx go to the redirect
 #: middleware; listing them here would switch redirects off).
 HANDLED_STATUSES = [304, *range(400, 600)]
-IDLE_CLAIM_ATTEMPTS = 3
-"""Failed claims in a row (one per 5-second idle heartbeat) after which a run that is not in
-loop mode ends with finish reason ``database_down`` (exit status 1)."""
-
-
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in {"1", "true", "yes", "on"}
 
 
 class FeedsSpider(scrapy.Spider):
@@ -108,9 +94,7 @@ class FeedsSpider(scrapy.Spider):
     def __init__(self, feed: str | None = None, loop: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.feed_arg = feed
-        self.loop_arg = loop
         self.config = FeedsConfig()
-        self.loop = False
         self.store: FeedStore | None = None
         self.claimer: FeedStore | None = None  # MySQL: refill claims, used in a worker thread
         self.claims: Claims | None = None
@@ -119,8 +103,6 @@ class FeedsSpider(scrapy.Spider):
         self.clock = VirtualClock()
         self.database_url = ""
         self.owner = ""
-        self.timer: CallLaterResult | None = None
-        self.idle_failures = 0  # failed idle claims in a row (not loop mode)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -130,7 +112,7 @@ class FeedsSpider(scrapy.Spider):
         before anything is opened."""
         s = crawler.settings
         check_settings(s)
-        config = FeedsConfig.from_settings(s)
+        config = FeedsConfig.from_settings(s, loop=kwargs.get("loop"))
         feed = kwargs.get("feed")
         bad_feed = None if feed is None else check_url(feed)
         if bad_feed is not None:  # never stored: it would fail on every run
@@ -138,8 +120,6 @@ class FeedsSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.config = config
         spider.policy = config.make_policy()
-        loop_arg = spider.loop_arg
-        spider.loop = _truthy(loop_arg) if loop_arg is not None else config.loop
         spider.clock = VirtualClock(config.start)
         url = (s.get("MYSQL_URL") or "").strip() or (s.get("BLOGFEEDS_DATABASE_URL") or "").strip()
         spider.database_url = url
@@ -158,23 +138,21 @@ class FeedsSpider(scrapy.Spider):
         if database_dialect(self.database_url) == "mysql" and not self.feed_arg:
             self.claimer = FeedStore.open(self.database_url)
         now = self.clock.now()
-        self.claims = self._claims(self.store, self.claimer, now)
+        self.claims = Claims(
+            self.store,
+            self.claimer,
+            self.config,
+            owner=self.owner,
+            clock=self.clock,
+            started=now,
+            stats=self.crawler.stats,
+            single=bool(self.feed_arg),
+        )
         logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))
         if isinstance(self.policy, EstimatingPolicy):
             self.policy.warm(self.store.states())
-        for request in self._enqueue(self.claims.first(now, self.config.rank, self.feed_arg)):
+        for request in self._enqueue(self.claims.first(now, self.feed_arg)):
             yield request
-
-    def _claims(self, store: FeedStore, claimer: FeedStore | None, run_start: float) -> Claims:
-        return Claims(
-            store,
-            claimer,
-            owner=self.owner,
-            batch=self.config.batch,
-            stats=self.crawler.stats,
-            run_start=None if self.loop else run_start,
-            single=bool(self.feed_arg),
-        )
 
     # --- per-host queues ------------------------------------------------------------------------
 
@@ -186,10 +164,12 @@ class FeedsSpider(scrapy.Spider):
             if request is not None:
                 yield request
 
-    def _deliver(self, claims: list[ScheduledFeed]) -> None:
-        """Schedule the requests of a refill claim that returned from the claimer's thread."""
-        for request in self._enqueue(claims):
+    def _deliver(self, claims: list[ScheduledFeed]) -> int:
+        """Queue feeds claimed outside a callback and schedule their requests; how many."""
+        requests = list(self._enqueue(claims))
+        for request in requests:
             self.crawler.engine.crawl(request)
+        return len(requests)
 
     def _next_for_host(self, host: str) -> scrapy.Request | None:
         """The next request of ``host``, or None (queue empty, or the host paused: its queued
@@ -273,99 +253,34 @@ class FeedsSpider(scrapy.Spider):
     def _finish(
         self, feed: ScheduledFeed, state: FeedState, read: FetchRead, moved_to: str | None
     ) -> FeedFetch:
-        """Apply the policy and build the item the pipeline stores."""
+        """The item the pipeline stores, counted; a host that asked for a pause is paused."""
+        item, new_state = fetch_item(
+            self.policy, feed, state, read, moved_to=moved_to, owner=self.owner
+        )
         stats = self.crawler.stats
         for name in read.counts:
             stats.inc_value(f"blogfeeds/feeds/{name}")
-        outcome, status = read.outcome, read.status
-        new_state = self.policy.next_state(state, outcome)
-        if read.ids:
-            new_state = remember_ids(new_state, read.ids)
-        pause_until = None
-        if classify(outcome) == "throttled":
+        if classify(read.outcome) == "throttled":
             host = host_of(feed.url)
             self.hosts.pause(host, new_state)
             stats.inc_value("blogfeeds/feeds/throttled")
-            until = new_state.host_pause_until
-            pause_until = iso(until) if until is not None else None
-            logger.info("Host %s asked for a pause until %s", host, pause_until)
+            logger.info("Host %s asked for a pause until %s", host, item.host_pause_until)
         if new_state.dead:
-            status = "dead"
             stats.inc_value("blogfeeds/feeds/dead")
         if read.changed:
             stats.inc_value("blogfeeds/feeds/changed")
         self.hosts.answered(feed.url)
-        return FeedFetch(
-            feed_url=feed.url,
-            fetched_at=iso(outcome.fetched_at),
-            status=status,
-            http_status=outcome.status,
-            state=asdict(new_state),
-            level=self.policy.level(new_state),
-            entries=list(read.entries),
-            moved_to=moved_to,
-            blog_id=feed.blog_id,
-            changed=read.changed,
-            host_pause_until=pause_until,
-            lease_owner=self.owner,
-        )
+        return item
 
     # --- idle: more feeds, or sleep until the next one is due -----------------------------------
 
     def on_idle(self) -> None:
-        if self.claims is None:
-            return
-        if self.claims.pending is not None:  # its requests are on their way
-            raise DontCloseSpider
-        self.claims.drained = False
-        if self.loop:
-            if self.timer is None:
-                self._wake()
-            raise DontCloseSpider
-        # Feeds due when this run started that other claims left (more than one batch).
-        try:
-            requests = list(self._enqueue(self.claims.more(self.clock.now())))
-        except Exception as exc:
-            self.claims.error(str(exc))
-            self.idle_failures += 1
-            if self.idle_failures >= IDLE_CLAIM_ATTEMPTS:
-                raise CloseSpider("database_down") from exc
-            raise DontCloseSpider from exc  # claimed again on the next idle heartbeat (5 s)
-        self.idle_failures = 0
-        if requests:
-            for request in requests:
-                self.crawler.engine.crawl(request)
-            raise DontCloseSpider
-
-    def _wake(self) -> None:
-        """Loop mode: fetch what is due now, else sleep until the next feed is due. A database
-        error is logged and counted (``claim_errors``), and the worker tries again after
-        ``BLOGFEEDS_FEEDS_MAX_SLEEP`` seconds: a long-lived worker outlives a database restart."""
-        self.timer = None
-        if self.claims is None:
-            return
-        store, now, max_sleep = self.claims.store, self.clock.now(), self.config.max_sleep
-        try:
-            store.sync_feeds(now, self.config.rank)
-            requests = list(self._enqueue(self.claims.more(now)))
-            due = None if requests else store.next_due(now)
-        except Exception as exc:
-            self.claims.error(str(exc))
-            self.timer = call_later(max_sleep, self._wake)
-            return
-        for request in requests:
-            self.crawler.engine.crawl(request)
-        if requests:
-            return  # spider_idle comes again once they are done
-        delay = max_sleep if due is None else min(max((due - now) * 60.0, 0.0), max_sleep)
-        self.timer = call_later(delay + 0.05, self._wake)
+        if self.claims is not None:
+            self.claims.on_idle(self._deliver)
 
     async def on_closed(self, reason: str) -> None:
         """Release every lease this worker holds and close the stores, once any claim or
         release in flight has committed (Scrapy awaits this handler)."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
         if self.claims is not None:
             claims, self.claims = self.claims, None
             await claims.close()
