@@ -6,5 +6,6 @@
 - :mod:`~blogfeeds.feeds.claims`: this worker's leases on due feeds: claims, refills, releases;
 - :mod:`~blogfeeds.feeds.hostqueue`: claimed feeds queued by host, one request per host at a time;
 - :mod:`~blogfeeds.feeds.response`: what one response comes to (the revisit outcome, the
-  stored status, the new entries).
+  stored status, the new entries);
+- :mod:`~blogfeeds.feeds.item`: the item the pipeline stores, the revisit policy applied.
 """
