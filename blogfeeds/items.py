@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from blogfeeds.extract.feedreader import FeedEntry
+
 
 @dataclass
 class FeedInfo:
@@ -74,29 +76,6 @@ class FriendLink:
 
 
 @dataclass
-class Entry:
-    """One feed entry to store (``scrapy crawl feeds``), deduplicated per feed by ``guid``."""
-
-    feed_url: str
-    """The feed's stored URL (after a permanent redirect, the new one)."""
-    guid: str
-    """Dedupe key: the entry's id/guid, else its canonical link, else title + date, else a
-    content hash (:func:`blogfeeds.extract.entries.entry_key`)."""
-    link: str | None = None
-    """Absolute entry link, or None."""
-    title: str | None = None
-    author: str | None = None
-    published: str | None = None
-    """ISO 8601 UTC as given by the feed, or None."""
-    updated: str | None = None
-    """ISO 8601 UTC, or None."""
-    summary: str | None = None
-    """Summary or content as given (HTML), at most 4000 characters, or None."""
-    first_seen: str = ""
-    """When blogfeeds first read it: ISO 8601 UTC."""
-
-
-@dataclass
 class FeedFetch:
     """One revisit of a feed by ``scrapy crawl feeds``: its new schedule state and new entries."""
 
@@ -115,8 +94,10 @@ class FeedFetch:
     """The feed's :class:`blogfeeds.revisit.FeedState` after this fetch, as a dict."""
     level: int = 0
     """The level (1..5) whose interval is nearest below the planned revisit interval."""
-    entries: list[Entry] = field(default_factory=list)
-    """Entries not seen before (may still exist in storage: the store ignores known guids)."""
+    entries: list[FeedEntry] = field(default_factory=list)
+    """Entries not seen before, as the feed reader read them, stored under their dedupe ``key``
+    with ``fetched_at`` as first seen (they may still exist in storage: the store ignores known
+    keys)."""
     moved_to: str | None = None
     """New URL after a permanent redirect (301/308) to a working feed; the old URL becomes an
     alias."""

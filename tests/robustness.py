@@ -27,8 +27,7 @@ from hypothesis import strategies as st
 
 from blogfeeds.extract.blog import analyze_page
 from blogfeeds.extract.directives import robots_directives
-from blogfeeds.extract.entries import read_entries
-from blogfeeds.extract.feedcheck import read_feed, sniff_feed
+from blogfeeds.extract.feedreader import read_document, read_feed, sniff_feed
 from blogfeeds.extract.friends import friends_from_data_source
 from blogfeeds.extract.page import DecodeError
 from tests.littleweb import LittleWeb
@@ -75,7 +74,7 @@ def check_feed(body: bytes, url: str = FEED_URL, content_type: str = "") -> bool
     """Run the feed sniffer, both feed readers and the blogroll reader on ``body``."""
     sniff_feed(body, content_type)
     read_feed(body, content_type)
-    read_entries(body, {"Content-Type": content_type}, url)
+    read_document(body, content_type, url)
     friends_from_data_source(url, body, content_type)
     return True
 

@@ -36,9 +36,11 @@ from typing import Any
 import pytest
 from scrapy.utils.test import get_crawler
 
+from blogfeeds.feeds.claims import IDLE_CLAIM_ATTEMPTS, Claims
+from blogfeeds.feeds.clock import VirtualClock
 from blogfeeds.items import Blog, FeedInfo
 from blogfeeds.revisit import DAY, from_minutes
-from blogfeeds.spiders.feeds import IDLE_CLAIM_ATTEMPTS, FeedsSpider, VirtualClock
+from blogfeeds.spiders.feeds import FeedsSpider
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb, Route
@@ -453,7 +455,15 @@ def spider(tmp_path: Path) -> Iterator[FeedsSpider]:
     made = FeedsSpider.from_crawler(crawler)
     crawler.spider = made
     made.store = FeedStore.open(url)
-    made.run_start = T0
+    made.claims = Claims(
+        made.store,
+        None,
+        made.config,
+        owner=made.owner,
+        clock=made.clock,
+        started=T0,
+        stats=crawler.stats,
+    )
     try:
         yield made
     finally:
@@ -470,7 +480,7 @@ def test_a_run_leases_from_the_time_of_each_claim(spider: FeedsSpider) -> None:
         store.add_feed(f"http://h{i}.example/feed.xml", T0 - 1)
     spider.clock = VirtualClock(T0 + 40)
     list(spider._enqueue(store.claim_due(T0 + 39, 4, spider.owner, due_by=T0)))
-    spider.inflight.clear()  # the batch claimed a minute ago answered
+    spider.hosts.inflight.clear()  # the batch claimed a minute ago answered
     refill = [r.url for r in spider._refill()]
     assert len(refill) == 4
     leases = {r["feed_url"]: r["lease_until"] for r in store.schedule()}
@@ -495,13 +505,14 @@ def test_a_paused_host_whose_release_fails_is_not_stranded(
     (first,) = spider._enqueue(store.claim_due(T0, 4, spider.owner))
     assert first.url == feeds[0]
     paused = replace(spider.policy.initial_state(feeds[0], T0), host_pause_until=T0 + 60)
-    spider.pauses.note("p.example", paused)
-    spider.inflight.discard(feeds[0])  # answered: 429
+    spider.hosts.pause("p.example", paused)
+    spider.hosts.answered(feeds[0])  # answered: 429
     with sqlite3.connect(tmp_path / "worker.sqlite3") as conn:
         conn.execute("ALTER TABLE schedule RENAME TO schedule_away")
     assert spider._next_for_host("p.example") is None
     assert spider.crawler.stats.get_value("blogfeeds/feeds/release_errors") == 1
-    assert not spider.active and not spider.queues and not spider.inflight
+    hosts = spider.hosts
+    assert not hosts.active and not hosts.queues and not hosts.inflight
 
 
 def test_a_loop_worker_outlives_its_database_failing(tmp_path: Path) -> None:

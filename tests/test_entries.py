@@ -1,24 +1,25 @@
-"""Entry extraction (blogfeeds.extract.entries): every real feed of the shared corpus, then one
-hand-made document per rule (dedupe keys, encodings, not-a-feed, JSON Feed, hints)."""
+"""The feed reader (blogfeeds.extract.feedreader) as ``scrapy crawl feeds`` reads: every real
+feed of the shared corpus, then one hand-made document per rule (dedupe keys, encodings,
+not-a-feed, JSON Feed, hints, one parse)."""
 
 from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import feedparser
+import lxml.etree
 import pytest
 
-from blogfeeds.extract.entries import (
-    SUMMARY_MAX,
-    canonical_link,
-    entry_key,
-    read_entries,
-)
-from blogfeeds.extract.feedcheck import feed_encoding
+from blogfeeds.extract.feedreader import feed_encoding, read_document, read_feed
+from blogfeeds.extract.feedreader.entries import SUMMARY_MAX, canonical_link, entry_key
+from blogfeeds.extract.feedreader.hints import rss_hints
 from blogfeeds.revisit import to_minutes
+from blogfeeds.revisit.hints import header
 from tests.littleweb import find_shared
 
 
@@ -49,7 +50,7 @@ def test_every_corpus_feed_reads_and_counts_agree_with_feedparser() -> None:
     problems: list[str] = []
     for label, body in _labels():
         files += 1
-        doc = read_entries(body, {}, "https://corpus.example/feed")
+        doc = read_document(body, "", "https://corpus.example/feed")
         entries += len(doc.entries)
         if label["kind"] == "json":
             if doc.is_feed:
@@ -79,7 +80,7 @@ def test_real_sites_feeds_are_feeds_with_ids() -> None:
     for label, body in _labels():
         if not label["file"].startswith("feeds/sites/") or not label["entries"]:
             continue
-        doc = read_entries(body, {}, "https://site.example/feed")
+        doc = read_document(body, "", "https://site.example/feed")
         assert doc.is_feed, label["file"]
         for entry in doc.entries:
             sources[entry.key_source] = sources.get(entry.key_source, 0) + 1
@@ -106,7 +107,7 @@ def test_dedupe_key_order_id_link_title_date_content() -> None:
 <item><description>only text</description></item>
 """
     ).encode()
-    doc = read_entries(body, {}, "https://blog.example/feed.xml")
+    doc = read_document(body, "", "https://blog.example/feed.xml")
     keys = [(e.key_source, e.key) for e in doc.entries]
     assert keys[0] == ("id", "tag:blog.example,2024:1")
     assert keys[1] == ("link", "https://blog.example/p/2?a=1&b=2")
@@ -119,7 +120,7 @@ def test_dedupe_key_order_id_link_title_date_content() -> None:
 
 def test_repeated_keys_kept_in_entries_dropped_by_unique_entries() -> None:
     item = "<item><guid>same</guid><title>{}</title></item>"
-    doc = read_entries(rss(item.format("first") + item.format("second")).encode())
+    doc = read_document(rss(item.format("first") + item.format("second")).encode())
     assert len(doc.entries) == 2
     assert [e.title for e in doc.unique_entries()] == ["first"]
 
@@ -135,7 +136,7 @@ def test_entry_key_and_canonical_link_directly() -> None:
 
 def test_updated_is_not_invented_from_published() -> None:
     """feedparser's get("updated_parsed") falls back to published (with a warning): not here."""
-    doc = read_entries(
+    doc = read_document(
         rss("<item><guid>1</guid><pubDate>Mon, 04 Mar 2024 10:00:00 GMT</pubDate></item>").encode()
     )
     assert doc.entries[0].published == "2024-03-04T10:00:00Z"
@@ -145,7 +146,7 @@ def test_updated_is_not_invented_from_published() -> None:
 def test_gb2312_declared_decodes_as_gb18030() -> None:
     # "𠮷" is outside GB2312 and GBK: only gb18030 (the superset) can carry it.
     body = rss("<item><guid>1</guid><title>博客 𠮷</title></item>", enc="gb2312", title="友情链接")
-    doc = read_entries(body.encode("gb18030"))
+    doc = read_document(body.encode("gb18030"))
     assert doc.encoding == "gb18030"
     assert doc.title == "友情链接"
     assert doc.entries[0].title == "博客 𠮷"
@@ -156,7 +157,7 @@ def test_bom_wins_over_a_wrong_declaration() -> None:
         b"\xef\xbb\xbf"
         + rss("<item><guid>1</guid><title>Café</title></item>", enc="iso-8859-1").encode()
     )
-    doc = read_entries(body)
+    doc = read_document(body)
     assert doc.entries[0].title == "Café"
 
 
@@ -171,20 +172,24 @@ def test_a_codec_that_is_not_a_text_encoding_is_ignored(declared: str, charset: 
     body = rss("<item><guid>1</guid><title>Grüße</title></item>", enc=declared).encode()
     content_type = f"application/rss+xml; charset={charset}" if charset else ""
     assert feed_encoding(body, content_type) == "utf-8"
-    doc = read_entries(body, {"Content-Type": content_type})
+    doc = read_document(body, content_type)
     assert doc.is_feed and doc.entries[0].title == "Grüße"
 
 
 def test_http_charset_used_without_declaration() -> None:
     body = rss("<item><guid>1</guid><title>Grüße</title></item>").replace(' encoding="utf-8"', "")
     raw = body.encode("iso-8859-1")
-    doc = read_entries(raw, {b"Content-Type": [b"application/rss+xml; charset=ISO-8859-1"]})
+    doc = read_document(
+        raw,
+        header({b"Content-Type": [b"application/rss+xml; charset=ISO-8859-1"]}, "Content-Type")
+        or "",
+    )
     assert doc.entries[0].title == "Grüße"
 
 
 def test_bozo_feed_still_yields_entries() -> None:
     body = rss("<item><guid>1</guid><title>Tom & Jerry</title></item><item><guid>2</guid></item>")
-    doc = read_entries(body.encode())
+    doc = read_document(body.encode())
     assert doc.is_feed and doc.bozo and doc.problem
     assert [e.key for e in doc.entries] == ["1", "2"]
 
@@ -201,7 +206,7 @@ def test_bozo_feed_still_yields_entries() -> None:
     ],
 )
 def test_not_a_feed_is_flagged_not_empty(body: bytes, kind: str) -> None:
-    doc = read_entries(body, {"Content-Type": "application/rss+xml"})
+    doc = read_document(body, "application/rss+xml")
     assert (doc.kind, doc.is_feed, doc.entries) == (kind, False, ())
 
 
@@ -213,14 +218,14 @@ def test_not_a_feed_is_flagged_not_empty(body: bytes, kind: str) -> None:
     ],
 )
 def test_ill_formed_xml_with_no_entry_is_broken_not_an_empty_feed(body: bytes) -> None:
-    doc = read_entries(body, {"Content-Type": "application/rss+xml"})
+    doc = read_document(body, "application/rss+xml")
     assert (doc.kind, doc.is_feed, doc.entries) == ("broken", False, ())
     assert doc.problem.startswith("SAXParseException")
 
 
 def test_an_empty_feed_stays_a_feed_even_with_an_undefined_entity() -> None:
     for title in ("Empty", "A&nbsp;B"):
-        doc = read_entries(rss(f"<title>{title}</title>").encode())
+        doc = read_document(rss(f"<title>{title}</title>").encode())
         assert doc.is_feed and doc.entries == ()
 
 
@@ -229,7 +234,7 @@ def test_feed_after_php_warning_html_is_still_a_feed() -> None:
         b"<br />\n<b>Deprecated</b>: x in y on line 2<br />\n"
         + rss("<item><guid>1</guid></item>").encode()
     )
-    doc = read_entries(body)
+    doc = read_document(body)
     assert doc.is_feed and len(doc.entries) == 1
 
 
@@ -252,7 +257,7 @@ def test_json_feed() -> None:
             ],
         }
     ).encode()
-    doc = read_entries(body, {}, "https://j.example/feed.json")
+    doc = read_document(body, "", "https://j.example/feed.json")
     assert (doc.format, len(doc.entries)) == ("json", 2)
     first, second = doc.entries
     assert (first.key, first.link, first.author) == ("7", "https://j.example/posts/7", "Ann")
@@ -261,10 +266,53 @@ def test_json_feed() -> None:
     assert (second.key_source, second.key) == ("link", "https://j.example/8")
 
 
+HINTS_RSS = b"""<?xml version="1.0"?>
+<rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel>
+<title>t</title><link>https://a.example/</link><ttl>60</ttl>
+<skipHours><hour>0</hour><hour>1</hour><hour>24</hour><hour>x</hour></skipHours>
+<skipDays><day>Saturday</day><day>Sunday</day><day>Caturday</day></skipDays>
+<sy:updatePeriod>daily</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency>
+<item><guid>a</guid><pubDate>Mon, 04 Mar 2024 10:00:00 GMT</pubDate></item>
+</channel></rss>"""
+
+
+def test_rss_hints() -> None:
+    """The hints of the one parse: every skipHours/skipDays value (feedparser keeps the last)."""
+    hints = read_document(HINTS_RSS).hints
+    assert hints.ttl == 60.0
+    assert hints.skip_hours == {0, 1}
+    assert hints.skip_days == {5, 6}
+    assert hints.update_period == 720.0
+    hourly = rss_hints({"sy_updateperiod": "hourly"})
+    assert hourly.update_period == 60.0 and hourly.ttl is None and not hourly.skip_hours
+    assert rss_hints({"ttl": "garbage", "skiphours": ""}, "<not xml").ttl is None
+
+
+def test_a_feed_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One feedparser parse per read, and no XML parser besides: the hints and entries come
+    from that parse."""
+    calls: Counter[str] = Counter()
+    parse = feedparser.parse
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls["feedparser"] += 1
+        return parse(*args, **kwargs)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a second parse")
+
+    monkeypatch.setattr(feedparser, "parse", counting)
+    for name in ("fromstring", "XML", "parse", "iterparse"):
+        monkeypatch.setattr(lxml.etree, name, refused)
+    doc = read_document(HINTS_RSS)
+    assert (calls["feedparser"], len(doc.entries), doc.hints.skip_days) == (1, 1, {5, 6})
+    assert read_feed(HINTS_RSS) is not None and calls["feedparser"] == 2
+
+
 def test_channel_hints() -> None:
     extra = """<ttl>90</ttl><skipHours><hour>1</hour><hour>2</hour></skipHours>
 <skipDays><day>Sunday</day></skipDays>"""
-    doc = read_entries(rss("<item><guid>1</guid></item>", extra=extra).encode())
+    doc = read_document(rss("<item><guid>1</guid></item>", extra=extra).encode())
     assert doc.hints.ttl == 90.0
     assert doc.hints.skip_hours == frozenset({1, 2})
     assert doc.hints.skip_days == frozenset({6})
@@ -275,6 +323,6 @@ def test_atom_entries() -> None:
 <entry><id>urn:uuid:1</id><title>One</title><link href="https://a.example/1"/>
 <author><name>Bea</name></author><published>2024-03-01T10:00:00Z</published>
 <updated>2024-03-02T10:00:00Z</updated><summary>S</summary></entry></feed>"""
-    (entry,) = read_entries(body).entries
+    (entry,) = read_document(body).entries
     assert (entry.key, entry.author, entry.summary) == ("urn:uuid:1", "Bea", "S")
     assert (entry.published, entry.updated) == ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z")

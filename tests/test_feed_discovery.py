@@ -28,10 +28,10 @@ from blogfeeds.extract.discovery import (
     FetchRequest,
     discover_feeds,
     find_feeds,
-    to_feed_info,
 )
-from blogfeeds.extract.feedcheck import read_feed, sniff_feed
+from blogfeeds.extract.feedreader import read_feed, sniff_feed
 from blogfeeds.extract.page import parse_page
+from blogfeeds.report_items import feed_info
 from tests.cases import (
     DEFAULT_UA,
     Case,
@@ -120,7 +120,7 @@ def test_advertised_feed_is_validated_with_one_request(tmp_path: Path) -> None:
     assert "valid rss 2.0, 0 items" in feed.reasons
     assert (report.requests, len(log.requests)) == (1, 1)
     assert report.fetch_seconds >= 0
-    assert to_feed_info(feed).type == "application/rss+xml"
+    assert feed_info(feed).type == "application/rss+xml"
 
 
 def test_link_header_only(tmp_path: Path) -> None:

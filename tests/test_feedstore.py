@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from blogfeeds.items import Blog, Entry, FeedFetch, FeedInfo, FriendLink
+from blogfeeds.extract.feedreader import FeedEntry
+from blogfeeds.items import Blog, FeedFetch, FeedInfo, FriendLink
 from blogfeeds.revisit import FeedState, LevelPolicy
 from blogfeeds.storage.feedstore import (
     LEASE_MINUTES,
@@ -61,8 +62,8 @@ def fetch(url: str, state: FeedState, **fields: object) -> FeedFetch:
     return replace(base, **fields)  # type: ignore[arg-type]
 
 
-def entry(feed_url: str, guid: str) -> Entry:
-    return Entry(feed_url=feed_url, guid=guid, link=f"{feed_url}#{guid}", title=f"t {guid}")
+def entry(feed_url: str, guid: str) -> FeedEntry:
+    return FeedEntry(key=guid, key_source="id", link=f"{feed_url}#{guid}", title=f"t {guid}")
 
 
 def test_sync_feeds_schedules_main_feeds_once_due_now(store: FeedStore) -> None:

@@ -15,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 
-import feedparser
 import pytest
 
 from blogfeeds.revisit import (
@@ -37,7 +36,6 @@ from blogfeeds.revisit import (
     make_policy,
     parse_retry_after,
     remember_ids,
-    rss_hints,
     split_new_ids,
     to_minutes,
 )
@@ -227,27 +225,6 @@ def test_cache_lifetime() -> None:
     assert cache_lifetime({"Content-Type": "text/xml"}, T0) is None
     # Scrapy-style headers: bytes keys, list values
     assert cache_lifetime({b"Cache-Control": [b"max-age=600"]}, T0) == 10.0
-
-
-RSS = b"""<?xml version="1.0"?>
-<rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel>
-<title>t</title><link>https://a.example/</link><ttl>60</ttl>
-<skipHours><hour>0</hour><hour>1</hour><hour>24</hour><hour>x</hour></skipHours>
-<skipDays><day>Saturday</day><day>Sunday</day><day>Caturday</day></skipDays>
-<sy:updatePeriod>daily</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency>
-<item><guid>a</guid><pubDate>Mon, 04 Mar 2024 10:00:00 GMT</pubDate></item>
-</channel></rss>"""
-
-
-def test_rss_hints() -> None:
-    hints = rss_hints(feedparser.parse(RSS), RSS)
-    assert hints.ttl == 60.0
-    assert hints.skip_hours == {0, 1}
-    assert hints.skip_days == {5, 6}
-    assert hints.update_period == 720.0
-    hourly = rss_hints({"feed": {"sy_updateperiod": "hourly"}})
-    assert hourly.update_period == 60.0 and hourly.ttl is None and not hourly.skip_hours
-    assert rss_hints({"feed": {"ttl": "garbage"}}, b"<not xml").ttl is None
 
 
 def test_is_guid_rewrite() -> None:

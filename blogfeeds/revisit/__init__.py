@@ -25,12 +25,10 @@ from blogfeeds.revisit.core import (
 from blogfeeds.revisit.estimate import EstimatingPolicy, FetchBudget
 from blogfeeds.revisit.hints import (
     HostPauses,
-    RssHints,
     cache_lifetime,
     is_guid_rewrite,
     parse_retry_after,
     remember_ids,
-    rss_hints,
     split_new_ids,
 )
 from blogfeeds.revisit.levels import LEVELS, LevelPolicy, auto_rank, level_interval, level_of
@@ -71,7 +69,6 @@ __all__ = [
     "HostPauses",
     "LevelPolicy",
     "Policy",
-    "RssHints",
     "auto_rank",
     "cache_lifetime",
     "conditional_headers",
@@ -83,7 +80,6 @@ __all__ = [
     "make_policy",
     "parse_retry_after",
     "remember_ids",
-    "rss_hints",
     "split_new_ids",
     "to_minutes",
 ]

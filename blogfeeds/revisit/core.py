@@ -146,7 +146,8 @@ class FetchOutcome:
       document (its length is the feed window K). Empty on a 304.
     - ``conditional``: the request carried If-None-Match or If-Modified-Since.
     - ``etag``/``last_modified``: the response's validators, verbatim.
-    - hints, see :mod:`blogfeeds.revisit.hints`: ``max_age`` (minutes of freshness left,
+    - hints (HTTP ones in :mod:`blogfeeds.revisit.hints`, RSS ones read with the feed,
+      :mod:`blogfeeds.extract.feedreader.hints`): ``max_age`` (minutes of freshness left,
       :func:`~blogfeeds.revisit.hints.cache_lifetime`), ``ttl`` (RSS ``<ttl>``, minutes),
       ``skip_hours`` (UTC hours 0-23), ``skip_days`` (0 = Monday), ``retry_after`` (minutes,
       :func:`~blogfeeds.revisit.hints.parse_retry_after`), ``update_period`` (minutes per update

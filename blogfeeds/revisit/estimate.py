@@ -29,6 +29,7 @@ weighs a feed by w = 4**r, i.e. twice the fetch rate per rank.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from blogfeeds.revisit.core import (
@@ -43,7 +44,7 @@ from blogfeeds.revisit.core import (
     classify,
 )
 from blogfeeds.revisit.hints import is_guid_rewrite
-from blogfeeds.revisit.levels import LEVELS, check_rank
+from blogfeeds.revisit.levels import LEVELS, check_rank, level_of
 
 TAU_SLOW = 45 * DAY
 TAU_FAST = 2 * DAY
@@ -145,6 +146,19 @@ class EstimatingPolicy:
         """A new feed, due at ``now`` (epoch minutes)."""
         rank = self.default_rank if rank is None else check_rank(rank)
         return FeedState(feed_id=feed_id, rank=rank, next_due=now)
+
+    def level(self, state: FeedState) -> int:
+        """Level 1..5 of ``state``: the highest level whose interval is ≤ the planned one."""
+        return level_of(state.interval)
+
+    def warm(self, states: Iterable[FeedState]) -> None:
+        """Register every stored feed's rate with the fetch budget, so that κ reflects the whole
+        population and not only the feeds fetched in this run (profile ignored: flat demand)."""
+        for state in states:
+            if state.rate:
+                self.budget.set_law(
+                    state.feed_id, math.sqrt(RANK_WEIGHT**state.rank * state.rate / DAY)
+                )
 
     def next_state(self, state: FeedState, outcome: FetchOutcome) -> FeedState:
         """Learn from ``outcome`` and schedule the next fetch (``next_due``, epoch minutes)."""

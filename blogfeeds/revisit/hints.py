@@ -1,5 +1,6 @@
-"""Protocol hints for revisit scheduling: Retry-After, HTTP freshness lifetime, RSS channel
-hints, GUID-rewrite detection, seen-id summaries and per-host pauses.
+"""Protocol hints for revisit scheduling: Retry-After, HTTP freshness lifetime, GUID-rewrite
+detection, seen-id summaries and per-host pauses (the RSS channel hints come with the feed's
+one parse, :mod:`blogfeeds.extract.feedreader.hints`).
 
 Units as in :mod:`blogfeeds.revisit.core`: instants are epoch minutes (UTC), durations minutes.
 """
@@ -10,29 +11,11 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-import lxml.etree
+from blogfeeds.revisit.core import HINT_CAP, FeedState, http_date_minutes
 
-from blogfeeds.revisit.core import DAY, HINT_CAP, HOUR, FeedState, http_date_minutes
-
-_SY_PERIODS = {
-    "hourly": HOUR,
-    "daily": DAY,
-    "weekly": 7 * DAY,
-    "monthly": 30 * DAY,
-    "yearly": 365 * DAY,
-}
-_DAYS = {
-    name: i
-    for i, name in enumerate(
-        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-    )
-}
-_XML = lxml.etree.XMLParser(
-    recover=True, resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-)
 #: Seen-id summaries keep at most this many hashes (a few windows' worth).
 SEEN_IDS_MAX = 300
 
@@ -112,66 +95,6 @@ def cache_lifetime(headers: Mapping[Any, Any], now: float) -> float | None:
     return max(lifetime - age, 0.0)
 
 
-@dataclass(frozen=True, slots=True)
-class RssHints:
-    """Channel-level hints (minutes; hours are UTC 0-23, days 0 = Monday)."""
-
-    ttl: float | None = None
-    skip_hours: frozenset[int] = field(default_factory=frozenset)
-    skip_days: frozenset[int] = field(default_factory=frozenset)
-    update_period: float | None = None
-
-
-def _positive_int(value: Any) -> int | None:
-    try:
-        number = int(str(value).strip())
-    except (TypeError, ValueError):
-        return None
-    return number if number > 0 else None
-
-
-def rss_hints(parsed: Mapping[str, Any], body: bytes | None = None) -> RssHints:
-    """Hints from a feedparser result (or its ``.feed``) and, for skip lists, the raw body.
-
-    - ``<ttl>`` (RSS 2.0): minutes the channel may be cached.
-    - ``sy:updatePeriod`` × ``sy:updateFrequency`` (RSS 1.0 Syndication module; period default
-      ``daily``, frequency default 1): ``update_period`` = period / frequency, a prior only.
-    - ``<skipHours><hour>`` (0-23 GMT; 24 read as 0) and ``<skipDays><day>`` (weekday names):
-      feedparser keeps only the last ``<hour>``/``<day>``, so they are read from ``body``.
-    """
-    feed = parsed.get("feed", parsed)
-    ttl = _positive_int(feed.get("ttl"))
-    period_name = str(feed.get("sy_updateperiod", "")).strip().lower()
-    frequency = _positive_int(feed.get("sy_updatefrequency"))
-    update_period = None
-    if period_name or frequency:
-        base = _SY_PERIODS.get(period_name or "daily")
-        if base is not None:
-            update_period = base / (frequency or 1)
-    hours: set[int] = set()
-    days: set[int] = set()
-    if body:
-        try:
-            root = lxml.etree.fromstring(body, _XML)
-        except lxml.etree.XMLSyntaxError:
-            root = None
-        if root is not None:
-            for el in root.iterfind("channel/skipHours/hour"):
-                text = (el.text or "").strip()
-                if text.isdigit() and int(text) <= 24:
-                    hours.add(int(text) % 24)
-            for el in root.iterfind("channel/skipDays/day"):
-                d = _DAYS.get((el.text or "").strip().lower())
-                if d is not None:
-                    days.add(d)
-    return RssHints(
-        ttl=float(ttl) if ttl else None,
-        skip_hours=frozenset(hours),
-        skip_days=frozenset(days),
-        update_period=update_period,
-    )
-
-
 def is_guid_rewrite(
     new_entry_dates: Sequence[float | None],
     all_entry_dates: Sequence[float | None],
@@ -194,7 +117,7 @@ def is_guid_rewrite(
     return 2 * old > window
 
 
-def entry_key(entry_id: str) -> str:
+def seen_key(entry_id: str) -> str:
     """A short stable hash (16 hex digits of SHA-1) of an entry id, for ``seen_ids``."""
     return hashlib.sha1(entry_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -202,13 +125,13 @@ def entry_key(entry_id: str) -> str:
 def split_new_ids(state: FeedState, entry_ids: Iterable[str]) -> list[bool]:
     """For each entry id (document order), True when it is not in the state's seen summary."""
     seen = set(state.seen_ids)
-    return [entry_key(i) not in seen for i in entry_ids]
+    return [seen_key(i) not in seen for i in entry_ids]
 
 
 def remember_ids(state: FeedState, entry_ids: Iterable[str]) -> FeedState:
     """``state`` with ``entry_ids`` added to ``seen_ids`` (newest kept, at most
     :data:`SEEN_IDS_MAX`)."""
-    keys = [entry_key(i) for i in entry_ids]
+    keys = [seen_key(i) for i in entry_ids]
     known = set(keys)
     kept = [k for k in state.seen_ids if k not in known]
     merged = (keys + kept)[:SEEN_IDS_MAX]

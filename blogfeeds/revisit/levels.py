@@ -106,6 +106,10 @@ class LevelPolicy:
             next_due=now,
         )
 
+    def level(self, state: FeedState) -> int:
+        """Level 1..5 of ``state``: the level of its *T* and rank."""
+        return level_of(state.level_time, state.rank)
+
     def next_state(self, state: FeedState, outcome: FetchOutcome) -> FeedState:
         """Update *T* from ``outcome`` and schedule the next fetch at its level's interval."""
         kind = classify(outcome)

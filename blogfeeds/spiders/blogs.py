@@ -26,7 +26,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
-from blogfeeds.extensions.startup import StartupError, check_settings
+from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.directives import crawl_url
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
@@ -37,6 +37,7 @@ from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_status
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
+from blogfeeds.option import StartupError
 from blogfeeds.report_items import blog_items
 from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet

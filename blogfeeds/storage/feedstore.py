@@ -38,7 +38,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from blogfeeds.items import Entry, FeedFetch
+from blogfeeds.extract.feedreader import FeedEntry
+from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import FeedState, auto_rank, from_minutes, to_minutes
 from blogfeeds.storage.db import Store, utc_now
 from blogfeeds.storage.schema import url_hash
@@ -482,26 +483,26 @@ class FeedStore(Store):
         return inserted
 
     def _insert_entries(
-        self, cursor: Any, feed_hash: str, entries: Sequence[Entry], now: str
+        self, cursor: Any, feed_hash: str, entries: Sequence[FeedEntry], now: str
     ) -> int:
         if not entries:
             return 0
         rows: dict[str, tuple[Any, ...]] = {}
         for e in entries:
-            guid_hash = url_hash(e.guid)
+            guid_hash = url_hash(e.key)
             rows.setdefault(
                 guid_hash,
                 (
                     feed_hash,
                     guid_hash,
-                    e.guid,
+                    e.key,
                     e.link,
                     e.title,
                     e.author,
                     e.published,
                     e.updated,
                     e.summary,
-                    e.first_seen or now,
+                    now,
                 ),
             )
         sql = self.dialect.upsert("entries", _ENTRY_COLUMNS, ("feed_url_hash", "guid_hash"), ())

@@ -11,7 +11,7 @@
 
 The budget (``max_requests``, ``max_fetch_seconds``) cuts everything. A meta refresh
 (``<meta http-equiv=refresh>``) stub with no advertised feed is followed once. Validation and
-reading are :mod:`blogfeeds.extract.feedcheck`. Validated feeds are classified (main, comments,
+reading are :mod:`blogfeeds.extract.feedreader`. Validated feeds are classified (main, comments,
 category, podcast), aliases collapsed into one canonical URL (same URL but for a trailing slash,
 same item ids, or a format-only query variant such as ``?alt=rss`` with the same title; never on
 ``rel=self`` alone), and ranked: the same blog's main feed first, then by path depth, newest
@@ -70,7 +70,7 @@ from blogfeeds.extract.discovery.vocabulary import (
     same_site,
     url_key,
 )
-from blogfeeds.extract.feedcheck import ParsedFeed, read_feed
+from blogfeeds.extract.feedreader import FeedDocument, read_feed
 from blogfeeds.extract.page import DecodeError, Page, parse_page
 from blogfeeds.extract.scoring import SettingsLike, build_rules
 
@@ -236,7 +236,7 @@ class FeedReport:
 class _Found:
     cand: FeedCandidate
     url: str
-    parsed: ParsedFeed
+    parsed: FeedDocument
     content_type: str
     aliases: list[str]
     kind: str = "main"

@@ -1,0 +1,218 @@
+"""Read a feed body once: sniff it, parse it (feedparser for XML, :mod:`json` for JSON Feed,
+which feedparser 6 does not read), and take metadata, entries and hints from that one parse.
+
+Two entry points share the reading:
+
+- :func:`read_feed` (feed discovery's validation): a feed by its root element
+  (:func:`~blogfeeds.extract.feedreader.sniff.sniff_feed`), read; None for anything else,
+  without parsing it.
+- :func:`read_document` (``scrapy crawl feeds``): every body comes back as a
+  :class:`FeedDocument`. A body the sniffer refuses still counts as a feed when feedparser finds
+  entries in it (CDF, an Atom feed wrapped in XHTML, a feed after a PHP warning that starts
+  with ``<br />``); anything else is *not a feed* (``kind`` ``"html"``, ``"other"``,
+  ``"empty"``), so the caller can flag it instead of reading it as a feed with no entries.
+
+XML is decoded by :func:`~blogfeeds.extract.feedreader.sniff.feed_encoding` and handed to
+feedparser re-encoded as UTF-8; an ill-formed (bozo) document still yields every entry
+feedparser recovers (:attr:`FeedDocument.bozo` is set).
+"""
+
+from __future__ import annotations
+
+import xml.sax
+from datetime import datetime
+from typing import Any
+
+import feedparser
+
+from blogfeeds.extract.feedreader.document import FeedDocument
+from blogfeeds.extract.feedreader.entries import (
+    FeedEntry,
+    clean,
+    iso_utc,
+    make_entry,
+    struct_time_utc,
+)
+from blogfeeds.extract.feedreader.hints import rss_hints
+from blogfeeds.extract.feedreader.sniff import (
+    FeedSniff,
+    decode,
+    feed_encoding,
+    looks_html,
+    sniff_feed,
+)
+
+_MEDIA = ("audio/", "video/")
+
+
+def read_feed(body: bytes, content_type: str = "", url: str = "") -> FeedDocument | None:
+    """``body`` read when it is a feed by its root element or JSON Feed version; else None.
+
+    ``content_type`` (the HTTP header value) is used only for its charset; ``url`` is the feed
+    URL relative entry links are resolved against. A validated body is a feed even when
+    ill-formed (``kind`` ``"broken"``, ``bozo`` set): its root was right."""
+    sniff = sniff_feed(body, content_type)
+    return None if sniff is None else _read(body, sniff, url)
+
+
+def read_document(body: bytes, content_type: str = "", url: str = "") -> FeedDocument:
+    """Read feed ``body`` (bytes as received) into a :class:`FeedDocument`; never raises on bad
+    input: a body that is not a feed comes back with ``kind`` ``"html"``, ``"other"`` or
+    ``"empty"`` (arguments as for :func:`read_feed`)."""
+    if not body or not body.strip():
+        return FeedDocument(kind="empty")
+    sniff = sniff_feed(body, content_type)
+    if sniff is None:
+        sniff = FeedSniff(encoding=feed_encoding(body, content_type))
+    return _read(body, sniff, url)
+
+
+def _read(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
+    if sniff.format == "json":
+        return _read_json(sniff, url)
+    return _read_xml(body, sniff, url)
+
+
+def _utf8_document(text: str) -> bytes:
+    """Re-encode decoded XML as UTF-8 with a matching declaration, for feedparser."""
+    start = text.find("<?xml")
+    if 0 <= start < 1024:
+        end = text.find("?>", start)
+        if end > 0:
+            text = text[:start] + '<?xml version="1.0" encoding="utf-8"?>' + text[end + 2 :]
+    return text.encode("utf-8")
+
+
+def _ill_formed(exc: object) -> bool:
+    """Whether feedparser's ``bozo_exception`` is XML that is not well-formed (expat's error),
+    other than an undefined entity (``&nbsp;`` in a title: feedparser's loose parser reads
+    those feeds whole)."""
+    return isinstance(exc, xml.sax.SAXParseException) and "undefined entity" not in str(exc)
+
+
+def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
+    text = decode(body, sniff.encoding)
+    parsed = feedparser.parse(
+        _utf8_document(text),
+        response_headers={"content-type": "application/xml; charset=utf-8"},
+        sanitize_html=False,
+        resolve_relative_uris=False,
+    )
+    raw = parsed.get("entries") or []
+    if not sniff.root:
+        if not raw:
+            kind = "html" if looks_html(body) else "other"
+            return FeedDocument(kind=kind, sniff=sniff, problem="not a feed")
+        sniff = FeedSniff(str(parsed.get("version") or "loose"), encoding=sniff.encoding)
+    exc = parsed.get("bozo_exception")
+    bozo = bool(parsed.get("bozo"))
+    meta = parsed.get("feed") or {}
+    entries: list[FeedEntry] = []
+    keys: set[str] = set()
+    comments: set[str] = set()
+    dates: list[datetime] = []
+    media = 0
+    for e in raw:
+        for key in ("id", "link"):
+            if e.get(key):
+                keys.add(str(e[key]))
+        if e.get("wfw_commentrss"):
+            comments.add(str(e["wfw_commentrss"]).strip())
+        if any(str(m.get("type", "")).startswith(_MEDIA) for m in e.get("enclosures") or []):
+            media += 1
+        published = struct_time_utc(e.get("published_parsed"))
+        # dict.get: feedparser's own get() maps a missing "updated" to "published" with a
+        # DeprecationWarning (feedparser issue 310).
+        updated = struct_time_utc(dict.get(e, "updated_parsed"))
+        dates.extend(d for d in (published, updated) if d)
+        summary = e.get("summary")
+        if not summary and e.get("content"):
+            summary = (e["content"][0] or {}).get("value")
+        entries.append(
+            make_entry(
+                url,
+                guid=e.get("id"),
+                link=e.get("link"),
+                title=e.get("title"),
+                author=e.get("author"),
+                published=published,
+                updated=updated,
+                summary=summary,
+            )
+        )
+    if not dates:
+        when = struct_time_utc(meta.get("updated_parsed"))
+        if when:
+            dates.append(when)
+    self_url = next(
+        (str(link.get("href")) for link in meta.get("links") or [] if link.get("rel") == "self"),
+        "",
+    )
+    podcast = any(str(k).startswith("itunes_") for k in meta) or (
+        bool(raw) and media * 2 > len(raw)
+    )
+    return FeedDocument(
+        kind="broken" if not raw and _ill_formed(exc) else "feed",
+        sniff=sniff,
+        title=clean(meta.get("title"), None) or "",
+        site_url=str(meta.get("link") or ""),
+        self_url=self_url,
+        entries=tuple(entries),
+        item_keys=frozenset(keys),
+        newest=max(dates, default=None),
+        comment_feeds=frozenset(comments),
+        podcast=podcast,
+        hints=rss_hints(meta, text),
+        bozo=bozo,
+        problem=f"{type(exc).__name__}: {exc}" if bozo and exc else "",
+    )
+
+
+def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
+    """A JSON Feed (jsonfeed.org version 1.0/1.1): ``items`` with ``id``, ``url``, ``title``,
+    ``authors``/``author``, ``date_published``, ``date_modified``, ``summary``/``content_text``,
+    ``attachments``."""
+    data: dict[str, Any] = sniff.data
+    items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+    entries: list[FeedEntry] = []
+    keys: set[str] = set()
+    dates: list[datetime] = []
+    media = 0
+    for item in items:
+        keys.update(str(item[k]) for k in ("id", "url") if item.get(k))
+        if any(
+            str(a.get("mime_type", "")).startswith(_MEDIA)
+            for a in item.get("attachments") or []
+            if isinstance(a, dict)
+        ):
+            media += 1
+        published = iso_utc(item.get("date_published"))
+        updated = iso_utc(item.get("date_modified"))
+        dates.extend(d for d in (published, updated) if d)
+        authors = item.get("authors") or ([item["author"]] if item.get("author") else [])
+        author = next(
+            (a.get("name") for a in authors if isinstance(a, dict) and a.get("name")), None
+        )
+        entries.append(
+            make_entry(
+                url,
+                guid=item.get("id"),
+                link=item.get("url") or item.get("external_url"),
+                title=item.get("title"),
+                author=author,
+                published=published,
+                updated=updated,
+                summary=item.get("summary") or item.get("content_text") or item.get("content_html"),
+            )
+        )
+    return FeedDocument(
+        kind="feed",
+        sniff=sniff,
+        title=clean(data.get("title"), None) or "",
+        site_url=str(data.get("home_page_url") or ""),
+        self_url=str(data.get("feed_url") or ""),
+        entries=tuple(entries),
+        item_keys=frozenset(keys),
+        newest=max(dates, default=None),
+        podcast=bool(items) and media * 2 > len(items),
+    )

@@ -1,0 +1,71 @@
+"""The settings of ``scrapy crawl feeds`` ("Feed revisits" in :mod:`blogfeeds.settings`), read
+once into :class:`FeedsConfig`."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from blogfeeds.config import FeedsWorkerConfig, FrontierConfig, RevisitConfig
+from blogfeeds.feeds.clock import start_minutes
+from blogfeeds.revisit import EstimatingPolicy, LevelPolicy, make_policy
+
+
+@dataclass(frozen=True)
+class FeedsConfig:
+    """One feeds worker's settings, with their defaults."""
+
+    policy: str = "levels"
+    """``BLOGFEEDS_REVISIT_POLICY``: ``levels`` or ``estimate``."""
+    budget: float = 3.0
+    """``BLOGFEEDS_REVISIT_BUDGET``: fetches per feed per day (``estimate``)."""
+    level_mode: bool = False
+    """``BLOGFEEDS_REVISIT_LEVEL_MODE`` (``estimate``)."""
+    initial_t: float = 1000.0
+    """``BLOGFEEDS_REVISIT_INITIAL_T``: *T* of a new feed, minutes (``levels``)."""
+    rank: int | str = 0
+    """``BLOGFEEDS_REVISIT_RANK``: 0..5 or ``"auto"``."""
+    loop: bool = False
+    """``BLOGFEEDS_FEEDS_LOOP``, or the spider argument ``-a loop=``."""
+    batch: int = 50
+    """``BLOGFEEDS_FEEDS_BATCH``: feeds per claim, at least 1."""
+    max_sleep: float = 60.0
+    """``BLOGFEEDS_FEEDS_MAX_SLEEP``: longest sleep of a loop worker, seconds, at least 1."""
+    start: float | None = None
+    """``BLOGFEEDS_NOW`` in epoch minutes: the virtual start time; None for real time."""
+    worker: str = ""
+    """``BLOGFEEDS_WORKER_ID``, else the host name."""
+
+    @classmethod
+    def from_settings(cls, settings: Any, loop: str | None = None) -> FeedsConfig:
+        """The settings, read through the table (:class:`~blogfeeds.config.RevisitConfig`,
+        :class:`~blogfeeds.config.FeedsWorkerConfig`, the worker id of
+        :class:`~blogfeeds.config.FrontierConfig`); ``loop`` is the spider argument, over
+        ``BLOGFEEDS_FEEDS_LOOP``. A bad value is a :class:`~blogfeeds.option.StartupError`."""
+        revisit = RevisitConfig.from_settings(settings)
+        worker = FeedsWorkerConfig.from_settings(settings)
+        return cls(
+            policy=revisit.policy,
+            budget=revisit.budget,
+            level_mode=revisit.level_mode,
+            initial_t=float(revisit.initial_t),
+            rank=revisit.rank,
+            loop=(
+                str(loop).strip().lower() in {"1", "true", "yes", "on"}
+                if loop is not None
+                else worker.loop
+            ),
+            batch=worker.batch,
+            max_sleep=max(1.0, worker.max_sleep),
+            start=start_minutes(worker.now),
+            worker=FrontierConfig.from_settings(settings).worker_id or socket.gethostname(),
+        )
+
+    def make_policy(self) -> LevelPolicy | EstimatingPolicy:
+        return make_policy(
+            self.policy,
+            budget_per_feed_day=self.budget,
+            level_mode=self.level_mode,
+            initial_time=self.initial_t,
+        )

@@ -1,0 +1,110 @@
+"""The package's shape: extraction stays pure, no import cycle, no module grows past a screenful
+of concepts. Read from the source with ``ast``: nothing is imported."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "blogfeeds"
+# Extraction is a function of (url, bytes, headers) and a fetch function: it must not know the
+# crawler, the items it becomes or where they are stored.
+EXTRACTION_MAY_NOT_IMPORT = (
+    "scrapy",
+    "scrapy_redis",
+    "twisted",
+    "blogfeeds.items",
+    "blogfeeds.storage",
+    "blogfeeds.revisit",
+    "blogfeeds.spiders",
+    "blogfeeds.pipelines",
+    "blogfeeds.frontier",
+    "blogfeeds.middlewares",
+    "blogfeeds.extensions",
+    "blogfeeds.commands",
+)
+MAX_LINES = 650
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """Modules imported at module level (not inside functions or ``if TYPE_CHECKING``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = (
+        _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    )
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            found.add(module)
+            # `from blogfeeds.extract import page` imports the module blogfeeds.extract.page
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in MODULES if n == "blogfeeds.extract" or n.startswith("blogfeeds.extract.")]
+)
+def test_extraction_is_pure(name: str) -> None:
+    bad = sorted(
+        imported
+        for imported in _top_level_imports(MODULES[name])
+        for banned in EXTRACTION_MAY_NOT_IMPORT
+        if imported == banned or imported.startswith(banned + ".")
+    )
+    assert not bad, f"{name} imports {bad}"
+
+
+def test_no_import_cycle() -> None:
+    graph = {
+        # an edge to one's own package is Python's import order, not a cycle
+        name: {
+            m
+            for m in _top_level_imports(path)
+            if m in MODULES and m != name and not name.startswith(m + ".")
+        }
+        for name, path in MODULES.items()
+    }
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph[node]):
+            if dep.startswith(node + "."):  # a package importing its own submodule
+                continue
+            if state.get(dep) == 1:
+                cycle = [*path[path.index(dep) :], dep]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        path.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_size(name: str) -> None:
+    lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by concept"
