@@ -212,7 +212,7 @@ def _url_caches() -> list[Any]:
         (identity_module, "blog_id"),
         (identity_module, "registered_domain"),
         (identity_module, "path_rule"),
-        (filters_module, "host_of"),
+        (filters_module, "normal_host"),
         (filters_module, "is_ip_host"),
         (measure_module, "_token_zones"),
         (measure_module, "_titled"),

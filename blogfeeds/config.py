@@ -566,7 +566,30 @@ def markdown() -> str:
                 opt.doc,
             ]
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += ["", "## Default components", ""]
+    lines += [
+        "Each component setting is your dict, merged over its base below (Scrapy's",
+        "`build_component_list` semantics; docs/scoring.md): name a component with a new order",
+        "to move it, with `None` to disable it.",
+    ]
+    for setting, base in _component_bases():
+        lines += ["", f"`{setting}` over:", "", "| Component | Order |", "| --- | --- |"]
+        lines += [f"| `{path}` | {order} |" for path, order in base.items()]
     return "\n".join(lines) + "\n"
+
+
+def _component_bases() -> list[tuple[str, Mapping[str, int | None]]]:
+    """The four component settings and the base dict each is merged over (imported here, for
+    the reference only: the table itself imports no component)."""
+    from blogfeeds.extract.discovery import FEED_SCORERS_BASE, FEED_STAGES_BASE  # noqa: PLC0415
+    from blogfeeds.extract.friends import FRIEND_LAYERS_BASE, FRIEND_SCORERS_BASE  # noqa: PLC0415
+
+    return [
+        ("BLOGFEEDS_FEED_STAGES", FEED_STAGES_BASE),
+        ("BLOGFEEDS_FEED_SCORERS", FEED_SCORERS_BASE),
+        ("BLOGFEEDS_FRIEND_LAYERS", FRIEND_LAYERS_BASE),
+        ("BLOGFEEDS_FRIEND_SCORERS", FRIEND_SCORERS_BASE),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

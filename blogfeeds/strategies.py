@@ -76,7 +76,7 @@ TOKEN_META = "strategy_token"
 """Request meta key: which push of a blog this request is (see the module docstring)."""
 
 
-def host_of(url: str) -> str:
+def site_of(url: str) -> str:
     """The host name of ``url``, lower-cased, a leading ``www.`` dropped (``""`` if none)."""
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
     return host.removeprefix("www.")
@@ -151,7 +151,7 @@ class Frontier:
     def push(self, blog: str, *, depth: int = 0, url: str = "", request: Any = None) -> str:
         """Register a newly queued ``blog`` (``url`` names its host) and return its token;
         the priority to queue it with is then ``self.pending[blog].priority``."""
-        host = host_of(url) if url else ""
+        host = site_of(url) if url else ""
         if self.strategy == "big-site-first":
             count = self.host_pending.get(host, 0) + 1
             self.host_pending[host] = count

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from blogfeeds.strategies import STRATEGIES, Frontier, host_of
+from blogfeeds.strategies import STRATEGIES, Frontier, site_of
 from tests.littleweb import LittleWeb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -180,7 +180,7 @@ def test_big_site_first_doubling() -> None:
     assert f.host_pending == {"cnblogs.com": 5}
     f.push("solo.example", url="http://solo.example/")
     assert f.pending["solo.example"].priority == 1
-    assert host_of("https://WWW.CnBlogs.com/u1/") == "cnblogs.com"
+    assert site_of("https://WWW.CnBlogs.com/u1/") == "cnblogs.com"
 
 
 # --- a real crawl ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The settings of ``scrapy crawl feeds`` ("Feed revisits" in :mod:`blogfeeds.settings`), read
-once into :class:`FeedsConfig`."""
+"""The settings of ``scrapy crawl feeds``, read once into :class:`FeedsConfig` (through the
+table's :class:`~blogfeeds.config.RevisitConfig` and
+:class:`~blogfeeds.config.FeedsWorkerConfig`)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from blogfeeds.revisit import FeedState, HostPauses
-from blogfeeds.storage.feedstore import ScheduledFeed, host_of
+from blogfeeds.storage.feedstore import ScheduledFeed, slot_of
 
 
 class HostQueues:
@@ -27,7 +27,7 @@ class HostQueues:
             if feed.url in self.inflight:
                 continue
             self.inflight.add(feed.url)
-            self.queues.setdefault(host_of(feed.url), deque()).append(feed)
+            self.queues.setdefault(slot_of(feed.url), deque()).append(feed)
             added += 1
         return added
 

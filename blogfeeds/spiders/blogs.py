@@ -26,6 +26,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
+from blogfeeds.config import CrawlConfig
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.directives import crawl_url
@@ -138,9 +139,10 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         check_settings(crawler.settings)  # StartupError before any of them is read
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
-        spider.max_blogs = settings.getint("BLOGFEEDS_MAX_BLOGS")
+        crawl = CrawlConfig.from_settings(settings)
+        spider.max_blogs = crawl.max_blogs
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
-        capacity = settings.getint("BLOGFEEDS_SEEN_CAPACITY")
+        capacity = crawl.seen_capacity
         spider._scheduled, spider._done = SeenSet(capacity), SeenSet(capacity)
         try:
             spider.config = ExtractConfig.from_settings(settings)

@@ -65,7 +65,7 @@ from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
 from blogfeeds.seeds import check_url
-from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, host_of, iso
+from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, iso, slot_of
 from blogfeeds.storage.url import blocking_io
 
 logger = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ class FeedsSpider(scrapy.Spider):
 
     def _after(self, url: str) -> list[scrapy.Request]:
         """The requests that follow an answer: the host's next feed, then a refill."""
-        request = self._next_for_host(host_of(url))
+        request = self._next_for_host(slot_of(url))
         return ([request] if request is not None else []) + self._refill()
 
     def _finish(
@@ -262,7 +262,7 @@ class FeedsSpider(scrapy.Spider):
         for name in read.counts:
             stats.inc_value(f"blogfeeds/feeds/{name}")
         if classify(read.outcome) == "throttled":
-            host = host_of(feed.url)
+            host = slot_of(feed.url)
             self.hosts.pause(host, new_state)
             stats.inc_value("blogfeeds/feeds/throttled")
             logger.info("Host %s asked for a pause until %s", host, item.host_pause_until)

@@ -125,7 +125,7 @@ def state_from_json(text: str | None) -> FeedState | None:
         return None
 
 
-def host_of(url: str) -> str:
+def slot_of(url: str) -> str:
     """Lower-case host name of ``url`` (Scrapy's download slot key), ``""`` if none."""
     return (urlsplit(url).hostname or "").lower()
 
@@ -479,7 +479,7 @@ class FeedStore(Store):
             )
             cursor.execute(sql, (digest, state_to_json(state)))
         if fetch.host_pause_until:
-            self._defer_host(cursor, host_of(url), fetch.host_pause_until, digest)
+            self._defer_host(cursor, slot_of(url), fetch.host_pause_until, digest)
         return inserted
 
     def _insert_entries(
@@ -559,7 +559,7 @@ class FeedStore(Store):
         hashes = [
             r["feed_url_hash"]
             for r in rows
-            if r["feed_url_hash"] != except_hash and host_of(r["feed_url"]) == host
+            if r["feed_url_hash"] != except_hash and slot_of(r["feed_url"]) == host
         ]
         for start in range(0, len(hashes), _CHUNK):
             chunk = hashes[start : start + _CHUNK]

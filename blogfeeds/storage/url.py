@@ -1,6 +1,5 @@
-"""Database URLs: the forms a URL may take, and what its users
-need to know of the backend behind it (nothing outside :mod:`blogfeeds.storage` asks which
-database it is).
+"""Database URLs: the forms a URL may take, and what its users need to know of the backend behind
+it (nothing outside :mod:`blogfeeds.storage` asks which database it is).
 
 Forms (SQLAlchemy style, so one setting names any backend):
 

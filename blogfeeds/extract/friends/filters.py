@@ -43,7 +43,7 @@ def unwrap_wayback(url: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def host_of(url: str) -> str:
+def normal_host(url: str) -> str:
     """Normalised host of ``url`` (``""`` when none)."""
     try:
         return normalize_host(urlsplit(url).hostname or "")
@@ -316,7 +316,7 @@ def friend_key(url: str) -> str:
     """One key per friend: the host without ``www.`` (so scheme, ``www.``, slash, case and
     sub-page variants merge, but ``blog.x.com`` and ``x.com`` stay apart), the blog identity
     for path-hosted blogs (``cnblogs.com/alice``), the whole URL on feed proxies."""
-    host = host_of(url)
+    host = normal_host(url)
     if host.startswith(("feeds.", "feeds2.", "feedproxy.")):
         return url.rstrip("/").lower()
     try:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from blogfeeds.extract.friends.filters import Filters, host_of, is_ip_host
+from blogfeeds.extract.friends.filters import Filters, is_ip_host, normal_host
 from blogfeeds.extract.friends.measure import Link, Scan, absolute
 from blogfeeds.extract.friends.themes import HEADINGS
 from blogfeeds.extract.identity import blog_id
@@ -76,7 +76,7 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
     for url in scan.canonical:
         if url.lower().startswith(("http://", "https://")):
             owner.add(url)
-    page_host = host_of(page.url).removeprefix("www.")
+    page_host = normal_host(page.url).removeprefix("www.")
     for link in scan.links:
         if link.identity == own and link.parts.host.removeprefix("www.") != page_host:
             owner.roots.setdefault(link.url, _root(link.url))  # another host of the blog
