@@ -24,21 +24,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from blogfeeds.extract.blog import BlogExtractionConfig
+from blogfeeds.extract.discovery.discover import FeedDiscoveryConfig
+from blogfeeds.extract.friends.config import FriendsConfig
 from blogfeeds.frontier import defaults as frontier_defaults
 from blogfeeds.option import Config, Option, SettingsLike, option
+from blogfeeds.revisit import POLICIES
+from blogfeeds.revisit.core import DAY
+from blogfeeds.revisit.levels import T_MAX, T_MIN
 
 # --- the values some options take ----------------------------------------------------------------
 
 STRATEGIES = ("bfs", "dfs", "backlinks", "opic", "big-site-first")
 """Accepted values of ``BLOGFEEDS_STRATEGY`` (:mod:`blogfeeds.strategies`)."""
-RULESETS = ("blogfeeds", "original")
-"""Accepted values of ``BLOGFEEDS_FEED_RULESET`` and ``BLOGFEEDS_FRIEND_RULESET`` (the
-extractors' own ``RULESETS``)."""
-POLICIES = ("levels", "estimate")
-"""Accepted values of ``BLOGFEEDS_REVISIT_POLICY`` (:data:`blogfeeds.revisit.POLICIES`)."""
-T_MIN, T_MAX = 20.0, 10000.0
-"""Revisit intervals in minutes (:mod:`blogfeeds.revisit.levels`)."""
-DAY = 1440.0
 
 
 def _strategy(raw: Any) -> str:
@@ -177,86 +175,6 @@ class CrawlConfig(Config):
         250_000,
         "Blog ids a process remembers exactly, per seen-set (about 110 bytes each); 0 = unbounded.",
         low=0,
-    )
-    max_pages_per_blog: int = option(
-        "BLOGFEEDS_MAX_PAGES_PER_BLOG",
-        3,
-        "Pages fetched per blog for discovery (the home page is one).",
-        low=1,
-    )
-    max_friends_per_page: int = option(
-        "BLOGFEEDS_MAX_FRIENDS_PER_PAGE",
-        500,
-        "Friend links read from one page (the rest are ignored and counted).",
-        low=0,
-    )
-    rules_file: str = option(
-        "BLOGFEEDS_RULES_FILE",
-        "",
-        "User extraction rules (TOML; docs: user rules); empty = none.",
-        env="BLOGFEEDS_RULES_FILE",
-    )
-
-
-@dataclass(frozen=True)
-class FeedDiscoveryConfig(Config):
-    component: ClassVar[str] = "blogfeeds.extract (feed discovery)"
-
-    ruleset: str = option(
-        "BLOGFEEDS_FEED_RULESET",
-        "blogfeeds",
-        'Feed discovery: "blogfeeds" (staged, validated) or "original" (page-only <link> rule).',
-        choices=RULESETS,
-    )
-    scorers: Mapping[str, int | None] = option(
-        "BLOGFEEDS_FEED_SCORERS",
-        {},
-        "Your feed scorers {dotted path: order}, merged over FEED_SCORERS_BASE; None disables.",
-    )
-    stages: Mapping[str, int | None] = option(
-        "BLOGFEEDS_FEED_STAGES",
-        {},
-        "Your feed-candidate stages {dotted path: order}, merged over FEED_STAGES_BASE.",
-    )
-    max_requests: int = option(
-        "BLOGFEEDS_FEED_MAX_REQUESTS",
-        10,
-        "Requests per blog for feed discovery; 0 = the page's own links only.",
-        low=0,
-    )
-    max_fetch_seconds: float = option(
-        "BLOGFEEDS_FEED_MAX_FETCH_SECONDS",
-        10.0,
-        "Seconds of fetch time per blog for feed discovery.",
-        low=0,
-    )
-    retry_user_agent: str = option(
-        "BLOGFEEDS_FEED_RETRY_USER_AGENT",
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/126.0 Safari/537.36",
-        "User-Agent of the one retry after a 403; empty = no retry.",
-    )
-
-
-@dataclass(frozen=True)
-class FriendsConfig(Config):
-    component: ClassVar[str] = "blogfeeds.extract (friend links)"
-
-    ruleset: str = option(
-        "BLOGFEEDS_FRIEND_RULESET",
-        "blogfeeds",
-        'Friend links: "blogfeeds" (the layered extractor) or "original" (the container formula).',
-        choices=RULESETS,
-    )
-    scorers: Mapping[str, int | None] = option(
-        "BLOGFEEDS_FRIEND_SCORERS",
-        {},
-        "Your container scorers {dotted path: order}, merged over FRIEND_SCORERS_BASE.",
-    )
-    layers: Mapping[str, int | None] = option(
-        "BLOGFEEDS_FRIEND_LAYERS",
-        {},
-        "Your friend-link layers {dotted path: order}, merged over FRIEND_LAYERS_BASE.",
     )
 
 
@@ -475,6 +393,7 @@ CONFIGS: tuple[type[Config], ...] = (
     RetryConfig,
     StrategyConfig,
     CrawlConfig,
+    BlogExtractionConfig,
     FeedDiscoveryConfig,
     FriendsConfig,
     StorageConfig,

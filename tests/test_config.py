@@ -20,6 +20,7 @@ from blogfeeds import config, option
 from blogfeeds.config import (
     CONFIGS,
     OPTIONS,
+    BlogExtractionConfig,
     CrawlConfig,
     FeedDiscoveryConfig,
     FeedsWorkerConfig,
@@ -100,7 +101,7 @@ def test_a_config_reads_its_options_once_into_a_frozen_dataclass() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         limits.max_url_length = 5  # type: ignore[misc]
     assert CrawlConfig.from_settings({}) == CrawlConfig()  # not set: the defaults
-    assert CrawlConfig().max_pages_per_blog == 3
+    assert BlogExtractionConfig().max_pages_per_blog == 3
     revisit = RevisitConfig.from_settings({"BLOGFEEDS_REVISIT_RANK": " Auto "})
     assert (revisit.rank, revisit.initial_t) == ("auto", 1000)
     assert RevisitConfig.from_settings({"BLOGFEEDS_REVISIT_RANK": "3"}).rank == 3
@@ -128,7 +129,7 @@ def test_a_config_reads_its_options_once_into_a_frozen_dataclass() -> None:
             "BLOGFEEDS_MAX_BLOGS: 'abc' is not an integer",
         ),
         (CrawlConfig, {"BLOGFEEDS_MAX_BLOGS": "-5"}, "BLOGFEEDS_MAX_BLOGS: must be ≥ 0, got '-5'"),
-        (CrawlConfig, {"BLOGFEEDS_MAX_PAGES_PER_BLOG": 0}, "must be ≥ 1, got 0"),
+        (BlogExtractionConfig, {"BLOGFEEDS_MAX_PAGES_PER_BLOG": 0}, "must be ≥ 1, got 0"),
         (StorageConfig, {"BLOGFEEDS_DB_FLUSH_INTERVAL": "soon"}, "'soon' is not a number"),
         (StorageConfig, {"BLOGFEEDS_DB_DOWN_LIMIT": "inf"}, "'inf' is not a finite number"),
         (StorageConfig, {"BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED": "maybe"}, "'maybe' is not a boolean"),
@@ -172,15 +173,14 @@ def test_a_bad_value_is_a_startup_error_naming_it(
     assert caught.value.setting == next(iter(settings))
 
 
-def test_choices_are_the_components_own() -> None:
+def test_extraction_declares_its_options_beside_its_code() -> None:
+    # the table gathers them; extraction itself imports nothing but blogfeeds.option
     from blogfeeds.extract.discovery import RULESETS as FEED_RULESETS
     from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
-    from blogfeeds.revisit import POLICIES
-    from blogfeeds.revisit.levels import T_MAX, T_MIN
 
-    assert config.RULESETS == tuple(FEED_RULESETS) == FRIEND_RULESETS
-    assert config.POLICIES == POLICIES
-    assert (config.T_MIN, config.T_MAX) == (T_MIN, T_MAX)
+    assert config.OPTIONS["BLOGFEEDS_FEED_RULESET"].choices == tuple(FEED_RULESETS)
+    assert config.OPTIONS["BLOGFEEDS_FRIEND_RULESET"].choices == tuple(FRIEND_RULESETS)
+    assert "BLOGFEEDS_MAX_PAGES_PER_BLOG" in config.OPTIONS
 
 
 def test_unknown_setting_names_the_nearest_known_one() -> None:

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
-from blogfeeds.config import CrawlConfig
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
     DiscoveryConfig,
@@ -47,6 +46,7 @@ from blogfeeds.extract.metadata import (
 from blogfeeds.extract.page import DecodeError, Page, parse_page
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
 from blogfeeds.extract.userrules import RuleSet, UserRule, load_rules, resolve_pages
+from blogfeeds.option import Config, option
 
 
 class SettingsLike(Protocol):
@@ -55,6 +55,32 @@ class SettingsLike(Protocol):
     def get(self, name: str, default: Any = None) -> Any: ...
     def getint(self, name: str, default: int = 0) -> int: ...
     def getdict(self, name: str, default: Any = None) -> dict[Any, Any]: ...
+
+
+@dataclass(frozen=True)
+class BlogExtractionConfig(Config):
+    """The options of :class:`ExtractConfig` that are not feed discovery's or friend links'."""
+
+    component: ClassVar[str] = "blogfeeds.extract.blog (extract_blog)"
+
+    max_pages_per_blog: int = option(
+        "BLOGFEEDS_MAX_PAGES_PER_BLOG",
+        3,
+        "Pages fetched per blog for discovery (the home page is one).",
+        low=1,
+    )
+    max_friends_per_page: int = option(
+        "BLOGFEEDS_MAX_FRIENDS_PER_PAGE",
+        500,
+        "Friend links read from one page (the rest are ignored and counted).",
+        low=0,
+    )
+    rules_file: str = option(
+        "BLOGFEEDS_RULES_FILE",
+        "",
+        "User extraction rules (TOML; docs: user rules); empty = none.",
+        env="BLOGFEEDS_RULES_FILE",
+    )
 
 
 @dataclass(frozen=True)
@@ -83,7 +109,7 @@ class ExtractConfig:
         :class:`~blogfeeds.option.StartupError` for a bad setting: the caller says so in its
         own terms.
         """
-        crawl = CrawlConfig.from_settings(settings)
+        crawl = BlogExtractionConfig.from_settings(settings)
         path = rules_file or crawl.rules_file
         return cls(
             discovery=DiscoveryConfig.from_settings(settings),
