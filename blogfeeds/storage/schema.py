@@ -290,8 +290,7 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
     (1, _V1),
     (2, _V2),
     # Version 3: the full revisit state of each feed (JSON of blogfeeds.revisit.FeedState), so
-    # that ``scrapy crawl feeds`` resumes every policy exactly (blogfeeds.storage.feedstore). A
-    # table, not ``ALTER TABLE schedule ADD COLUMN``: SQLite cannot re-run that statement.
+    # that ``scrapy crawl feeds`` resumes every policy exactly (blogfeeds.storage.feedstore).
     (
         3,
         [
