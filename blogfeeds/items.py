@@ -42,7 +42,12 @@ class Blog:
     language: str = ""
     """``<html lang>`` or ``content-language`` (BCP 47 as written by the page), or ``""``."""
     generator: str = ""
-    """``<meta name=generator>`` content, or ``""``."""
+    """``<meta name=generator>`` content as written (the first of the page), or ``""``."""
+    platform: str = ""
+    """The platform the page's generators name, one spelling per platform (``WordPress``,
+    ``Hexo``; :func:`blogfeeds.extract.platform.platform_of`), or ``""`` when unknown."""
+    platform_version: str = ""
+    """The platform's version when a generator gives it (``6.4.2``), or ``""``."""
     feed_url: str | None = None
     """Main feed URL, or ``None`` when the blog advertises none."""
     feeds: list[FeedInfo] = field(default_factory=list)

@@ -30,6 +30,8 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         abstract=meta.abstract,
         language=meta.language,
         generator=meta.generator,
+        platform=meta.platform,
+        platform_version=meta.platform_version,
         feed_url=feeds[0].url if feeds else None,
         feeds=feeds,
         friend_count=len(report.friends),

@@ -33,7 +33,8 @@ from blogfeeds.commands.export import (
     select,
     xml_text,
 )
-from blogfeeds.extensions.summary import CrawlSummary, platform, summarize
+from blogfeeds.extensions.summary import CrawlSummary, platform_label, summarize
+from blogfeeds.extract.platform import platform_of
 from blogfeeds.failures import STATUSES
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.seeds import load_seeds
@@ -53,6 +54,9 @@ def blog(bid: str, **fields: Any) -> Blog:
     )
     base.update(fetched_at="2026-11-29T20:00:00Z")
     base.update(fields)
+    found = platform_of(base["generator"])  # as the crawl sets them
+    base.setdefault("platform", found.name)
+    base.setdefault("platform_version", found.version)
     return Blog(blog_id=bid, **base)
 
 
@@ -177,6 +181,11 @@ def test_csv_round_trip(stored: Any) -> None:
         row = by_id[b.blog_id]
         assert row["title"] == b.title  # CJK, emoji, quotes and control characters as stored
         assert row["feed_url"] == (b.feed_url or "")
+        assert (row["generator"], row["platform"], row["platform_version"]) == (
+            b.generator,
+            b.platform,
+            b.platform_version,
+        )
         assert int(row["in_degree"]) == IN_DEGREE.get(b.blog_id, 0)
         assert int(row["out_degree"]) == OUT_DEGREE.get(b.blog_id, 0)
 
@@ -188,6 +197,11 @@ def test_jsonl_round_trip(stored: Any) -> None:
     assert objs["dave.example"]["title"] == "Dave 🚀 博客"
     assert objs["alice.example"]["feeds"][0]["url"] == "https://alice.example/atom.xml"
     assert objs["bob.example"]["in_degree"] == 3
+    assert objs["bob.example"]["generator"] == "Hexo 6.0"
+    assert (objs["bob.example"]["platform"], objs["bob.example"]["platform_version"]) == (
+        "Hexo",
+        "6.0",
+    )
 
 
 def test_edges_csv(stored: Any) -> None:
@@ -219,6 +233,8 @@ def test_graphml_loads_in_lxml_and_networkx(stored: Any) -> None:
     assert graph.is_directed()
     assert graph.nodes["alice.example"]["feed"] == "https://alice.example/atom.xml"
     assert graph.nodes["alice.example"]["platform"] == "Hexo"
+    assert graph.nodes["alice.example"]["platform_version"] == "7.3.0"
+    assert "platform" not in graph.nodes["erin.example"]  # no generator
     assert graph.nodes["dave.example"]["title"] == "Dave 🚀 博客"
     assert graph.nodes["zed.example"]["in_degree"] == 1
     for node, attrs in graph.nodes(data=True):
@@ -243,6 +259,8 @@ def test_graphml_loads_in_lxml_and_networkx(stored: Any) -> None:
             {"alice.example", "bob.example", "dave.example", "bob-mirror.example"},
         ),
         (Filters(has_feed=True, languages=("zh",), min_in_degree=2), {"bob.example"}),
+        (Filters(platforms=frozenset({"hexo"})), {"alice.example", "bob.example"}),
+        (Filters(platforms=frozenset({"wordpress", "(none)"})), {"dave.example", "erin.example"}),
     ],
 )
 def test_filters(stored: Any, filters: Filters, expected: set[str]) -> None:
@@ -296,21 +314,40 @@ def test_summary_of_stored_rows(stored: Any) -> None:
     assert "By status: ok 4, no_feed 1, http_4xx 1" in text
 
 
+def test_summary_counts_the_spellings_of_one_platform_once() -> None:
+    """The issue's summary: ``WordPress 2, WordPress.com 2, Wordpress 1, blogger 2, Joomla! -
+    Open Source Content Management 1`` is one count per platform."""
+    generators = [
+        "WordPress 6.4.2", "WordPress 5.3.2", "Wordpress", "WordPress.com", "WordPress.com",
+        "blogger", "Blogger", "Joomla! - Open Source Content Management", "Me :)", "",
+    ]  # fmt: skip
+    blogs = [blog(f"b{n}.example", generator=g) for n, g in enumerate(generators)]
+    rows = [{**vars(b), "feeds": []} for b in blogs]
+    assert summarize(rows, []).by_platform == {
+        "WordPress": 3,
+        "WordPress.com": 2,
+        "Blogger": 2,
+        "Joomla": 1,
+        "(unknown)": 1,
+        "(none)": 1,
+    }
+    assert "By platform: WordPress 3, WordPress.com 2, Blogger 2, Joomla 1" in (
+        summarize(rows, []).render()
+    )
+
+
 @pytest.mark.parametrize(
-    ("generator", "name"),
+    ("platform", "generator", "label"),
     [
-        ("Hexo 7.3.0", "Hexo"),
-        ("WordPress 6.4.2", "WordPress"),
-        ("Jekyll v4.3.2", "Jekyll"),
-        ("Hugo 0.110.0 with theme Tranquilpeak 0.5.3-BETA", "Hugo"),
-        ("Typecho 1.2.1 (17.10.30)", "Typecho"),
-        ("Blogger", "Blogger"),
-        ("", "(none)"),
-        (None, "(none)"),
+        ("Hexo", "Hexo 7.3.0", "Hexo"),
+        ("", "Me :)", "(unknown)"),
+        ("", " ", "(none)"),
+        ("", "", "(none)"),
+        (None, None, "(none)"),
     ],
 )
-def test_platform(generator: str | None, name: str) -> None:
-    assert platform(generator) == name
+def test_platform_label(platform: str | None, generator: str | None, label: str) -> None:
+    assert platform_label(platform, generator) == label
 
 
 def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture) -> None:
@@ -355,6 +392,13 @@ def test_export_and_stats_commands(tmp_path: Path) -> None:
     summary = json.loads(stats.stdout)
     assert summary["blogs"] == 6 and summary["with_feed"] == 4
     assert summary["top_in_degree"] == [{"blog_id": "bob.example", "title": "Bob", "in_degree": 3}]
+    assert summary["by_platform"] == {"Hexo": 2, "Hugo": 2, "WordPress": 1, "(none)": 1}
+    hexo = subprocess.run(
+        [*scrapy, "stats", "--json", "--platform", "HEXO,wordpress"],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert hexo.returncode == 0, hexo.stderr[-2000:]
+    assert json.loads(hexo.stdout)["by_platform"] == {"Hexo": 2, "WordPress": 1}
     missing = subprocess.run(
         [*scrapy, "export", "csv", "--database", f"sqlite:///{tmp_path / 'none.sqlite3'}"],
         cwd=REPO, env=env, capture_output=True, text=True, check=False,
@@ -436,27 +480,40 @@ def test_export_and_stats_never_create_the_schema_in_an_empty_sqlite_file(tmp_pa
 
 @pytest.mark.integration
 def test_export_reads_an_older_schema_without_migrating_it(tmp_path: Path) -> None:
-    """A version-1 database (before feed_aliases, entries, schedule, feed_state) is read as it
-    is: the export works and the database stays at version 1."""
+    """A version-1 database (before feed_aliases, entries, schedule, feed_state and the platform
+    columns) is read as it is: the export works, with the platforms of the stored generators,
+    and the database stays at version 1."""
     path = tmp_path / "v1.sqlite3"
     raw = sqlite3.connect(path, isolation_level=None)
     for statement in dict(pending_migrations(0, DIALECTS["sqlite"]))[1]:
         raw.execute(statement)
     raw.execute("INSERT INTO schema_version VALUES (1, '2026-01-01T00:00:00Z')")
+    columns = ("blog_id", "url", "title", "abstract", "language", "generator", "feed_url")
+    columns += ("friend_count", "status", "depth", "first_seen", "fetched_at")
+    raw.executemany(
+        f"INSERT INTO blogs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        [(*(getattr(b, c) for c in columns[:-2]), b.fetched_at, b.fetched_at) for b in BLOGS],
+    )
     raw.close()
     url = f"sqlite:///{path}"
     with Store(connect(url)) as store:
-        store.write(BLOGS, LINKS)
+        store.write([], LINKS)
     before = _tables(url)
     done = _scrapy("export", "csv", "--database", url)
     assert done.returncode == 0, done.stderr
-    assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == len(BLOGS)
+    rows = {r["blog_id"]: r for r in csv.DictReader(io.StringIO(done.stdout))}
+    assert len(rows) == len(BLOGS)
+    assert (rows["alice.example"]["platform"], rows["alice.example"]["platform_version"]) == (
+        "Hexo",
+        "7.3.0",
+    )
+    assert rows["erin.example"]["platform"] == ""
     assert _tables(url) == before
     assert "schedule" not in before
     with Store.open(url, read_only=True) as store:
         assert store.schema_version() == 1
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            store.write(BLOGS[:1], [])
+            store.write([], LINKS[:1])
 
 
 @pytest.mark.integration

@@ -70,6 +70,8 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "abstract": data["abstract"],
             "language": data["language"],
             "generator": data["generator"],
+            "platform": data["platform"],
+            "platform_version": data["platform_version"],
             "feed_url": data["feed_url"],
             "feeds": data["feeds"],
             "friend_count": len(data["friends"]),
@@ -283,8 +285,8 @@ def _stored(db: Path) -> dict[str, Any]:
         blog = {
             k: row[k]
             for k in (
-                "blog_id", "url", "title", "abstract", "language", "generator", "feed_url",
-                "friend_count", "status",
+                "blog_id", "url", "title", "abstract", "language", "generator", "platform",
+                "platform_version", "feed_url", "friend_count", "status",
             )
         }  # fmt: skip
         feeds = con.execute(

@@ -239,7 +239,12 @@ def test_extract_metadata_bundles_every_field() -> None:
         f"<article><p>{LEAD}</p>{BODY}</article></body></html>"
     )
     assert extract_metadata(page(html)) == PageMetadata(
-        title="Alice Writes", language="en", generator="Hugo 0.120", abstract=cut(LEAD)
+        title="Alice Writes",
+        language="en",
+        generator="Hugo 0.120",
+        abstract=cut(LEAD),
+        platform="Hugo",
+        platform_version="0.120",
     )
 
 

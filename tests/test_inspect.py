@@ -150,14 +150,23 @@ def test_text_report_columns_hold_when_a_field_is_empty() -> None:
         "generator": None, "encoding": "utf-8", "abstract": "", "feeds": [], "containers": [],
         "friends": [], "friend_pages": [],
     }  # fmt: skip
-    head = render_text(data).splitlines()[:6]
+    head = render_text(data).splitlines()[:7]
     assert head == [
         "URL:       https://a.example/",
         "Blog id:   a.example",
         "Title:     A",
         "Language:  (none)",
         "Generator: (none)",
+        "Platform:  (none)",
         "Encoding:  utf-8",
     ]
-    data.update(language="zh-CN", generator="Hexo 7.3.0")
-    assert render_text(data).splitlines()[3:5] == ["Language:  zh-CN", "Generator: Hexo 7.3.0"]
+    data.update(language="zh-CN", generator="Hexo 7.3.0", platform="Hexo", platform_version="7.3.0")
+    assert render_text(data).splitlines()[3:6] == [
+        "Language:  zh-CN",
+        "Generator: Hexo 7.3.0",
+        "Platform:  Hexo 7.3.0",
+    ]
+    data.update(generator="Wordpress", platform="WordPress", platform_version="")
+    assert render_text(data).splitlines()[4:6] == ["Generator: Wordpress", "Platform:  WordPress"]
+    data.update(generator="Me :)", platform="", platform_version="")
+    assert render_text(data).splitlines()[4:6] == ["Generator: Me :)", "Platform:  (unknown)"]

@@ -174,14 +174,27 @@ def test_forward_migration_from_version_1_keeps_the_data(
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
     with Store.open(url) as store:
-        store.write([blog(1)], [link(1, 2)])
+        store.write([], [link(1, 2)])
+        with store._transaction() as cursor:  # a blog row of version 1: no platform columns
+            cursor.execute(
+                "INSERT INTO blogs (blog_id, url, title, abstract, language, generator, "
+                "feed_url, friend_count, status, depth, first_seen, fetched_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    *("b1.example", "https://b1.example/", TEXT, TEXT, "zh", "WordPress 6.4.2"),
+                    *(None, 0, "no_feed", 0, "2026-11-29T20:36:29Z", "2026-11-29T20:36:29Z"),
+                ),
+            )
         assert store.schema_version() == 1
     monkeypatch.undo()
     with Store.open(url) as store:
-        assert store.schema_version() == schema.SCHEMA_VERSION >= 2
+        assert store.schema_version() == schema.SCHEMA_VERSION >= 4
         assert store.count("blogs") == 1 and store.count("friend_links") == 1
         for table in ("feed_aliases", "entries", "schedule"):
             assert store.count(table) == 0
+        [row] = store.blogs()
+        assert (row["title"], row["generator"]) == (TEXT, "WordPress 6.4.2")
+        assert (row["platform"], row["platform_version"]) == ("WordPress", "6.4.2")
     versions = query(url, "SELECT version FROM schema_version ORDER BY version")
     assert versions == [(v,) for v, _ in schema.MIGRATIONS]
 

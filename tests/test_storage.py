@@ -143,9 +143,68 @@ def test_forward_migration_applied_once(store: Store, monkeypatch: pytest.Monkey
         store.ensure_schema()
 
 
+def test_version_4_names_the_platform_of_every_stored_generator(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blogs stored before the platform columns get the platform of their generator (only the
+    stored first one: a plugin's gives the platform without a version); re-running the
+    migration after a lost version row changes nothing."""
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    generators = {
+        "a.example": "Wordpress",
+        "b.example": "WordPress 6.4.2",
+        "c.example": "Site Kit by Google 1.111.1",
+        "d.example": "Me :)",
+        "e.example": "",
+    }
+    with Store.open(url) as store:
+        assert store.schema_version() == 3
+        columns = ("blog_id", "url", "title", "abstract", "language", "generator", "feed_url")
+        columns += ("friend_count", "status", "depth", "first_seen", "fetched_at")
+        marks = ", ".join([store.dialect.param] * len(columns))
+        with store._transaction() as cursor:
+            cursor.executemany(
+                f"INSERT INTO blogs ({', '.join(columns)}) VALUES ({marks})",
+                [
+                    (bid, f"https://{bid}/", "T", "", "en", gen, None, 0, "no_feed", 0, "t", "t")
+                    for bid, gen in generators.items()
+                ],
+            )
+    monkeypatch.undo()
+    expected = {
+        "a.example": ("WordPress", ""),
+        "b.example": ("WordPress", "6.4.2"),
+        "c.example": ("WordPress", ""),
+        "d.example": ("", ""),
+        "e.example": ("", ""),
+    }
+    for _ in range(2):
+        with Store.open(url) as store:
+            assert store.schema_version() == schema.SCHEMA_VERSION >= 4
+            rows = {r["blog_id"]: r for r in store.blogs()}
+            assert {b: (r["platform"], r["platform_version"]) for b, r in rows.items()} == expected
+            assert {b: r["generator"] for b, r in rows.items()} == generators
+            execute(store, "DELETE FROM schema_version WHERE version = 4")
+
+
+def test_blogs_store_generator_platform_and_version(store: Store) -> None:
+    store.write([blog(generator="Hexo 7.3.0", platform="Hexo", platform_version="7.3.0")], [])
+    [row] = store.blogs()
+    assert (row["generator"], row["platform"], row["platform_version"]) == (
+        "Hexo 7.3.0",
+        "Hexo",
+        "7.3.0",
+    )
+    store.write([blog(generator="Hugo", platform="Hugo", platform_version="")], [])
+    [row] = store.blogs()
+    assert (row["generator"], row["platform"], row["platform_version"]) == ("Hugo", "Hugo", "")
+
+
 def test_mysql_ddl_fits_key_limits() -> None:
     """Every MySQL key is ≤ 3072 bytes (utf8mb4 = 4 bytes/char): URLs are keyed by hash."""
-    ddl = "\n".join(schema.MYSQL.render(s) for _, stmts in schema.MIGRATIONS for s in stmts)
+    steps = [s for _, version in schema.MIGRATIONS for s in version if isinstance(s, str)]
+    ddl = "\n".join(schema.MYSQL.render(s) for s in steps)
     assert "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" in ddl
     assert "ROW_FORMAT=DYNAMIC" in ddl
     assert "UNIQUE (source_blog_id, target_url_hash)" in ddl

@@ -12,14 +12,16 @@ Formats:
 ``graphml``
     the friend-link graph as GraphML (Gephi, networkx ``read_graphml``, yEd, Cytoscape): one
     node per blog (``title``, ``url``, ``feed``, ``status``, ``language``, ``platform``,
-    ``in_degree``, ``out_degree``) and one directed edge per friend link (``name``);
+    ``platform_version``, ``in_degree``, ``out_degree``) and one directed edge per friend link
+    (``name``);
 ``edges``
     the same edges as CSV with Gephi's column names (``Source,Target,Label`` plus
     ``target_url`` and ``source_url``, the page the link was read from).
 
 Filters (``--status ok,no_feed`` (of :data:`blogfeeds.failures.STATUSES`; another is a usage
-error), ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``),
-``--min-in-degree N``, ``--has-feed``) select blogs; the graph formats keep the edges between
+error), ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``), ``--min-in-degree N``,
+``--has-feed``, ``--platform Hexo,WordPress`` (platform names, any case; ``(none)`` and
+``(unknown)`` as in the summary)) select blogs; the graph formats keep the edges between
 selected blogs (``--all-targets``: every edge leaving a selected blog, its target a node even
 when not selected or not crawled). Degrees always count every stored link: distinct blogs that
 list a blog (in) and distinct blogs it lists (out), self-links ignored.
@@ -48,7 +50,7 @@ from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import quiet_broken_pipe
 from blogfeeds.config import database_url
-from blogfeeds.extensions.summary import platform
+from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import STATUSES
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.url import database_file, redact
@@ -62,6 +64,8 @@ BLOG_COLUMNS = (
     "status",
     "language",
     "generator",
+    "platform",
+    "platform_version",
     "friend_count",
     "in_degree",
     "out_degree",
@@ -84,6 +88,8 @@ class Filters:
     """BCP 47 prefixes, lower case: ``zh`` matches ``zh``, ``zh-CN``, ``zh_TW``."""
     min_in_degree: int = 0
     has_feed: bool = False
+    platforms: frozenset[str] = frozenset()
+    """Platform labels, lower case (:func:`~blogfeeds.extensions.summary.platform_label`)."""
 
     def accepts(self, blog: Mapping[str, Any]) -> bool:
         if self.statuses and blog.get("status") not in self.statuses:
@@ -94,6 +100,10 @@ class Filters:
                 return False
         if blog.get("in_degree", 0) < self.min_in_degree:
             return False
+        if self.platforms:
+            label = platform_label(blog.get("platform"), blog.get("generator"))
+            if label.lower() not in self.platforms:
+                return False
         return not (self.has_feed and not blog.get("feed_url"))
 
 
@@ -210,6 +220,7 @@ _NODE_KEYS = (
     ("status", "string"),
     ("language", "string"),
     ("platform", "string"),
+    ("platform_version", "string"),
     ("in_degree", "int"),
     ("out_degree", "int"),
 )
@@ -255,8 +266,8 @@ def write_graphml(
         data(node, "feed", blog.get("feed_url"))
         data(node, "status", blog.get("status"))
         data(node, "language", blog.get("language"))
-        if "generator" in blog:
-            data(node, "platform", platform(blog.get("generator")))
+        data(node, "platform", blog.get("platform"))
+        data(node, "platform_version", blog.get("platform_version"))
         data(node, "in_degree", blog.get("in_degree", 0))
         data(node, "out_degree", blog.get("out_degree", 0))
     for n, e in enumerate(edges):
@@ -297,6 +308,9 @@ def add_filter_options(parser: ArgumentParser) -> None:
     parser.add_argument("--lang", action="append", default=[], help="language prefix(es): zh,en")
     parser.add_argument("--min-in-degree", type=int, default=0, metavar="N")
     parser.add_argument("--has-feed", action="store_true", help="only blogs with a main feed")
+    parser.add_argument(
+        "--platform", action="append", default=[], help="platform name(s): Hexo,WordPress"
+    )
 
 
 def filters_from(opts: Namespace) -> Filters:
@@ -319,6 +333,7 @@ def filters_from(opts: Namespace) -> Filters:
         languages=tuple(v.lower().replace("_", "-") for v in split(opts.lang)),
         min_in_degree=opts.min_in_degree,
         has_feed=opts.has_feed,
+        platforms=frozenset(v.lower() for v in split(opts.platform)),
     )
 
 

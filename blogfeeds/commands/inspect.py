@@ -40,6 +40,7 @@ from twisted.python.failure import Failure
 from w3lib.url import is_url
 
 from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.extensions.summary import platform_label
 from blogfeeds.extract.blog import ExtractConfig, extract_blog
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.page import DecodeError
@@ -64,6 +65,8 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "title": meta.title,
         "language": meta.language,
         "generator": meta.generator,
+        "platform": meta.platform,
+        "platform_version": meta.platform_version,
         "abstract": meta.abstract,
         "robots": {
             "noindex": report.robots.noindex,
@@ -106,15 +109,22 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
     }
 
 
+def _platform(data: dict[str, Any]) -> str:
+    name = platform_label(data.get("platform"), data.get("generator"))
+    version = data.get("platform_version") or ""
+    return f"{name} {version}" if data.get("platform") and version else name
+
+
 def render_text(data: dict[str, Any]) -> str:
     """The human-readable report: one field a line, values in one column, ``(none)`` for an
-    empty language or generator."""
+    empty language or generator, ``(unknown)`` for a generator that names no known platform."""
     lines = [
         f"URL:       {data['url']}",
         f"Blog id:   {data['blog_id']}",
         f"Title:     {data['title']}",
         f"Language:  {data['language'] or '(none)'}",
         f"Generator: {data['generator'] or '(none)'}",
+        f"Platform:  {_platform(data)}",
         f"Encoding:  {data['encoding']}",
     ]
     if "status" in data:

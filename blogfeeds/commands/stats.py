@@ -1,7 +1,8 @@
 """``scrapy stats``: the crawl summary of everything stored (blogs, with a feed, by status, by
 platform, the most linked blogs); the same report ``scrapy crawl blogs`` logs at its end
 (:mod:`blogfeeds.extensions.summary`). ``--json`` prints it as one JSON object; the filters of
-``scrapy export`` (``--status``, ``--lang``, ``--min-in-degree``, ``--has-feed``) apply."""
+``scrapy export`` (``--status``, ``--lang``, ``--min-in-degree``, ``--has-feed``, ``--platform``)
+apply."""
 
 from __future__ import annotations
 

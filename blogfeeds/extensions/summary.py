@@ -2,9 +2,10 @@
 
 :class:`CrawlSummary` logs it when ``scrapy crawl blogs`` ends, from the items that went
 through the pipelines (``item_scraped``: a dropped duplicate is not counted); ``scrapy stats``
-prints the same summary for everything stored (:func:`summarize`). The platform is the
-generator's product name (``<meta name="generator">`` without its version: ``Hexo 7.3.0`` →
-``Hexo``); in-degree counts distinct blogs that list a blog as a friend (self-links ignored).
+prints the same summary for everything stored (:func:`summarize`). Blogs are counted by platform
+name (:func:`blogfeeds.extract.platform.platform_of`: ``Hexo 7.3.0`` and ``hexo`` are both
+``Hexo``; :func:`platform_label`); in-degree counts distinct blogs that list a blog as a friend
+(self-links ignored).
 Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (False: the extension is off), ``BLOGFEEDS_SUMMARY_TOP``
 (how many of the most linked blogs), :class:`blogfeeds.config.SummaryConfig`.
 """
@@ -12,7 +13,6 @@ Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (False: the extension is off), ``BLOGFEE
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,15 +26,16 @@ from blogfeeds.items import Blog, FriendLink
 
 logger = logging.getLogger(__name__)
 
-_VERSION = re.compile(r"[\s/]+v?\d[\w.+-]*.*$|\s+v\d.*$", re.IGNORECASE)
+UNKNOWN = "(unknown)"
+"""The platform label of a blog whose generator names no known platform."""
+NONE = "(none)"
+"""The platform label of a blog without a generator."""
 
 
-def platform(generator: str | None) -> str:
-    """The product name of a generator string (``"WordPress 6.4.2"`` → ``"WordPress"``,
-    ``"Hugo 0.120.4"`` → ``"Hugo"``), ``"(none)"`` when there is none."""
-    name = " ".join((generator or "").split())
-    name = _VERSION.sub("", name).strip(" -–—;,")
-    return name[:60] or "(none)"
+def platform_label(platform: str | None, generator: str | None) -> str:
+    """What a blog counts as in ``By platform``: its platform name, else :data:`UNKNOWN` when
+    it has a generator, else :data:`NONE`."""
+    return platform or (UNKNOWN if (generator or "").strip() else NONE)
 
 
 @dataclass
@@ -87,10 +88,18 @@ class SummaryBuilder:
         self.links = 0
 
     def add_blog(
-        self, blog_id: str, *, status: str, generator: str = "", feed_url: str | None, title: str
+        self,
+        blog_id: str,
+        *,
+        status: str,
+        platform: str = "",
+        generator: str = "",
+        feed_url: str | None,
+        title: str,
     ) -> None:
         """One blog (a later call for the same id replaces the earlier)."""
-        self.blogs[blog_id] = (status or "", platform(generator), bool(feed_url), title or "")
+        label = platform_label(platform, generator)
+        self.blogs[blog_id] = (status or "", label, bool(feed_url), title or "")
 
     def add_link(self, source: str, target: str) -> None:
         """One friend link ``source`` → ``target`` (blog ids)."""
@@ -120,6 +129,7 @@ def summarize(
         builder.add_blog(
             row["blog_id"],
             status=row.get("status") or "",
+            platform=row.get("platform") or "",
             generator=row.get("generator") or "",
             feed_url=row.get("feed_url"),
             title=row.get("title") or "",
@@ -154,6 +164,7 @@ class CrawlSummary:
             self.builder.add_blog(
                 item.blog_id,
                 status=item.status,
+                platform=item.platform,
                 generator=item.generator,
                 feed_url=item.feed_url,
                 title=item.title,

@@ -1,4 +1,5 @@
-"""Page metadata: title, language, generator and a short abstract of the main text.
+"""Page metadata: title, language, generator (and the platform it names) and a short abstract
+of the main text.
 
 Sources:
 
@@ -7,7 +8,9 @@ Sources:
 * language: ``<html lang>`` (HTML Living Standard §3.2.6.2), then the pragma
   ``<meta http-equiv=content-language>``, then the HTTP ``Content-Language`` header (RFC 9110
   §8.5), each as written by the page (a BCP 47 tag, not normalised).
-* generator: ``<meta name=generator>`` (HTML Living Standard §4.2.5.2).
+* generator: ``<meta name=generator>`` (HTML Living Standard §4.2.5.2), as written; the
+  platform and its version from every generator of the page
+  (:func:`blogfeeds.extract.platform.platform_of`).
 * abstract: the page's main text as trafilatura extracts it (Barbaresi 2021, ACL demo; F1 0.96
   on the scrapinghub article-extraction benchmark, see ``research/extraction.md``), with leading
   headline-like lines dropped and cut on a word boundary; else ``og:description`` or
@@ -30,6 +33,7 @@ import trafilatura
 from trafilatura.settings import MANUALLY_CLEANED, MANUALLY_STRIPPED
 
 from blogfeeds.extract.page import Page
+from blogfeeds.extract.platform import platform_of
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +81,9 @@ class PageMetadata:
     language: str
     generator: str
     abstract: str
+    platform: str = ""
+    """The platform the generators name (``WordPress``), ``""`` when unknown or absent."""
+    platform_version: str = ""
 
 
 def collapse(text: str) -> str:
@@ -126,16 +133,21 @@ def language(page: Page) -> str:
     return _meta(page).get("content-language", "") or page.header("Content-Language").strip()
 
 
-def generator(page: Page) -> str:
-    """The first non-empty ``<meta name=generator>`` content (name matched case-insensitively),
-    whitespace collapsed, e.g. ``"WordPress 6.4.2"``; ``""`` when absent.
-    """
+def generators(page: Page) -> list[str]:
+    """Every non-empty ``<meta name=generator>`` content (name matched case-insensitively), in
+    document order, whitespace collapsed."""
+    found = []
     for meta in page.tree.iter("meta"):
         if (meta.get("name") or "").strip().lower() == "generator":
             content = collapse(meta.get("content") or "")
             if content:
-                return content
-    return ""
+                found.append(content)
+    return found
+
+
+def generator(page: Page) -> str:
+    """The first of :func:`generators`, e.g. ``"WordPress 6.4.2"``; ``""`` when absent."""
+    return next(iter(generators(page)), "")
 
 
 def _is_no_space(char: str) -> bool:
@@ -331,10 +343,14 @@ def abstract(page: Page, max_chars: int = ABSTRACT_CHARS) -> str:
 
 
 def extract_metadata(page: Page, max_chars: int = ABSTRACT_CHARS) -> PageMetadata:
-    """Title, language, generator and abstract of ``page`` (see each function)."""
+    """Title, language, generator, platform and abstract of ``page`` (see each function)."""
+    found = generators(page)
+    platform = platform_of(found)
     return PageMetadata(
         title=title(page),
         language=language(page),
-        generator=generator(page),
+        generator=found[0] if found else "",
         abstract=abstract(page, max_chars),
+        platform=platform.name,
+        platform_version=platform.version,
     )

@@ -56,7 +56,8 @@ class BlogReport:
     encoding: str
     """The codec the home page was decoded with."""
     metadata: PageMetadata
-    """Title, abstract, language and generator as stored: empty when the page says noindex."""
+    """Title, abstract, language, generator and platform as stored: empty when the page says
+    noindex."""
     robots: RobotsDirectives
     """The home page's noindex/nofollow: noindex keeps the blog's identity only (no metadata,
     no feeds), nofollow records no friends."""

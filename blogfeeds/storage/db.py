@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self
 from urllib.parse import unquote
 
+from blogfeeds.extract.platform import platform_of
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.schema import (
     SCHEMA_VERSION,
@@ -46,6 +47,7 @@ FETCHED_STATUSES = frozenset({"ok", "no_feed"})
 updates ``status`` and ``fetched_at`` of a known blog, so a failed re-crawl erases nothing."""
 
 _MYSQL_ALREADY_EXISTS = {1050, 1060, 1061}  # table, column, index name already exists
+_SQLITE_DUPLICATE_COLUMN = "duplicate column name"
 _SCHEMA_LOCK = "blogfeeds_schema"
 _DELETE_CHUNK = 500  # below SQLite's 999 host-parameter limit of old builds
 _MYSQL_IO_TIMEOUT = 120  # seconds
@@ -57,6 +59,8 @@ _BLOG_COLUMNS = (
     "abstract",
     "language",
     "generator",
+    "platform",
+    "platform_version",
     "feed_url",
     "friend_count",
     "status",
@@ -251,9 +255,14 @@ class Store:
         try:
             cursor.execute(statement)
         except Exception as exc:
-            # MySQL commits each DDL statement, so a migration interrupted half-way is re-run.
+            # MySQL commits each DDL statement, so a migration interrupted half-way is re-run;
+            # on either database a lost version row re-runs an applied migration. SQLite has
+            # IF NOT EXISTS for tables and indexes, not for ADD COLUMN.
             code = exc.args[0] if exc.args else None
-            if self.dialect.name != "mysql" or code not in _MYSQL_ALREADY_EXISTS:
+            if self.dialect.name == "mysql":
+                if code not in _MYSQL_ALREADY_EXISTS:
+                    raise
+            elif not str(code).startswith(_SQLITE_DUPLICATE_COLUMN):
                 raise
             logger.debug("schema: already applied: %s", exc)
 
@@ -282,9 +291,12 @@ class Store:
                 record = self.dialect.upsert(
                     "schema_version", ("version", "applied_at"), ("version",), ()
                 )
-                for version, statements in pending_migrations(stored, self.dialect):
-                    for statement in statements:
-                        self._execute_ddl(cursor, statement)
+                for version, steps in pending_migrations(stored, self.dialect):
+                    for step in steps:
+                        if isinstance(step, str):
+                            self._execute_ddl(cursor, step)
+                        else:
+                            step(cursor, self.dialect)
                     cursor.execute(record, (version, utc_now()))
                     logger.info("database schema migrated to version %d", version)
         finally:
@@ -385,9 +397,16 @@ class Store:
         """Every blog row as a dict (columns of ``blogs`` without ``id``), ordered by blog_id.
 
         Each dict also has ``feeds``: its feed rows best first, as dicts with ``url``, ``type``,
-        ``title``, ``score``, ``reasons`` (list of str) and ``is_main`` (bool).
+        ``title``, ``score``, ``reasons`` (list of str) and ``is_main`` (bool). A database older
+        than schema version 4 read without migrating (``read_only``) has no platform columns:
+        ``platform`` and ``platform_version`` are then those of the stored generator.
         """
-        rows = self._dicts(f"SELECT {', '.join(_BLOG_COLUMNS)} FROM blogs ORDER BY blog_id")
+        rows = self._dicts("SELECT * FROM blogs ORDER BY blog_id")
+        for row in rows:
+            del row["id"]
+            if "platform" not in row:
+                platform = platform_of(row["generator"])
+                row["platform"], row["platform_version"] = platform.name, platform.version
         feeds: dict[str, list[dict[str, Any]]] = {}
         for feed in self._dicts(
             "SELECT blog_id, url, type, title, score, reasons, is_main FROM feeds "
@@ -417,6 +436,8 @@ def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
         blog.abstract,
         blog.language,
         blog.generator,
+        blog.platform,
+        blog.platform_version,
         blog.feed_url,
         blog.friend_count,
         blog.status,

@@ -6,7 +6,8 @@ Every statement is written once, as a template; the few places where the two SQL
 
 ``blogs``
     one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
-    ``first_seen`` (set on insert to the item's ``fetched_at``, never updated).
+    ``first_seen`` (set on insert to the item's ``fetched_at``, never updated); ``platform`` and
+    ``platform_version`` (version 4) name the platform of the raw ``generator``.
 ``feeds``
     the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
     = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
@@ -37,16 +38,20 @@ the InnoDB limit of 3072 bytes (utf8mb4 counts 4 bytes per character: ``VARCHAR(
 bytes, which needs ``ROW_FORMAT=DYNAMIC``, the InnoDB default since MySQL 5.7 / MariaDB 10.2).
 Timestamps are ISO 8601 UTC strings (``2026-11-29T20:36:29Z``) in both dialects.
 
-Forward migrations: :data:`MIGRATIONS` is a list of ``(version, [statement templates])`` applied
-in order when the stored version is lower; version 1 is the initial schema. To change the schema,
-append ``(3, [...])`` and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
+Forward migrations: :data:`MIGRATIONS` is a list of ``(version, [steps])`` applied in order when
+the stored version is lower; version 1 is the initial schema. A step is a statement template or
+a function of ``(cursor, dialect)`` that rewrites rows (data computed in Python). To change the
+schema, append ``(5, [...])`` and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from blogfeeds.extract.platform import platform_of
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,10 @@ DIALECTS = {"sqlite": SQLITE, "mysql": MYSQL}
 # MySQL keys use a binary collation: utf8mb4_unicode_ci would make blog ids that differ only in
 # case, accents or trailing spaces collide; identities compare exactly, as in SQLite.
 
-_V1 = [
+Step = str | Callable[[Any, Dialect], None]
+"""A migration step: a statement template, or a function of ``(cursor, dialect)``."""
+
+_V1: list[Step] = [
     """CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL PRIMARY KEY,
     applied_at {short} NOT NULL
@@ -208,7 +216,7 @@ _V1 = [
 # Version 2: the tables of the feed-revisit side (``scrapy crawl feeds``): the generic columns
 # that spider needs; it owns the rows. ``rank_score`` is not called ``rank`` because RANK is a
 # reserved word in MySQL ≥ 8.0.2 (a window function).
-_V2 = [
+_V2: list[Step] = [
     """CREATE TABLE IF NOT EXISTS feed_aliases (
     id {pk},
     alias_url {text} NOT NULL,
@@ -259,12 +267,30 @@ _V2 = [
     "{create_index} schedule_next_due ON schedule (next_due)",
 ]
 
-MIGRATIONS: list[tuple[int, list[str]]] = [
+
+def _fill_platforms(cursor: Any, dialect: Dialect) -> None:
+    """Version 4: the platform of every stored generator (the first of its page: a page that
+    named WordPress only after a plugin has the platform without its version until re-crawled).
+    """
+    cursor.execute("SELECT blog_id, generator FROM blogs WHERE generator <> ''")
+    rows = []
+    for blog_id, generator in cursor.fetchall():
+        platform = platform_of(generator)
+        if platform.name:
+            rows.append((platform.name, platform.version, blog_id))
+    if rows:
+        mark = dialect.param
+        cursor.executemany(
+            f"UPDATE blogs SET platform = {mark}, platform_version = {mark} WHERE blog_id = {mark}",
+            rows,
+        )
+
+
+MIGRATIONS: list[tuple[int, list[Step]]] = [
     (1, _V1),
     (2, _V2),
     # Version 3: the full revisit state of each feed (JSON of blogfeeds.revisit.FeedState), so
-    # that ``scrapy crawl feeds`` resumes every policy exactly (blogfeeds.storage.feedstore). A
-    # table, not ``ALTER TABLE schedule ADD COLUMN``: SQLite cannot re-run that statement.
+    # that ``scrapy crawl feeds`` resumes every policy exactly (blogfeeds.storage.feedstore).
     (
         3,
         [
@@ -275,11 +301,23 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
 ){table_options}"""
         ],
     ),
+    # Version 4: the platform a blog's generator names (blogfeeds.extract.platform). ADD COLUMN
+    # run again is a "duplicate column" error, which :mod:`.db` tolerates on both databases.
+    # {short}: MySQL gives a TEXT column no literal default.
+    (
+        4,
+        [
+            "ALTER TABLE blogs ADD COLUMN platform {short} NOT NULL DEFAULT ''",
+            "ALTER TABLE blogs ADD COLUMN platform_version {short} NOT NULL DEFAULT ''",
+            _fill_platforms,
+        ],
+    ),
 ]
-"""Forward migrations ``(version, [statement templates])``, ascending; 1 = the initial schema.
+"""Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
-Each statement must be safe to re-run after a partial failure (MySQL commits DDL implicitly):
-``CREATE TABLE IF NOT EXISTS``, ``{create_index}``; :mod:`.db` tolerates "already exists" errors.
+Each step must be safe to re-run after a partial failure (MySQL commits DDL implicitly):
+``CREATE TABLE IF NOT EXISTS``, ``{create_index}``, ``ADD COLUMN`` (:mod:`.db` tolerates
+"already exists" errors), updates that compute the same rows again.
 """
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -302,8 +340,9 @@ def url_hash(url: str) -> str:
     return hashlib.sha1(url.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def pending_migrations(stored: int, dialect: Dialect) -> list[tuple[int, list[str]]]:
-    """Migrations newer than ``stored`` (0 = empty database), rendered for ``dialect``.
+def pending_migrations(stored: int, dialect: Dialect) -> list[tuple[int, list[Step]]]:
+    """Migrations newer than ``stored`` (0 = empty database), templates rendered for
+    ``dialect`` (functions as they are).
 
     Raises ``ValueError`` when the database is newer than this code (downgrades are unsupported).
     """
@@ -313,7 +352,7 @@ def pending_migrations(stored: int, dialect: Dialect) -> list[tuple[int, list[st
             "upgrade blogfeeds"
         )
     return [
-        (version, [dialect.render(s) for s in statements])
-        for version, statements in MIGRATIONS
+        (version, [dialect.render(s) if isinstance(s, str) else s for s in steps])
+        for version, steps in MIGRATIONS
         if version > stored
     ]
