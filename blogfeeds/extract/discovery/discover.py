@@ -15,7 +15,8 @@ reading are :mod:`blogfeeds.extract.feedreader`. Validated feeds are classified 
 category, podcast), aliases collapsed into one canonical URL (same URL but for a trailing slash,
 same item ids, or a format-only query variant such as ``?alt=rss`` with the same title; never on
 ``rel=self`` alone), and ranked: the same blog's main feed first, then by path depth, newest
-item, item count, score.
+item, item count, source (a declared element before an anchor, before a platform path, a guess
+or a hop), score.
 
 Two rule sets (``BLOGFEEDS_FEED_RULESET``): ``"blogfeeds"`` (the scorers of
 :data:`~blogfeeds.extract.discovery.scorers.FEED_SCORERS_BASE` and the stages of
@@ -62,6 +63,7 @@ from blogfeeds.extract.discovery.vocabulary import (
     BASE_SCORE,
     COMMENT_WORDS,
     FORMAT_QUERY,
+    SOURCE_RANK,
     is_comments_url,
     is_taxonomy_url,
     locator,
@@ -347,6 +349,8 @@ class DiscoveryRun:
         self.rejected: list[Rejection] = []
         self.tried: set[str] = set()
         self.hops = 0
+        self.misses = 0
+        """Platform paths and guesses that missed in a row (404/410, or not a feed)."""
         self.platforms: list[str] = []
         self._subscribe: list[str] | None = None
 
@@ -368,16 +372,20 @@ class DiscoveryRun:
         if resp is None:
             self._reject(c, "network failure or time cap")
             return None
+        guessed = c.source in ("platform", "guess")
         if not 200 <= resp.status < 300:
+            self.misses += guessed and resp.status in (404, 410)
             self._reject(c, f"status {resp.status}")
             return None
         ctype = resp.header("content-type")
         parsed = read_feed(resp.body, ctype)
         if parsed is None:
+            self.misses += guessed
             if hop and self.hopper is not None:
                 await self.hopper.follow(self, resp)
             self._reject(c, f"not a feed ({media_type(ctype) or 'no Content-Type'})")
             return None
+        self.misses = 0
         final_key = url_key(resp.url)
         aliases = [c.url] if final_key != key else []
         for other in self.found:
@@ -395,8 +403,10 @@ class DiscoveryRun:
         return found
 
     async def validate_each(self, sources: frozenset[str], *, hop: bool = False) -> None:
-        """Validate the page candidates of ``sources``, in score order."""
-        for c in [c for c in self.candidates if c.source in sources]:
+        """Validate the page candidates of ``sources``, by source (:data:`SOURCE_RANK`: a
+        ``<link>`` hint before an anchor), then in score order."""
+        cands = [c for c in self.candidates if c.source in sources]
+        for c in sorted(cands, key=lambda c: SOURCE_RANK.get(c.source, 3)):
             await self.validate(c, hop=hop)
 
     def satisfied(self) -> bool:
@@ -508,6 +518,7 @@ class DiscoveryRun:
                 path_depth(f.url),
                 -(f.newest.timestamp() if f.newest else float("-inf")),
                 -f.item_count,
+                SOURCE_RANK.get(f.source, 3),
                 -f.score,
                 order[id(f)],
             )

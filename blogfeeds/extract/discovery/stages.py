@@ -19,8 +19,11 @@ stage's page candidates up front (deduplicated, scored together by the scorers);
    is hopped (stage 6).
 4. :class:`PlatformPaths` (``platform``): the feed paths of recognised platforms
    (:mod:`blogfeeds.extract.discovery.platforms`), until one validates.
-5. :class:`GuessedPaths` (``guess``): only when nothing validated, the guessed paths
-   (:mod:`blogfeeds.extract.discovery.guesses`), until one validates.
+5. :class:`GuessedPaths` (``guess``): only when nothing validated and no platform was
+   recognised, the few most likely guessed paths (:mod:`blogfeeds.extract.discovery.guesses`),
+   until one validates.
+
+Stages 4 and 5 stop after :data:`MAX_MISSES` misses in a row.
 6. :class:`OneHop` (``hop``): one same-site page linked as RSS / Feeds / 订阅 / Subscribe, whose
    own feed links become candidates.
 
@@ -62,7 +65,7 @@ from blogfeeds.extract.discovery.candidates import (
     link_candidates,
 )
 from blogfeeds.extract.discovery.fetching import HTML_ACCEPT, Fetched
-from blogfeeds.extract.discovery.guesses import guess_candidates
+from blogfeeds.extract.discovery.guesses import blog_roots, guess_candidates
 from blogfeeds.extract.discovery.platforms import platform_candidates
 from blogfeeds.extract.discovery.vocabulary import (
     ADVERTISED,
@@ -94,6 +97,11 @@ it."""
 
 ORIGINAL_FEED_STAGES: dict[str, int | None] = {f"{_HERE}.RssAtomLinks": 100}
 """The original design's stage (``BLOGFEEDS_FEED_RULESET = "original"``)."""
+
+MAX_MISSES = 2
+"""Platform paths and guessed paths stop after this many misses in a row (404 or 410, or a
+page that is not a feed; a guessed path misses when it missed at each of the blog's roots): a
+site that answers so to everything costs two requests per root, not the budget."""
 
 
 def page_candidates(
@@ -191,7 +199,7 @@ class PlatformPaths(Stage):
                 if c.hint == hit:
                     await run.validate(c)
                 continue
-            if hit:
+            if hit or run.misses >= MAX_MISSES:
                 continue
             if await run.validate(c) and run.satisfied():
                 hit = c.hint
@@ -199,15 +207,20 @@ class PlatformPaths(Stage):
 
 @dataclass(frozen=True)
 class GuessedPaths(Stage):
-    """Stage 5: guessed paths until one validates; two requests are left for the hop (the page
-    and one feed) when there is a page to hop to."""
+    """Stage 5: when no platform was recognised (a recognised one has its own paths, stage 4),
+    guessed paths until one validates or :data:`MAX_MISSES` paths missed in a row at every
+    root; two requests are left for the hop (the page and one feed) when there is a page to hop
+    to."""
 
     def needed(self, run: DiscoveryRun) -> bool:
-        return not run.found
+        return not run.found and not run.platforms
 
     async def run(self, run: DiscoveryRun) -> None:
         reserve = 2 if run.subscribe_links() and run.hops < run.config.max_hops else 0
+        misses = MAX_MISSES * len(blog_roots(run.page.url))  # a path missed at every root
         for c in run.score(guess_candidates(run.page), run.page):
+            if run.misses >= misses:
+                break
             if run.session.requests >= run.config.max_requests - reserve:
                 run.session.exhausted = True
                 break
