@@ -337,6 +337,34 @@ def test_a_recognised_platform_gets_its_own_paths_only(tmp_path: Path) -> None:
     assert report.platforms == ["Hugo: generator hugo 0.120"]
 
 
+def test_a_platform_path_that_misses_ends_the_platform_paths(tmp_path: Path) -> None:
+    hexo = '<head><meta name="generator" content="Hexo 7.1.1"></head>'
+    case = web(tmp_path, hexo, {"https://blog.example/rss2.xml": {"body": rss()}})
+    reported, _, log = run(case)
+    assert (reported, [u for u, _ in log.requests]) == ([], ["https://blog.example/atom.xml"])
+    # A first path that answers otherwise than a miss (a server error) leaves the next one.
+    case = web(
+        tmp_path,
+        '<head><meta name="generator" content="WordPress 6.5"></head>',
+        {
+            "https://blog.example/feed/": {"status": 500, "content_type": "text/html"},
+            "https://blog.example/?feed=rss2": {"body": rss()},
+        },
+    )
+    reported, _, _ = run(case)
+    assert reported == ["https://blog.example/?feed=rss2"]
+
+
+def test_anchors_that_miss_count_as_misses(tmp_path: Path) -> None:
+    case = web(tmp_path, '<body><a href="/feed.xml">x</a><a href="/rss/">y</a></body>', {})
+    reported, _, log = run(case)
+    assert reported == []
+    assert [u for u, _ in log.requests] == [
+        "https://blog.example/feed.xml",
+        "https://blog.example/rss/",
+    ]
+
+
 def test_a_site_that_answers_404_to_everything_costs_two_guesses(tmp_path: Path) -> None:
     case = web(tmp_path, "<p>x</p>", {})
     reported, report, log = run(case)

@@ -350,7 +350,8 @@ class DiscoveryRun:
         self.tried: set[str] = set()
         self.hops = 0
         self.misses = 0
-        """Platform paths and guesses that missed in a row (404/410, or not a feed)."""
+        """Candidates the page does not declare (anchors, link hints, platform paths, guesses)
+        that missed in a row (404/410, or not a feed): stages 4 and 5 stop on it."""
         self.platforms: list[str] = []
         self._subscribe: list[str] | None = None
 
@@ -372,7 +373,7 @@ class DiscoveryRun:
         if resp is None:
             self._reject(c, "network failure or time cap")
             return None
-        guessed = c.source in ("platform", "guess")
+        guessed = c.source not in ADVERTISED  # a miss of what the page declares is no hint
         if not 200 <= resp.status < 300:
             self.misses += guessed and resp.status in (404, 410)
             self._reject(c, f"status {resp.status}")

@@ -23,7 +23,7 @@ stage's page candidates up front (deduplicated, scored together by the scorers);
    recognised, the few most likely guessed paths (:mod:`blogfeeds.extract.discovery.guesses`),
    until one validates.
 
-Stages 4 and 5 stop after :data:`MAX_MISSES` misses in a row.
+Stage 4 stops after :data:`PLATFORM_MISSES` misses in a row, stage 5 after :data:`MAX_MISSES`.
 6. :class:`OneHop` (``hop``): one same-site page linked as RSS / Feeds / 订阅 / Subscribe, whose
    own feed links become candidates.
 
@@ -99,9 +99,14 @@ ORIGINAL_FEED_STAGES: dict[str, int | None] = {f"{_HERE}.RssAtomLinks": 100}
 """The original design's stage (``BLOGFEEDS_FEED_RULESET = "original"``)."""
 
 MAX_MISSES = 2
-"""Platform paths and guessed paths stop after this many misses in a row (404 or 410, or a
-page that is not a feed; a guessed path misses when it missed at each of the blog's roots): a
-site that answers so to everything costs two requests per root, not the budget."""
+"""Guessed paths stop after this many misses in a row of candidates the page does not declare
+(404 or 410, or a page that is not a feed; anchors, link hints and platform paths count; a
+guessed path misses when it missed at each of the blog's roots): a site that answers so to
+everything costs two requests per root, not the budget."""
+PLATFORM_MISSES = 1
+"""Platform paths stop after this many misses in a row (counted as for :data:`MAX_MISSES`): a
+recognised platform serves its feed at its first path by default, so a miss there says the blog
+has none; the other paths are for a blog whose first path answered otherwise (403, 5xx)."""
 
 
 def page_candidates(
@@ -186,8 +191,8 @@ class AnchorHints(Stage):
 
 @dataclass(frozen=True)
 class PlatformPaths(Stage):
-    """Stage 4: platform paths in table order until one validates, then that platform's
-    format variants."""
+    """Stage 4: platform paths in table order until one validates (or :data:`PLATFORM_MISSES`
+    miss in a row), then that platform's format variants."""
 
     def candidates(self, page: Page, *, hints: bool) -> list[FeedCandidate]:
         return platform_candidates(page) if hints else []
@@ -199,7 +204,7 @@ class PlatformPaths(Stage):
                 if c.hint == hit:
                     await run.validate(c)
                 continue
-            if hit or run.misses >= MAX_MISSES:
+            if hit or run.misses >= PLATFORM_MISSES:
                 continue
             if await run.validate(c) and run.satisfied():
                 hit = c.hint
