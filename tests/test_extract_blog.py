@@ -261,6 +261,15 @@ def test_a_url_that_is_a_feed_resolves_to_its_blog_with_that_feed_as_main() -> N
     assert (blog.blog_id, blog.feed_url) == ("river.example", "https://river.example/rss")
 
 
+def test_a_feed_whose_site_link_fails_is_read_as_it_was() -> None:
+    feed = FEED.replace(b"river.example/</link>", b"river.example/home/</link>", 1)
+    fetch, asked = little({})
+    report = asyncio.run(extract_blog("https://river.example/rss", feed, {}, fetch, CONFIG))
+    assert asked[0] == "https://river.example/home/"
+    assert report.url == "https://river.example/rss"
+    assert "feed_as_seed" not in report.counters
+
+
 def test_friends_over_the_cap_are_counted() -> None:
     config = dataclasses.replace(CONFIG, max_friends=2)
     report, _ = run(

@@ -355,6 +355,25 @@ def test_a_platform_path_that_misses_ends_the_platform_paths(tmp_path: Path) -> 
     assert reported == ["https://blog.example/?feed=rss2"]
 
 
+def test_an_anchor_that_misses_elsewhere_leaves_the_platform_paths(tmp_path: Path) -> None:
+    page = (
+        '<head><meta name="generator" content="WordPress 6.5"></head>'
+        '<body><a href="/rss.xml">RSS</a></body>'
+    )
+    case = web(tmp_path, page, {"https://blog.example/feed/": {"body": rss()}})
+    reported, _, log = run(case)
+    assert reported == ["https://blog.example/feed/"]
+    assert [u for u, _ in log.requests] == [
+        "https://blog.example/rss.xml",
+        "https://blog.example/feed/",
+    ]
+    # An anchor to the platform's own first path that missed is that path's miss.
+    hexo = '<head><meta name="generator" content="Hexo 7"></head><body><a href="/atom.xml">x</a>'
+    case = web(tmp_path, hexo, {"https://blog.example/rss2.xml": {"body": rss()}})
+    reported, _, log = run(case)
+    assert (reported, [u for u, _ in log.requests]) == ([], ["https://blog.example/atom.xml"])
+
+
 def test_anchors_that_miss_count_as_misses(tmp_path: Path) -> None:
     case = web(tmp_path, '<body><a href="/feed.xml">x</a><a href="/rss/">y</a></body>', {})
     reported, _, log = run(case)

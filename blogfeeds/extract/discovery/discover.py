@@ -351,7 +351,9 @@ class DiscoveryRun:
         self.hops = 0
         self.misses = 0
         """Candidates the page does not declare (anchors, link hints, platform paths, guesses)
-        that missed in a row (404/410, or not a feed): stages 4 and 5 stop on it."""
+        that missed in a row (404/410, or not a feed): the guesses stop on it."""
+        self.missed: set[str] = set()
+        """URL keys that missed (404/410, or not a feed)."""
         self.platforms: list[str] = []
         self._subscribe: list[str] | None = None
 
@@ -373,15 +375,15 @@ class DiscoveryRun:
         if resp is None:
             self._reject(c, "network failure or time cap")
             return None
-        guessed = c.source not in ADVERTISED  # a miss of what the page declares is no hint
         if not 200 <= resp.status < 300:
-            self.misses += guessed and resp.status in (404, 410)
+            if resp.status in (404, 410):
+                self._missed(c, key)
             self._reject(c, f"status {resp.status}")
             return None
         ctype = resp.header("content-type")
         parsed = read_feed(resp.body, ctype)
         if parsed is None:
-            self.misses += guessed
+            self._missed(c, key)
             if hop and self.hopper is not None:
                 await self.hopper.follow(self, resp)
             self._reject(c, f"not a feed ({media_type(ctype) or 'no Content-Type'})")
@@ -402,6 +404,11 @@ class DiscoveryRun:
         found = _Found(c, resp.url if aliases else c.url, parsed, ctype, aliases)
         self.found.append(found)
         return found
+
+    def _missed(self, c: FeedCandidate, key: str) -> None:
+        self.missed.add(key)
+        if c.source not in ADVERTISED:  # a miss of what the page declares says nothing more
+            self.misses += 1
 
     async def validate_each(self, sources: frozenset[str], *, hop: bool = False) -> None:
         """Validate the page candidates of ``sources``, by source (:data:`SOURCE_RANK`: a

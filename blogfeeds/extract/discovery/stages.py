@@ -23,7 +23,8 @@ stage's page candidates up front (deduplicated, scored together by the scorers);
    recognised, the few most likely guessed paths (:mod:`blogfeeds.extract.discovery.guesses`),
    until one validates.
 
-Stage 4 stops after :data:`PLATFORM_MISSES` misses in a row, stage 5 after :data:`MAX_MISSES`.
+Stage 4 stops after :data:`PLATFORM_MISSES` of its paths missed, stage 5 after
+:data:`MAX_MISSES` misses in a row.
 6. :class:`OneHop` (``hop``): one same-site page linked as RSS / Feeds / 订阅 / Subscribe, whose
    own feed links become candidates.
 
@@ -104,9 +105,10 @@ MAX_MISSES = 2
 guessed path misses when it missed at each of the blog's roots): a site that answers so to
 everything costs two requests per root, not the budget."""
 PLATFORM_MISSES = 1
-"""Platform paths stop after this many misses in a row (counted as for :data:`MAX_MISSES`): a
-recognised platform serves its feed at its first path by default, so a miss there says the blog
-has none; the other paths are for a blog whose first path answered otherwise (403, 5xx)."""
+"""A platform's paths stop after this many of them missed (404 or 410, or not a feed; tried by
+any stage): a recognised platform serves its feed at its first path by default, so a miss there
+says the blog has none; the other paths are for a blog whose first path answered otherwise
+(403, 5xx)."""
 
 
 def page_candidates(
@@ -198,16 +200,22 @@ class PlatformPaths(Stage):
         return platform_candidates(page) if hints else []
 
     async def run(self, run: DiscoveryRun) -> None:
-        hit = ""
-        for c in [c for c in run.candidates if c.source == "platform"]:
+        # In table order, a path already tried by another stage (an anchor to /atom.xml) in its
+        # place: its miss counts.
+        scored = {url_key(c.url): c for c in run.candidates if c.source == "platform"}
+        hit, misses = "", 0
+        for c in platform_candidates(run.page):
+            key = url_key(c.url)
             if "format" in c.rel:
-                if c.hint == hit:
-                    await run.validate(c)
+                if c.hint == hit and key in scored:
+                    await run.validate(scored[key])
                 continue
-            if hit or run.misses >= PLATFORM_MISSES:
+            if hit or misses >= PLATFORM_MISSES:
                 continue
-            if await run.validate(c) and run.satisfied():
+            fresh = key not in run.tried and key in scored
+            if fresh and await run.validate(scored[key]) and run.satisfied():
                 hit = c.hint
+            misses += key in run.missed
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ ADVERTISED = frozenset({"header", "link", "a"})
 LINK_HINT = "link-hint"
 """Source of a ``<link>`` with a feed type whose rel lacks ``alternate`` and ``feed`` (a typo
 such as ``rel="alternative"``, or ``rel="service.post"``): validated with the anchors."""
-SOURCE_RANK = {"header": 0, "link": 0, "a": 0, "rule": 0, "seed": 0, LINK_HINT: 1, "anchor": 2}
+SOURCE_RANK = {"header": 0, "link": 0, "a": 0, LINK_HINT: 1, "anchor": 2}
 """Rank of a source among feeds that validate alike (lower first): what an element declares
 beats what an anchor suggests, which beats a platform path, a guess or a hop (rank 3)."""
 
