@@ -238,6 +238,40 @@ def test_a_user_rule_feed_is_kept_unfetched() -> None:
     assert blog.feed_url == "https://river.example/f.xml" and blog.status == "ok"
 
 
+def test_a_url_that_is_a_feed_resolves_to_its_blog_with_that_feed_as_main() -> None:
+    feed = FEED.replace(b"river.example/</link>", b"river.example/home/</link>", 1)
+    fetch, asked = little(
+        {
+            "https://river.example/home/": (200, HTML, HOME.format(head="", body="").encode()),
+        }
+    )
+    report = asyncio.run(
+        extract_blog(
+            "https://river.example/rss",
+            feed,
+            {"Content-Type": "application/rss+xml"},
+            fetch,
+            CONFIG,
+        )
+    )
+    assert asked[0] == "https://river.example/home/"
+    assert (report.url, report.status) == ("https://river.example/home/", "ok")
+    assert (report.feeds[0].url, report.feeds[0].source) == ("https://river.example/rss", "seed")
+    assert report.counters["feed_as_seed"] == 1
+    assert "site link https://river.example/home/" in report.feeds[0].reasons[0]
+    blog, _ = blog_items(report, fetched_at="t", depth=0)
+    assert (blog.blog_id, blog.feed_url) == ("river.example", "https://river.example/rss")
+
+
+def test_a_feed_whose_site_link_fails_is_read_as_it_was() -> None:
+    feed = FEED.replace(b"river.example/</link>", b"river.example/home/</link>", 1)
+    fetch, asked = little({})
+    report = asyncio.run(extract_blog("https://river.example/rss", feed, {}, fetch, CONFIG))
+    assert asked[0] == "https://river.example/home/"
+    assert report.url == "https://river.example/rss"
+    assert "feed_as_seed" not in report.counters
+
+
 def test_friends_over_the_cap_are_counted() -> None:
     config = dataclasses.replace(CONFIG, max_friends=2)
     report, _ = run(

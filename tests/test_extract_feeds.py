@@ -22,7 +22,12 @@ from blogfeeds.extract.discovery import (
     discover_feeds,
 )
 from blogfeeds.extract.discovery.candidates import parse_link_header
-from blogfeeds.extract.discovery.guesses import guess_candidates, guess_paths
+from blogfeeds.extract.discovery.guesses import (
+    blog_roots,
+    guess_candidates,
+    guess_limit,
+    guess_paths,
+)
 from blogfeeds.extract.discovery.platforms import detect_platforms, platform_candidates
 from blogfeeds.extract.discovery.scorers import MaybeType
 from blogfeeds.extract.discovery.stages import LinkElements
@@ -313,9 +318,19 @@ def test_settings_add_to_the_defaults_in_code() -> None:
 # --- The blogfeeds rule set (default) ---------------------------------------------------------
 
 
-def found(html: str, url: str = URL, *, hints: bool = False, headers: dict[str, str] | None = None):
+ORIGINAL = ORIGINAL_FEED_STAGES
+
+
+def found(
+    html: str,
+    url: str = URL,
+    *,
+    hints: bool = False,
+    headers: dict[str, str] | None = None,
+    stages: RulesSpec = None,
+) -> list[FeedCandidate]:
     p = parse_page(url, f"<html>{html}</html>".encode(), headers or {})
-    return discover_feeds(p, hints=hints)
+    return discover_feeds(p, hints=hints, stages=stages)
 
 
 def urls(cands: list[FeedCandidate]) -> list[str]:
@@ -348,10 +363,68 @@ def test_feed_and_maybe_types(declared: str, score: float) -> None:
         assert c.reasons[-1] == f"-2 maybe type {declared}: validate"
 
 
-def test_untyped_rel_feed_is_a_maybe_and_untyped_alternate_is_nothing() -> None:
+def test_untyped_rel_feed_is_a_maybe() -> None:
     (c,) = found('<link rel="feed" href="/f">')
     assert c.reasons == ["base 10", "-2 maybe type (none): validate", "-3 no rel=alternate"]
-    assert found('<link rel="alternate" href="/de/" hreflang="de">') == []
+
+
+def test_untyped_alternate_is_a_maybe_unless_a_translation_media_or_page() -> None:
+    # Mark Pilgrim's autodiscovery suite: an untyped rel=alternate may be the feed.
+    assert found('<link rel="alternate" href="/index.xml">') == []  # not advertised as a feed
+    (c,) = found('<link rel="alternate" href="/index.xml">', hints=True)
+    assert (c.url, c.type, c.source) == ("https://blog.example/index.xml", "", LINK_HINT)
+    assert c.reasons == ["base 10", "-2 maybe type (none): validate"]
+    for head in (
+        '<link rel="alternate" href="/de/" hreflang="de">',
+        '<link rel="alternate" media="only screen and (max-width: 640px)" href="/m/">',
+        '<link rel="alternate" href="/print.html">',
+        '<link rel="alternate" href="/cover.png">',
+    ):
+        assert found(head, hints=True) == [], head
+    assert found('<link rel="alternate" href="/index.xml">', hints=True, stages=ORIGINAL) == []
+
+
+def test_alternate_stylesheet_with_a_feed_type_is_a_style_sheet() -> None:
+    # In HTML, rel="alternate stylesheet" is a style sheet whatever its type.
+    for head in (
+        '<link rel="alternate stylesheet" type="application/rss+xml" href="/s.xml">',
+        '<link rel="Stylesheet Alternate" type="application/atom+xml" href="/s.xml">',
+    ):
+        assert found(head, hints=True) == [], head
+    header = '</s.xml>; rel="alternate stylesheet"; type="application/rss+xml"'
+    assert found("<p>x</p>", headers={"Link": header}) == []
+
+
+@pytest.mark.parametrize(
+    "anchor",
+    [
+        '<a href="/feed.jpg">RSS</a>',
+        '<a href="/images/rss.png"><img src="/i/rss.svg"></a>',
+        '<a href="/atom.css">x</a>',
+        '<a href="/static/feed.js">x</a>',
+        '<a href="/rss.pdf">RSS</a>',
+        '<a href="/rss.html">x</a>',
+    ],
+)
+def test_feed_looking_anchor_needs_a_feed_plausible_extension(anchor: str) -> None:
+    assert found(f"<body>{anchor}</body>", hints=True) == []
+
+
+def test_feed_plausible_extensions_and_a_page_named_by_its_text() -> None:
+    body = (
+        '<a href="/feed.rss">x</a><a href="/feed.rdf">x</a><a href="/feed.json">x</a>'
+        '<a href="/feed.php">x</a><a href="/index.php?feed=rss2">x</a>'
+        '<a href="/subscribe.html">RSS feeds</a>'
+    )
+    cands = found(body, hints=True)
+    assert list(zip(urls(cands), [c.hint for c in cands], strict=True)) == [
+        ("/feed.rss", "href"),
+        ("/feed.rdf", "href"),
+        ("/feed.json", "href"),
+        ("/feed.php", "href"),
+        ("/index.php?feed=rss2", "href"),
+        ("/subscribe.html", "text"),
+    ]
 
 
 def test_non_feed_alternates_are_not_candidates() -> None:
@@ -536,7 +609,38 @@ def test_platform_paths(html: str, url: str, want: list[str]) -> None:
 
 def test_platform_by_host_and_user_path() -> None:
     cands = platform_candidates(parse_page("https://medium.com/@alice", b"<p>x</p>", {}))
-    assert [c.url for c in cands] == ["https://medium.com/feed/@alice", "https://medium.com/feed"]
+    assert [c.url for c in cands] == ["https://medium.com/feed/@alice"]
+    cands = platform_candidates(parse_page("https://alice.medium.com/", b"<p>x</p>", {}))
+    assert [c.url for c in cands] == ["https://alice.medium.com/feed"]
+
+
+@pytest.mark.parametrize(
+    ("url", "want"),
+    [
+        ("https://www.cnblogs.com/alice/p/1.html", ["https://www.cnblogs.com/alice/rss"]),
+        ("https://cnblogs.com/alice/", ["https://cnblogs.com/alice/rss"]),
+        ("https://blog.csdn.net/bob/article/details/7", ["https://blog.csdn.net/bob/rss/list"]),
+        ("https://dev.to/carol", ["https://dev.to/feed/carol"]),
+        ("https://write.as/dan/", ["https://write.as/dan/feed/"]),
+        ("https://note.com/erin", ["https://note.com/erin/rss"]),
+        ("https://www.cnblogs.com/", []),
+        ("https://www.jianshu.com/u/abc", []),
+    ],
+)
+def test_path_hosted_platforms_have_their_own_feed_paths(url: str, want: list[str]) -> None:
+    assert [c.url for c in platform_candidates(parse_page(url, b"<p>x</p>", {}))] == want
+
+
+def test_platform_paths_of_a_path_hosted_blog_stay_under_its_prefix() -> None:
+    html = b'<meta name="generator" content="Hexo 7"><link rel="stylesheet" href="/wp-content/a">'
+    cands = platform_candidates(parse_page("https://alice.github.io/notes/", html, {}))
+    assert [c.url for c in cands] == [
+        "https://alice.github.io/notes/feed/",
+        "https://alice.github.io/notes/?feed=rss2",
+        "https://alice.github.io/notes/atom.xml",
+        "https://alice.github.io/notes/rss2.xml",
+        "https://alice.github.io/notes/rss.xml",
+    ]
 
 
 def test_platform_by_header() -> None:
@@ -555,7 +659,27 @@ def test_guess_candidates_entry_path_then_root() -> None:
         "https://blog.example/notes/feed/",
         "https://blog.example/feed/",
     ]
-    assert len(guess_candidates(page(""))) == len(guess_paths())
+    assert len(guess_candidates(page(""))) == guess_limit() == 4
+
+
+@pytest.mark.parametrize(
+    ("url", "roots"),
+    [
+        ("https://www.cnblogs.com/alice/", ["https://www.cnblogs.com/alice/"]),
+        (
+            "https://www.cnblogs.com/alice/p/1.html",
+            ["https://www.cnblogs.com/alice/p/", "https://www.cnblogs.com/alice/"],
+        ),
+        ("https://alice.github.io/notes/", ["https://alice.github.io/notes/"]),
+        ("https://blog.example/notes/", ["https://blog.example/notes/", "https://blog.example/"]),
+    ],
+)
+def test_guesses_of_a_path_hosted_blog_never_climb_above_its_prefix(
+    url: str, roots: list[str]
+) -> None:
+    assert blog_roots(url) == roots
+    cands = guess_candidates(parse_page(url, b"<p>x</p>", {}))
+    assert all(any(c.url == root + c.hint for root in roots) for c in cands)
 
 
 def test_guess_table_is_ordered_and_documented() -> None:

@@ -262,12 +262,152 @@ def test_eleventy_feed_in_a_subfolder_and_its_json_format(tmp_path: Path) -> Non
     assert len(log.requests) == 2
 
 
-def test_guessing_finds_an_eleventy_feed_without_any_hint_within_budget(tmp_path: Path) -> None:
+def test_a_typed_link_without_rel_beats_an_anchor_that_validates_alike(tmp_path: Path) -> None:
+    # The situation of NetNewsWire's and Miniflux's finders: a <link> with a feed type and no
+    # rel, and a bare <a href="atom.rss">: what the page declares wins over what it links.
+    page = (
+        '<head><link type="application/rss+xml" href="/feeds/posts.xml"></head>'
+        '<body><a href="atom.rss">Atom</a></body>'
+    )
+    case = web(
+        tmp_path,
+        page,
+        {
+            "https://blog.example/feeds/posts.xml": {"body": rss("Declared")},
+            "https://blog.example/feeds/atom.rss": {
+                "body": rss("Linked", site="https://b.example")
+            },
+        },
+        page_url="https://blog.example/feeds/",
+    )
+    reported, report, _ = run(case)
+    assert reported[0] == "https://blog.example/feeds/posts.xml"
+    assert [f.source for f in report.feeds] == ["link-hint", "anchor"]
+    # The same feed at both URLs: the declared URL is the canonical one.
+    same = rss("Same")
+    case = web(
+        tmp_path,
+        page,
+        {
+            "https://blog.example/feeds/posts.xml": {"body": same},
+            "https://blog.example/feeds/atom.rss": {"body": same},
+        },
+        page_url="https://blog.example/feeds/",
+    )
+    reported, report, _ = run(case)
+    assert reported == ["https://blog.example/feeds/posts.xml"]
+    assert report.feeds[0].aliases == ["https://blog.example/feeds/atom.rss"]
+
+
+def test_an_untyped_alternate_is_validated(tmp_path: Path) -> None:
+    case = web(
+        tmp_path,
+        '<head><link rel="alternate" href="/index.xml"></head>',
+        {"https://blog.example/index.xml": {"body": rss(), "content_type": "text/xml"}},
+    )
+    reported, report, log = run(case)
+    assert reported == ["https://blog.example/index.xml"]
+    assert (report.feeds[0].source, len(log.requests)) == ("link-hint", 1)
+
+
+def test_guessing_without_any_hint_tries_only_the_likely_paths(tmp_path: Path) -> None:
+    case = web(tmp_path, "<p>x</p>", {"https://blog.example/feed/": {"body": atom()}})
+    reported, report, log = run(case)
+    assert reported == ["https://blog.example/feed/"]
+    assert report.feeds[0].source == "guess"
+    assert [u for u, _ in log.requests] == [
+        "https://blog.example/atom.xml",
+        "https://blog.example/feed/",
+    ]
+    # A rare path (Eleventy's feed/feed.xml) needs evidence: the generator (test above).
     case = web(tmp_path, "<p>x</p>", {"https://blog.example/feed/feed.xml": {"body": atom()}})
     reported, report, log = run(case)
-    assert reported == ["https://blog.example/feed/feed.xml"]
-    assert report.feeds[0].source == "guess"
-    assert len(log.requests) <= 10
+    assert (reported, len(log.requests), report.budget_exhausted) == ([], 2, False)
+
+
+def test_a_recognised_platform_gets_its_own_paths_only(tmp_path: Path) -> None:
+    case = web(
+        tmp_path,
+        '<head><meta name="generator" content="Hugo 0.120"></head>',
+        {"https://blog.example/atom.xml": {"body": atom()}},
+    )
+    reported, report, log = run(case)
+    assert reported == []
+    assert [u for u, _ in log.requests] == ["https://blog.example/index.xml"]
+    assert report.platforms == ["Hugo: generator hugo 0.120"]
+
+
+def test_a_platform_path_that_misses_ends_the_platform_paths(tmp_path: Path) -> None:
+    hexo = '<head><meta name="generator" content="Hexo 7.1.1"></head>'
+    case = web(tmp_path, hexo, {"https://blog.example/rss2.xml": {"body": rss()}})
+    reported, _, log = run(case)
+    assert (reported, [u for u, _ in log.requests]) == ([], ["https://blog.example/atom.xml"])
+    # A first path that answers otherwise than a miss (a server error) leaves the next one.
+    case = web(
+        tmp_path,
+        '<head><meta name="generator" content="WordPress 6.5"></head>',
+        {
+            "https://blog.example/feed/": {"status": 500, "content_type": "text/html"},
+            "https://blog.example/?feed=rss2": {"body": rss()},
+        },
+    )
+    reported, _, _ = run(case)
+    assert reported == ["https://blog.example/?feed=rss2"]
+
+
+def test_an_anchor_that_misses_elsewhere_leaves_the_platform_paths(tmp_path: Path) -> None:
+    page = (
+        '<head><meta name="generator" content="WordPress 6.5"></head>'
+        '<body><a href="/rss.xml">RSS</a></body>'
+    )
+    case = web(tmp_path, page, {"https://blog.example/feed/": {"body": rss()}})
+    reported, _, log = run(case)
+    assert reported == ["https://blog.example/feed/"]
+    assert [u for u, _ in log.requests] == [
+        "https://blog.example/rss.xml",
+        "https://blog.example/feed/",
+    ]
+    # An anchor to the platform's own first path that missed is that path's miss.
+    hexo = '<head><meta name="generator" content="Hexo 7"></head><body><a href="/atom.xml">x</a>'
+    case = web(tmp_path, hexo, {"https://blog.example/rss2.xml": {"body": rss()}})
+    reported, _, log = run(case)
+    assert (reported, [u for u, _ in log.requests]) == ([], ["https://blog.example/atom.xml"])
+
+
+def test_anchors_that_miss_count_as_misses(tmp_path: Path) -> None:
+    case = web(tmp_path, '<body><a href="/feed.xml">x</a><a href="/rss/">y</a></body>', {})
+    reported, _, log = run(case)
+    assert reported == []
+    assert [u for u, _ in log.requests] == [
+        "https://blog.example/feed.xml",
+        "https://blog.example/rss/",
+    ]
+
+
+def test_a_site_that_answers_404_to_everything_costs_two_guesses(tmp_path: Path) -> None:
+    case = web(tmp_path, "<p>x</p>", {})
+    reported, report, log = run(case)
+    assert (reported, len(log.requests), report.budget_exhausted) == ([], 2, False)
+    assert [r.reason for r in report.rejected] == ["status 404", "status 404"]
+
+
+def test_path_hosted_blog_is_never_guessed_above_its_prefix(tmp_path: Path) -> None:
+    case = web(
+        tmp_path,
+        "<p>x</p>",
+        {
+            "https://www.cnblogs.com/alice/rss": {"body": rss("Alice")},
+            "https://www.cnblogs.com/atom.xml": {"body": rss("The platform")},
+        },
+        page_url="https://www.cnblogs.com/alice/",
+    )
+    reported, _, log = run(case)
+    assert reported == ["https://www.cnblogs.com/alice/rss"]
+    assert [u for u, _ in log.requests] == ["https://www.cnblogs.com/alice/rss"]
+    # A generic guess at a project page of a path-hosted host stays under the project.
+    case = web(tmp_path, "<p>x</p>", {}, page_url="https://alice.github.io/notes/p/1/")
+    _, _, log = run(case)
+    assert all(u.startswith("https://alice.github.io/notes/") for u, _ in log.requests)
 
 
 def test_guesses_stop_at_the_first_valid_feed(tmp_path: Path) -> None:
@@ -297,8 +437,8 @@ def test_catch_all_site_yields_nothing_within_budget(tmp_path: Path) -> None:
     )
     reported, report, log = run(case)
     assert reported == []
-    assert len(log.requests) == report.requests == 10
-    assert report.budget_exhausted
+    assert len(log.requests) == report.requests == 2  # a soft 404: two misses in a row
+    assert not report.budget_exhausted
     assert all(r.reason.startswith("not a feed") for r in report.rejected)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blogfeeds.extract.identity import blog_id, registered_domain, same_blog
+from blogfeeds.extract.identity import blog_id, blog_prefix, registered_domain, same_blog
 
 CASES = [
     # registered domain, www dropped, scheme/port/query ignored
@@ -81,3 +81,22 @@ def test_registered_domain_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     registered_domain.cache_clear()
     assert registered_domain("x.y.example.co.jp") == "example.co.jp"
+
+
+@pytest.mark.parametrize(
+    ("url", "prefix"),
+    [
+        ("https://www.cnblogs.com/alice/p/1.html", "https://www.cnblogs.com/alice/"),
+        ("https://blog.csdn.net/bob", "https://blog.csdn.net/bob/"),
+        ("https://www.jianshu.com/u/abc/x", "https://www.jianshu.com/u/abc/"),
+        ("https://medium.com/@Al/post", "https://medium.com/@Al/"),
+        ("https://alice.github.io/repo/x", "https://alice.github.io/repo/"),
+        ("https://alice.github.io/", None),
+        ("https://www.cnblogs.com/", None),
+        ("https://www.cnblogs.com/sitehome/p/2", None),
+        ("https://blog.example/notes/", None),
+        ("mailto:x@y.example", None),
+    ],
+)
+def test_blog_prefix_is_a_path_hosted_blogs_own_root(url: str, prefix: str | None) -> None:
+    assert blog_prefix(url) == prefix

@@ -1,7 +1,9 @@
 """The one extraction entry point: :func:`extract_blog` reads a blog from its home page.
 
 The ``blogs`` spider, ``scrapy inspect`` and the tests call it with the home page and a fetch
-function; it returns a :class:`~blogfeeds.extract.report.BlogReport`. In order:
+function; it returns a :class:`~blogfeeds.extract.report.BlogReport`. A URL that answers with a
+feed stands for the blog of the feed's site link, which is fetched and read as below with that
+feed as its main feed. In order:
 
 1. :func:`analyze_page` reads the home page in one parse (identity, metadata, friend links,
    friend-link pages, user rules);
@@ -21,6 +23,7 @@ from typing import Any, ClassVar, Protocol
 
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
+    DiscoveredFeed,
     DiscoveryConfig,
     FeedCandidate,
     Fetch,
@@ -28,6 +31,10 @@ from blogfeeds.extract.discovery import (
     FetchRequest,
     find_feeds,
 )
+from blogfeeds.extract.discovery.candidates import http_url
+from blogfeeds.extract.discovery.fetching import HTML_ACCEPT
+from blogfeeds.extract.discovery.vocabulary import url_key
+from blogfeeds.extract.feedreader import FeedDocument, read_feed
 from blogfeeds.extract.friends import (
     FriendConfig,
     FriendExtraction,
@@ -138,10 +145,56 @@ async def extract_blog(
     """Read the blog whose home page ``body`` was fetched from ``url`` (the final URL).
 
     ``fetch`` performs every further GET (feed candidates, friend-link pages, data sources);
-    it returns ``None`` for a network failure. Raises
+    it returns ``None`` for a network failure. A ``body`` that is a feed (a seed or friend URL
+    that names the feed) stands for its blog: the feed's site link is fetched and read, with
+    that feed as the main feed (counter ``feed_as_seed``, the feed's reasons say so). Raises
     :class:`~blogfeeds.extract.page.DecodeError` when the home page is not usable HTML and
     ``ValueError`` when ``url`` is not http(s); never for a bad further page.
     """
+    if not isinstance(body, str):
+        doc = read_feed(body, _header(headers, "content-type"), url)
+        site = doc.site_url if doc is not None else ""
+        if doc is not None and http_url(site) and url_key(site) != url_key(url):
+            resp = await fetch(FetchRequest(site, {"Accept": HTML_ACCEPT}))
+            if resp is not None and 200 <= resp.status < 300 and read_feed(resp.body) is None:
+                report = await extract_blog(resp.url, resp.body, resp.headers, fetch, config)
+                _seed_feed(report, url, doc, site)
+                return report
+    return await _extract_home(url, body, headers, fetch, config)
+
+
+def _seed_feed(report: BlogReport, url: str, doc: FeedDocument, site: str) -> None:
+    """Make the feed the crawl reached the blog through its main feed."""
+    _count(report.counters, "feed_as_seed")
+    feed = DiscoveredFeed(
+        url=url,
+        type=doc.sniff.format,
+        title=doc.title,
+        reasons=[f"the crawled URL is this feed; the blog is its site link {site}"],
+        source="seed",
+        item_count=doc.item_count,
+        newest=doc.newest,
+        self_url=doc.self_url,
+        site_url=doc.site_url,
+    )
+    if report.robots.noindex:
+        return
+    rest = [f for f in report.feeds if url_key(f.url) != url_key(url)]
+    report.feeds = [feed, *rest]
+
+
+def _header(headers: Mapping[str, str] | None, name: str) -> str:
+    return next((v for k, v in (headers or {}).items() if k.lower() == name), "")
+
+
+async def _extract_home(
+    url: str,
+    body: bytes | str,
+    headers: Mapping[str, str] | None,
+    fetch: Fetch,
+    config: ExtractConfig,
+) -> BlogReport:
+    """:func:`extract_blog` for an HTML home page."""
     analysis = analyze_page(
         url,
         body,

@@ -192,6 +192,22 @@ def blog_id(url: str) -> str:
     return registered_domain(host)
 
 
+def blog_prefix(url: str) -> str | None:
+    """The URL of a path-hosted blog's own root (``https://www.cnblogs.com/alice/`` for
+    ``https://www.cnblogs.com/alice/p/1.html``), as written; None for a blog that owns its
+    host, a platform page, or a URL without an identity. Nothing of the blog lies above it."""
+    try:
+        host, segments = split_url(url)
+    except ValueError:
+        return None
+    rule = path_rule(host)
+    user = rule.user_path(segments) if rule is not None else None
+    if user is None:
+        return None
+    parts = urlsplit(url.strip())
+    return f"{parts.scheme.lower()}://{parts.netloc}/{user}/"
+
+
 @functools.lru_cache(maxsize=4096)
 def path_rule(host: str) -> _PathRule | None:
     """The path-hosted platform rule ``host`` (normalised) falls under, first in table order

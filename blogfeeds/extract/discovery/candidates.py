@@ -18,6 +18,7 @@ from blogfeeds.extract.discovery.vocabulary import (
     MAYBE_TYPES,
     SUBSCRIBE_WORDS,
     feed_like_href,
+    feed_plausible_path,
     is_feed_host,
     media_type,
     same_site,
@@ -120,6 +121,8 @@ def header_candidates(page: Page, types: frozenset[str]) -> list[FeedCandidate]:
         mtype = media_type(params.get("type"))
         if not target or not {"alternate", "feed"} & set(rel) or mtype not in types:
             continue
+        if "stylesheet" in rel:
+            continue
         if mtype == "" and "feed" not in rel:
             continue
         url = absolute(page.url, target)
@@ -136,7 +139,10 @@ def link_candidates(
     ``alternate`` or ``feed``) whose type is in ``types``, in document order; only http(s)
     URLs; an empty type only with rel ``feed``. With :data:`LINK_HINT` in ``sources``, a
     ``<link>`` whose rel lacks ``alternate`` and ``feed`` gets that source (a hint) instead of
-    ``link``. Not deduplicated, not scored."""
+    ``link``. An untyped element counts with rel ``feed``; an untyped ``<link rel=alternate>``
+    that is no translation or media variant and whose path may be a feed's is a hint too (it
+    may be a feed: validated with the anchors). A ``rel="alternate stylesheet"`` is a style
+    sheet (HTML), never a feed. Not deduplicated, not scored."""
     found: list[FeedCandidate] = []
     tags = ("link", "a", "area") if "a" in sources else ("link",)
     for el in page.tree.iter(*tags):
@@ -150,13 +156,17 @@ def link_candidates(
             continue
         href = el.get("href")
         mtype = media_type(el.get("type"))
-        if not href or not href.strip() or mtype not in types:
-            continue
-        if mtype == "" and "feed" not in rel:
+        if not href or not href.strip() or mtype not in types or "stylesheet" in rel:
             continue
         url = absolute(page.base_url, href)
         if url is None or not http_url(url):
             continue
+        if mtype == "" and "feed" not in rel:
+            if source != "link" or LINK_HINT not in sources:
+                continue
+            if not _untyped_feed_alternate(el, rel, url):
+                continue
+            source = LINK_HINT
         found.append(
             FeedCandidate(
                 url=url,
@@ -167,6 +177,14 @@ def link_candidates(
             )
         )
     return found
+
+
+def _untyped_feed_alternate(el: Any, rel: list[str], url: str) -> bool:
+    """An untyped ``rel=alternate`` that may be a feed: not a translation (``hreflang``), a
+    media variant (``media``) or a path no feed has (:func:`feed_plausible_path`)."""
+    if "alternate" not in rel or el.get("hreflang") is not None or el.get("media") is not None:
+        return False
+    return feed_plausible_path(url)
 
 
 def _anchor_words(el: Any) -> tuple[str, str]:
@@ -198,6 +216,8 @@ def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:
         scheme_url = _feed_scheme(href)
         url = absolute(page.base_url, scheme_url if scheme_url is not None else href)
         if url is None or not http_url(url) or url_key(url) == page_key:
+            continue
+        if not feed_plausible_path(url, pages=True):
             continue
         text, classes = _anchor_words(el)
         if scheme_url is not None or feed_like_href(url):

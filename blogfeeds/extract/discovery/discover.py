@@ -15,7 +15,8 @@ reading are :mod:`blogfeeds.extract.feedreader`. Validated feeds are classified 
 category, podcast), aliases collapsed into one canonical URL (same URL but for a trailing slash,
 same item ids, or a format-only query variant such as ``?alt=rss`` with the same title; never on
 ``rel=self`` alone), and ranked: the same blog's main feed first, then by path depth, newest
-item, item count, score.
+item, item count, source (a declared element before an anchor, before a platform path, a guess
+or a hop), score.
 
 Two rule sets (``BLOGFEEDS_FEED_RULESET``): ``"blogfeeds"`` (the scorers of
 :data:`~blogfeeds.extract.discovery.scorers.FEED_SCORERS_BASE` and the stages of
@@ -61,6 +62,7 @@ from blogfeeds.extract.discovery.vocabulary import (
     BASE_SCORE,
     COMMENT_WORDS,
     FORMAT_QUERY,
+    SOURCE_RANK,
     is_comments_url,
     is_taxonomy_url,
     locator,
@@ -387,6 +389,11 @@ class DiscoveryRun:
         self.rejected: list[Rejection] = []
         self.tried: set[str] = set()
         self.hops = 0
+        self.misses = 0
+        """Candidates the page does not declare (anchors, link hints, platform paths, guesses)
+        that missed in a row (404/410, or not a feed): the guesses stop on it."""
+        self.missed: set[str] = set()
+        """URL keys that missed (404/410, or not a feed)."""
         self.platforms: list[str] = []
         self._subscribe: list[str] | None = None
 
@@ -409,15 +416,19 @@ class DiscoveryRun:
             self._reject(c, "network failure or time cap")
             return None
         if not 200 <= resp.status < 300:
+            if resp.status in (404, 410):
+                self._missed(c, key)
             self._reject(c, f"status {resp.status}")
             return None
         ctype = resp.header("content-type")
         parsed = read_feed(resp.body, ctype)
         if parsed is None:
+            self._missed(c, key)
             if hop and self.hopper is not None:
                 await self.hopper.follow(self, resp)
             self._reject(c, f"not a feed ({media_type(ctype) or 'no Content-Type'})")
             return None
+        self.misses = 0
         final_key = url_key(resp.url)
         aliases = [c.url] if final_key != key else []
         for other in self.found:
@@ -434,9 +445,16 @@ class DiscoveryRun:
         self.found.append(found)
         return found
 
+    def _missed(self, c: FeedCandidate, key: str) -> None:
+        self.missed.add(key)
+        if c.source not in ADVERTISED:  # a miss of what the page declares says nothing more
+            self.misses += 1
+
     async def validate_each(self, sources: frozenset[str], *, hop: bool = False) -> None:
-        """Validate the page candidates of ``sources``, in score order."""
-        for c in [c for c in self.candidates if c.source in sources]:
+        """Validate the page candidates of ``sources``, by source (:data:`SOURCE_RANK`: a
+        ``<link>`` hint before an anchor), then in score order."""
+        cands = [c for c in self.candidates if c.source in sources]
+        for c in sorted(cands, key=lambda c: SOURCE_RANK.get(c.source, 3)):
             await self.validate(c, hop=hop)
 
     def satisfied(self) -> bool:
@@ -548,6 +566,7 @@ class DiscoveryRun:
                 path_depth(f.url),
                 -(f.newest.timestamp() if f.newest else float("-inf")),
                 -f.item_count,
+                SOURCE_RANK.get(f.source, 3),
                 -f.score,
                 order[id(f)],
             )

@@ -1,7 +1,10 @@
 """Platform fingerprints and their feed paths: ``blogfeeds/data/feed_platforms.toml``.
 
 A platform is recognised by its generator, asset paths, response headers or host; each
-recognised platform adds its feed paths (then its format variants) at the blog root(s).
+recognised platform adds its feed paths (then its format variants) at the blog root(s): the
+site root, or a path-hosted blog's own prefix (:func:`~blogfeeds.extract.identity.blog_prefix`),
+never above it; a hosted platform's ``{user}`` paths name the blog's feed at the host root
+(``https://medium.com/feed/@alice``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from importlib import resources
 from urllib.parse import urljoin, urlsplit
 
 from blogfeeds.extract.discovery.candidates import FeedCandidate, absolute
+from blogfeeds.extract.identity import blog_prefix
 from blogfeeds.extract.page import Page
 
 
@@ -69,8 +73,9 @@ def _asset_urls(page: Page, limit: int = 400) -> list[str]:
 
 def detect_platforms(page: Page) -> list[PlatformMatch]:
     """Platforms whose fingerprints match ``page``, in table order (see
-    ``feed_platforms.toml``). A same-host asset hit such as ``/blog/wp-content/`` makes
-    ``/blog/`` a blog root before the site root."""
+    ``feed_platforms.toml``). The blog root is the site root, or a path-hosted blog's prefix; a
+    same-host asset hit such as ``/blog/wp-content/`` under it makes ``/blog/`` a blog root
+    first."""
     generators = [
         (m.get("content") or "").strip().lower()
         for m in page.tree.iter("meta")
@@ -78,7 +83,8 @@ def detect_platforms(page: Page) -> list[PlatformMatch]:
     ]
     assets = [(u, u.lower()) for u in _asset_urls(page)]
     host = (urlsplit(page.url).hostname or "").lower()
-    root = urljoin(page.url, "/")
+    prefix = blog_prefix(page.url)
+    root = prefix or urljoin(page.url, "/")
     found = []
     for plat in feed_platforms():
         evidence, roots = "", [root]
@@ -94,8 +100,9 @@ def detect_platforms(page: Page) -> list[PlatformMatch]:
             if marker.startswith("/") and urlsplit(resolved).netloc == urlsplit(page.url).netloc:
                 path = urlsplit(resolved).path
                 cut = path.lower().find(marker)
-                if cut > 0:
-                    roots.insert(0, urljoin(page.url, path[: cut + 1]))
+                install = urljoin(page.url, path[: cut + 1])
+                if cut > 0 and install.startswith(root):
+                    roots.insert(0, install)
             break
         for name, needle in plat.headers:
             if not evidence and needle in page.header(name).lower():
@@ -107,32 +114,32 @@ def detect_platforms(page: Page) -> list[PlatformMatch]:
     return found
 
 
-def _expand(path: str, page: Page) -> str | None:
-    if "{user}" not in path:
-        return path
-    segments = [s for s in urlsplit(page.url).path.split("/") if s]
-    return path.replace("{user}", segments[0]) if segments else None
+def _user_urls(paths: tuple[str, ...], page: Page) -> list[str]:
+    """The ``{user}`` paths at the host root, ``{user}`` being the path-hosted blog's own prefix
+    (``@alice``, ``u/abc``)."""
+    prefix = blog_prefix(page.url)
+    if prefix is None:
+        return []
+    host_root = urljoin(prefix, "/")
+    user = prefix[len(host_root) :].strip("/")
+    return [urljoin(host_root, p.replace("{user}", user)) for p in paths if "{user}" in p]
 
 
 def platform_candidates(page: Page) -> list[FeedCandidate]:
-    """Each recognised platform's feed paths at its blog root(s), in table order; ``hint`` is
-    ``"<platform>: <evidence>"``; format variants carry ``rel=["format"]``."""
+    """Each recognised platform's feed paths, in table order: for a path-hosted blog the
+    platform's ``{user}`` paths when it has some, else the paths without ``{user}`` at the blog
+    root(s); ``hint`` is ``"<platform>: <evidence>"``; format variants carry
+    ``rel=["format"]``."""
     found = []
     for match in detect_platforms(page):
         hint = f"{match.platform.name}: {match.evidence}"
         for kind, paths in (("path", match.platform.paths), ("format", match.platform.formats)):
-            for root in match.roots:
-                for path in paths:
-                    expanded = _expand(path, page)
-                    if expanded is None:
-                        continue
-                    found.append(
-                        FeedCandidate(
-                            url=urljoin(root, expanded),
-                            type="",
-                            rel=[kind],
-                            source="platform",
-                            hint=hint,
-                        )
-                    )
+            urls = _user_urls(paths, page)
+            if not urls:
+                plain = [p for p in paths if "{user}" not in p]
+                urls = [urljoin(root, p) for root in match.roots for p in plain]
+            found += [
+                FeedCandidate(url=u, type="", rel=[kind], source="platform", hint=hint)
+                for u in urls
+            ]
     return found

@@ -113,13 +113,14 @@ def score_candidates(
 
 @dataclass(frozen=True)
 class MaybeType:
-    """-2 for an advertised candidate of a *maybe* type (:data:`MAYBE_TYPES`:
-    ``application/xml``, ``text/xml``, ``application/json``, an untyped ``rel=feed``)."""
+    """-2 for an advertised candidate or a link hint of a *maybe* type (:data:`MAYBE_TYPES`:
+    ``application/xml``, ``text/xml``, ``application/json``, an untyped ``rel=feed`` or
+    ``rel=alternate``)."""
 
     penalty: float = 2.0
 
     def __call__(self, c: FeedCandidate, score: float, page: Page) -> Adjustment | None:
-        if c.source in ADVERTISED and c.type in MAYBE_TYPES:
+        if (c.source in ADVERTISED or c.source == LINK_HINT) and c.type in MAYBE_TYPES:
             return Adjustment(
                 score - self.penalty, f"-{self.penalty:g} maybe type {c.type or '(none)'}: validate"
             )

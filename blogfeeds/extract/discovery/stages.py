@@ -19,8 +19,12 @@ stage's page candidates up front (deduplicated, scored together by the scorers);
    is hopped (stage 6).
 4. :class:`PlatformPaths` (``platform``): the feed paths of recognised platforms
    (:mod:`blogfeeds.extract.discovery.platforms`), until one validates.
-5. :class:`GuessedPaths` (``guess``): only when nothing validated, the guessed paths
-   (:mod:`blogfeeds.extract.discovery.guesses`), until one validates.
+5. :class:`GuessedPaths` (``guess``): only when nothing validated and no platform was
+   recognised, the few most likely guessed paths (:mod:`blogfeeds.extract.discovery.guesses`),
+   until one validates.
+
+Stage 4 stops after :data:`PLATFORM_MISSES` of its paths missed, stage 5 after
+:data:`MAX_MISSES` misses in a row.
 6. :class:`OneHop` (``hop``): one same-site page linked as RSS / Feeds / 订阅 / Subscribe, whose
    own feed links become candidates.
 
@@ -62,7 +66,7 @@ from blogfeeds.extract.discovery.candidates import (
     link_candidates,
 )
 from blogfeeds.extract.discovery.fetching import HTML_ACCEPT, Fetched
-from blogfeeds.extract.discovery.guesses import guess_candidates
+from blogfeeds.extract.discovery.guesses import blog_roots, guess_candidates
 from blogfeeds.extract.discovery.platforms import platform_candidates
 from blogfeeds.extract.discovery.vocabulary import (
     ADVERTISED,
@@ -94,6 +98,17 @@ it."""
 
 ORIGINAL_FEED_STAGES: dict[str, int | None] = {f"{_HERE}.RssAtomLinks": 100}
 """The original design's stage (``BLOGFEEDS_FEED_RULESET = "original"``)."""
+
+MAX_MISSES = 2
+"""Guessed paths stop after this many misses in a row of candidates the page does not declare
+(404 or 410, or a page that is not a feed; anchors, link hints and platform paths count; a
+guessed path misses when it missed at each of the blog's roots): a site that answers so to
+everything costs two requests per root, not the budget."""
+PLATFORM_MISSES = 1
+"""A platform's paths stop after this many of them missed (404 or 410, or not a feed; tried by
+any stage): a recognised platform serves its feed at its first path by default, so a miss there
+says the blog has none; the other paths are for a blog whose first path answered otherwise
+(403, 5xx)."""
 
 
 def page_candidates(
@@ -178,36 +193,47 @@ class AnchorHints(Stage):
 
 @dataclass(frozen=True)
 class PlatformPaths(Stage):
-    """Stage 4: platform paths in table order until one validates, then that platform's
-    format variants."""
+    """Stage 4: platform paths in table order until one validates (or :data:`PLATFORM_MISSES`
+    miss in a row), then that platform's format variants."""
 
     def candidates(self, page: Page, *, hints: bool) -> list[FeedCandidate]:
         return platform_candidates(page) if hints else []
 
     async def run(self, run: DiscoveryRun) -> None:
-        hit = ""
-        for c in [c for c in run.candidates if c.source == "platform"]:
+        # In table order, a path already tried by another stage (an anchor to /atom.xml) in its
+        # place: its miss counts.
+        scored = {url_key(c.url): c for c in run.candidates if c.source == "platform"}
+        hit, misses = "", 0
+        for c in platform_candidates(run.page):
+            key = url_key(c.url)
             if "format" in c.rel:
-                if c.hint == hit:
-                    await run.validate(c)
+                if c.hint == hit and key in scored:
+                    await run.validate(scored[key])
                 continue
-            if hit:
+            if hit or misses >= PLATFORM_MISSES:
                 continue
-            if await run.validate(c) and run.satisfied():
+            fresh = key not in run.tried and key in scored
+            if fresh and await run.validate(scored[key]) and run.satisfied():
                 hit = c.hint
+            misses += key in run.missed
 
 
 @dataclass(frozen=True)
 class GuessedPaths(Stage):
-    """Stage 5: guessed paths until one validates; two requests are left for the hop (the page
-    and one feed) when there is a page to hop to."""
+    """Stage 5: when no platform was recognised (a recognised one has its own paths, stage 4),
+    guessed paths until one validates or :data:`MAX_MISSES` paths missed in a row at every
+    root; two requests are left for the hop (the page and one feed) when there is a page to hop
+    to."""
 
     def needed(self, run: DiscoveryRun) -> bool:
-        return not run.found
+        return not run.found and not run.platforms
 
     async def run(self, run: DiscoveryRun) -> None:
         reserve = 2 if run.subscribe_links() and run.hops < run.config.max_hops else 0
+        misses = MAX_MISSES * len(blog_roots(run.page.url))  # a path missed at every root
         for c in run.score(guess_candidates(run.page), run.page):
+            if run.misses >= misses:
+                break
             if run.session.requests >= run.config.max_requests - reserve:
                 run.session.exhausted = True
                 break

@@ -39,6 +39,9 @@ ADVERTISED = frozenset({"header", "link", "a"})
 LINK_HINT = "link-hint"
 """Source of a ``<link>`` with a feed type whose rel lacks ``alternate`` and ``feed`` (a typo
 such as ``rel="alternative"``, or ``rel="service.post"``): validated with the anchors."""
+SOURCE_RANK = {"header": 0, "link": 0, "a": 0, LINK_HINT: 1, "anchor": 2}
+"""Rank of a source among feeds that validate alike (lower first): what an element declares
+beats what an anchor suggests, which beats a platform path, a guess or a hop (rank 3)."""
 
 
 def media_type(value: str | None) -> str:
@@ -150,9 +153,33 @@ def is_feed_host(url: str) -> bool:
     return host.split(".", 1)[0] in _FEED_HOST_LABELS or site_of(url) in _FEED_HOST_SITES
 
 
+_FILE_EXTENSIONS = frozenset(
+    "jpg jpeg png gif webp avif svg ico bmp tif tiff css js mjs map pdf zip gz mp3 mp4 webm "
+    "woff woff2 ttf".split()
+)
+_PAGE_EXTENSIONS = frozenset("html htm xhtml shtml txt md".split())
+
+
+def _extension(url: str) -> str:
+    last = urlsplit(url).path.rsplit("/", 1)[-1].lower()
+    return last.rsplit(".", 1)[1] if "." in last else ""
+
+
+def feed_plausible_path(url: str, *, pages: bool = False) -> bool:
+    """Whether the URL's last path segment could name a feed: no extension, a feed one
+    (``.xml``, ``.rss``, ``.atom``, ``.rdf``, ``.json``) or a server script's; never an image,
+    style sheet, script or document (``/feed.jpg``), nor, unless ``pages``, a page
+    (``/rss.html``: a page about the feed, which the one-hop stage may read)."""
+    ext = _extension(url)
+    return ext not in _FILE_EXTENSIONS and (pages or ext not in _PAGE_EXTENSIONS)
+
+
 def feed_like_href(url: str) -> bool:
     """Whether the URL's path or query looks like a feed (``/feed/``, ``rss``, ``atom``,
-    ``index.xml``, ``.rss``, ``.atom``, ``?feed=rss2``)."""
+    ``index.xml``, ``.rss``, ``.atom``, ``?feed=rss2``) with a path a feed can have
+    (:func:`feed_plausible_path`)."""
+    if not feed_plausible_path(url):
+        return False
     parts = urlsplit(url)
     segments = [s.lower() for s in parts.path.split("/") if s]
     if any(_FEED_TOKEN.fullmatch(s) for s in segments):
