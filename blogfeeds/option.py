@@ -113,8 +113,12 @@ class Option:
         if raw is None:
             return self._fresh_default()
         if self.type is bool:
-            return raw.lower() in ("1", "true", "yes")
-        return raw
+            word = raw.strip().lower()
+            if word in ("1", "true", "yes", "on"):
+                return True
+            if word in ("", "0", "false", "no", "off"):
+                return False
+        return raw  # the start-up check reads it like a -s value: a bad one is an error
 
     def _fresh_default(self) -> Any:
         return dict(self.default) if isinstance(self.default, dict) else self.default

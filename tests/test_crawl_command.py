@@ -169,6 +169,26 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             "REDIS_URL: malformed Redis URL 'notaurl': Redis URL must specify one of the "
             "following schemes",
         ),
+        (
+            {"BLOGFEEDS_FEED_SCORERS": '{"yourproject.rules.NoSuchRule": 250}'},
+            {},
+            "BLOGFEEDS_FEED_SCORERS: ModuleNotFoundError: No module named 'yourproject'",
+        ),
+        (
+            {"BLOGFEEDS_FRIEND_SCORERS": '{"blogfeeds.extract.friends.LinkBalance": "250"}'},
+            {},
+            "BLOGFEEDS_FRIEND_SCORERS: ValueError: component 'blogfeeds.extract.friends.LinkBala",
+        ),
+        (
+            {"BLOGFEEDS_FEED_SCORERS": '{"blogfeeds.extract.discovery.scorers.ComentsFeed": null}'},
+            {},
+            "BLOGFEEDS_FEED_SCORERS: 'blogfeeds.extract.discovery.scorers.ComentsFeed': None disab",
+        ),
+        (
+            {},
+            {"BLOGFEEDS_ALLOW_PRIVATE_TARGETS": "bogus"},
+            "BLOGFEEDS_ALLOW_PRIVATE_TARGETS: 'bogus' is not a boolean",
+        ),
     ],
     ids=[
         "strategy",
@@ -190,6 +210,10 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
         "redis-url-database",
         "sqlite-newer-schema",
         "redis-url-scheme",
+        "component-does-not-import",
+        "component-order-not-an-integer",
+        "component-disabled-is-not-a-default",
+        "boolean-from-the-environment",
     ],
 )
 def test_bad_setting_is_one_error_line_and_exit_2(
@@ -202,13 +226,14 @@ def test_bad_setting_is_one_error_line_and_exit_2(
         store.connection.raw.execute(
             "INSERT INTO schema_version VALUES (999, '2030-01-01T00:00:00Z')"
         )
-    settings = {k: v.format(tmp=tmp_path) for k, v in settings.items()}
+    settings = {k: v.replace("{tmp}", str(tmp_path)) for k, v in settings.items()}
     run = crawl(tmp_path, ["http://a.example/"], settings=settings, env=env)
     assert run.returncode == 2, run.log[-3000:]
     assert "Traceback" not in run.log, run.log[-3000:]
     errors = log_lines(run.log, "ERROR")
     assert len(errors) == 1, run.log[-3000:]
-    assert errors[0].startswith("[blogfeeds.commands.crawl] " + expected.format(tmp=tmp_path))
+    expected = expected.replace("{tmp}", str(tmp_path))
+    assert errors[0].startswith("[blogfeeds.commands.crawl] " + expected), errors[0]
     assert "s3cret" not in run.log
     assert "Spider opened" not in run.log  # stopped before anything was opened
     assert run.hits == []

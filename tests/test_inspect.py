@@ -170,3 +170,58 @@ def test_text_report_columns_hold_when_a_field_is_empty() -> None:
     assert render_text(data).splitlines()[4:6] == ["Generator: Wordpress", "Platform:  WordPress"]
     data.update(generator="Me :)", platform="", platform_version="")
     assert render_text(data).splitlines()[4:6] == ["Generator: Me :)", "Platform:  (unknown)"]
+
+
+def test_inspect_reads_what_the_crawl_reads_after_a_redirect_to_another_host() -> None:
+    """The crawl follows a home page's redirect to another host and stores that blog; so does
+    inspect (it once reported the 301 itself and an empty page)."""
+    routes = {
+        "http://old-home.example/": {"status": 301, "location": "http://alpha.example/links/"},
+        "http://alpha.example/links/": {
+            "file": str(DATA / "web" / "alpha-links.html"),
+            "content_type": "text/html; charset=utf-8",
+        },
+    }
+    with LittleWeb(routes) as web:
+        proc = _inspect("http://old-home.example/", "--json", env=web.env())
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["url"] == "http://alpha.example/links/"
+    assert report["title"] == "友情链接 | Alpha 的笔记"
+
+
+def test_an_error_status_is_the_failure_the_crawl_stores() -> None:
+    """A 404 or 500 home page is stored as http_4xx / http_5xx by the crawl: inspect says so in
+    one line (exit status 1) instead of reading the error page as a blog."""
+    routes = {
+        "http://gone.example/": {"status": 404, "body": "<title>Not Found</title>"},
+        "http://broken.example/": {"status": 500, "body": "<title>Server Error</title>"},
+    }
+    with LittleWeb(routes) as web:
+        for url, status in (
+            ("http://gone.example/", "http_4xx"),
+            ("http://broken.example/", "http_5xx"),
+        ):
+            proc = _inspect(url, "-s", "RETRY_ENABLED=0", env=web.env())
+            assert proc.returncode == 1, proc.stderr
+            assert proc.stdout == ""
+            assert proc.stderr.splitlines()[-1].startswith(f"Could not fetch {url}: {status}")
+
+
+def test_inspect_checks_settings_as_the_crawl_does() -> None:
+    """A bad value, a component that does not import, or a misspelt setting: one line each
+    (exit status 2 for the errors), not a traceback."""
+    for setting, value, words in (
+        ("BLOGFEEDS_MAX_PAGES_PER_BLOG", "0", "BLOGFEEDS_MAX_PAGES_PER_BLOG: must be ≥ 1"),
+        ("BLOGFEEDS_FEED_SCORERS", '{"no.such.Rule": 250}', "BLOGFEEDS_FEED_SCORERS: "),
+        ("BLOGFEEDS_FRIEND_LAYERS", '{"blogfeeds.extract.friends.Containerz": null}', "not one"),
+    ):
+        proc = _inspect(*MATERY, "--url", MATERY_URL, "--no-fetch", "-s", f"{setting}={value}")
+        assert proc.returncode == 2, (setting, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert words in proc.stderr, proc.stderr
+    proc = _inspect(
+        *MATERY, "--url", MATERY_URL, "--no-fetch", "-s", "BLOGFEEDS_MAX_PAGES_PER_BLO=1"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "did you mean BLOGFEEDS_MAX_PAGES_PER_BLOG?" in proc.stderr

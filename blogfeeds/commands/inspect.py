@@ -40,6 +40,8 @@ from twisted.python.failure import Failure
 from w3lib.url import is_url
 
 from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.config import unknown_settings
+from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.extract.blog import ExtractConfig, extract_blog
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
@@ -47,6 +49,7 @@ from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_status
+from blogfeeds.option import StartupError
 from blogfeeds.report_items import feed_info
 from blogfeeds.spiders.blogs import downloader_fetch
 
@@ -173,6 +176,8 @@ async def _no_fetch(request: FetchRequest) -> Fetched | None:
 
 
 class Command(ScrapyCommand):
+    # the report is the output: Scrapy's INFO log would bury it (-s LOG_LEVEL=INFO shows it)
+    default_settings = {"LOG_LEVEL": "WARNING"}  # noqa: RUF012 - read by Scrapy
     requires_project = True
 
     def syntax(self) -> str:
@@ -197,10 +202,13 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
-        try:
+        for message in unknown_settings(self.settings):
+            print(f"WARNING: {message}", file=sys.stderr)
+        try:  # the crawl's own start-up checks: one line, exit status 2
+            check_settings(self.settings)
             config = ExtractConfig.from_settings(self.settings, rules_file=opts.rules)
-        except (RuleError, ValueError) as exc:
-            raise UsageError(str(exc), print_help=False) from exc
+        except (RuleError, StartupError) as exc:
+            raise UsageError(str(exc), print_help=False) from None
         body: bytes | None = None
         if opts.file:
             url = opts.url or (args[0] if args else None)
@@ -225,7 +233,6 @@ class Command(ScrapyCommand):
         (``--file``) in place of fetching ``url``."""
         reports: list[Any] = []
         failures: list[Failure] = []
-        messages: list[str] = []
 
         class InspectSpider(scrapy.Spider):
             name = "inspect"
@@ -236,12 +243,13 @@ class Command(ScrapyCommand):
                 if body is not None:
                     reports.append(await _run(url, self._extract(url, body, {})))
                     return
+                # as the crawl fetches a home page: redirects followed, an error status is the
+                # failure the crawl stores (http_4xx, http_5xx, ...)
                 yield scrapy.Request(
                     url,
                     callback=self.keep,
                     errback=failures.append,  # reported below in one line, not a traceback
                     dont_filter=True,
-                    meta={"handle_httpstatus_all": True},
                 )
 
             def _extract(
@@ -255,8 +263,6 @@ class Command(ScrapyCommand):
                     k.decode("latin-1"): b", ".join(v).decode("latin-1")
                     for k, v in response.headers.items()
                 }
-                if response.status != 200:
-                    messages.append(f"HTTP {response.status} for {response.url}")
                 if not isinstance(response, TextResponse):
                     kind = headers.get("Content-Type", "no type")
                     reports.append(f"Not HTML: {response.url} ({kind})")
@@ -267,8 +273,6 @@ class Command(ScrapyCommand):
         assert self.crawler_process is not None
         self.crawler_process.crawl(InspectSpider)
         self.crawler_process.start()
-        for message in messages:
-            print(message, file=sys.stderr)
         if failures:
             failure = failures[0]
             status = failure_status(failure)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from blogfeeds.extract.page import Page
+from blogfeeds.option import StartupError
 
 T_contra = TypeVar("T_contra", contravariant=True)
 
@@ -111,6 +112,29 @@ def build_rules(
     if base is None:
         return [build_component(key, settings) for key in component_order(spec)]
     return [build_component(key, settings) for key in component_order(base, spec)]
+
+
+def build_setting(
+    setting: str,
+    spec: Mapping[Any, int | None],
+    settings: SettingsLike,
+    base: Mapping[Any, int | None],
+) -> list[Any]:
+    """:func:`build_rules` for the component setting named ``setting``: any problem with the
+    user's dict is a :class:`~blogfeeds.option.StartupError` naming the setting (one line at
+    start, never a traceback): a path that does not import, an order that is not an integer,
+    a component that cannot be built, or ``None`` for a key that is not a default (a misspelt
+    name would otherwise disable nothing, silently)."""
+    known = {_identity(key) for key in base}
+    for key, order in spec.items():
+        if order is None and _identity(key) not in known:
+            raise StartupError(setting, f"{key!r}: None disables a default, and this is not one")
+    try:
+        return build_rules(spec, settings, base=base)
+    except StartupError:
+        raise
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        raise StartupError(setting, f"{type(exc).__name__}: {exc}") from None
 
 
 def apply_rules(

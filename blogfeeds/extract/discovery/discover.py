@@ -73,7 +73,7 @@ from blogfeeds.extract.discovery.vocabulary import (
 )
 from blogfeeds.extract.feedreader import FeedDocument, read_feed
 from blogfeeds.extract.page import DecodeError, Page, parse_page
-from blogfeeds.extract.scoring import SettingsLike, build_rules
+from blogfeeds.extract.scoring import SettingsLike, build_rules, build_setting
 from blogfeeds.option import Config, option
 
 RULESETS: dict[str, tuple[dict[str, int | None], dict[str, int | None]]] = {
@@ -193,8 +193,16 @@ class DiscoveryConfig:
         own = opts.ruleset == "blogfeeds"
         return cls(
             ruleset=opts.ruleset,
-            scorers=tuple(build_rules(opts.scorers if own else {}, settings, base=scorers_base)),
-            stages=tuple(build_rules(opts.stages if own else {}, settings, base=stages_base)),
+            scorers=tuple(
+                build_setting(
+                    "BLOGFEEDS_FEED_SCORERS", opts.scorers if own else {}, settings, scorers_base
+                )
+            ),
+            stages=tuple(
+                build_setting(
+                    "BLOGFEEDS_FEED_STAGES", opts.stages if own else {}, settings, stages_base
+                )
+            ),
             max_requests=opts.max_requests,
             max_fetch_seconds=opts.max_fetch_seconds,
             retry_user_agent=opts.retry_user_agent or None,

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from blogfeeds.extract.friends.layered import FRIEND_LAYERS_BASE, Layer
 from blogfeeds.extract.friends.scorers import FRIEND_SCORERS_BASE, ORIGINAL_FRIEND_RULES
-from blogfeeds.extract.scoring import Adjustment, SettingsLike, build_rules
+from blogfeeds.extract.scoring import Adjustment, SettingsLike, build_setting
 from blogfeeds.option import Config, option
 
 RULESETS = ("blogfeeds", "original")
@@ -57,6 +57,6 @@ class FriendConfig:
         bad value."""
         opts = FriendsConfig.from_settings(settings)
         base = ORIGINAL_FRIEND_RULES if opts.ruleset == "original" else FRIEND_SCORERS_BASE
-        scorers = build_rules(opts.scorers, settings, base=base)
-        layers = build_rules(opts.layers, settings, base=FRIEND_LAYERS_BASE)
+        scorers = build_setting("BLOGFEEDS_FRIEND_SCORERS", opts.scorers, settings, base)
+        layers = build_setting("BLOGFEEDS_FRIEND_LAYERS", opts.layers, settings, FRIEND_LAYERS_BASE)
         return cls(opts.ruleset, tuple(layers), tuple(scorers))
