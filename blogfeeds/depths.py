@@ -5,17 +5,19 @@ downloads, the strategy, several workers), not always the shortest. :class:`Dept
 each blog's best depth so far and, when a ``DEPTH_LIMIT`` is set, the friends of each blog read
 at depth ≥ 1. A shorter path to a known blog (:meth:`DepthBook.offer`) then lowers its depth:
 
-- a blog still queued or downloading gets a copy of its request at the lower depth; the copy
-  queued second is stale and dropped before download (the re-push of :mod:`blogfeeds.strategies`),
-  and a blog downloading reads its friends at the lower depth when its page is read;
+- a blog still queued or downloading gets a copy of its request at the lower depth, which makes
+  the earlier copy stale: it is dropped before download (the re-push of
+  :mod:`blogfeeds.strategies`), and a blog downloading offers its friends from the lower depth
+  when its page is read;
 - a blog already read is not fetched again: its friends are offered again at the lower depth.
 
 So with ``DEPTH_LIMIT=N`` every blog within N hops of a seed is crawled and none beyond, and no
 URL is fetched twice (retries aside). Without a limit every reachable blog is crawled anyway,
-so friends are not kept, and a blog read before a shorter path to it was found keeps the depth
-it was read at. Memory: one entry per blog (``BLOGFEEDS_SEEN_CAPACITY`` bounds it, like the
-seen-sets), plus its friends' URLs with a limit. With the Redis frontier the book is shared by
-every worker (:class:`blogfeeds.frontier.depths.RedisDepthBook`).
+so only the fact that a blog was read is kept, not its friends, and a blog read before a shorter
+path to it was found keeps the depth it was read at. Memory: two entries per blog
+(``BLOGFEEDS_SEEN_CAPACITY`` bounds them, like the seen-sets), plus its friends' URLs with a
+limit. With the Redis frontier the book is shared by every worker
+(:class:`blogfeeds.frontier.depths.RedisDepthBook`).
 
 :class:`HopDepthMiddleware` replaces Scrapy's ``DepthMiddleware`` so that a request keeps the
 depth the spider gave it (a friend offered again at a lower depth comes out of another blog's
@@ -50,12 +52,14 @@ class DepthBook:
     """Best depth and friends per blog, in this process (:mod:`blogfeeds.depths`).
 
     ``keep_friends`` (a ``DEPTH_LIMIT`` is set) keeps the friends of every blog read at depth
-    ≥ 1; ``capacity`` bounds both maps (:class:`blogfeeds.seen.SeenMap`).
+    ≥ 1 (else only that it was read); ``capacity`` bounds both maps
+    (:class:`blogfeeds.seen.SeenMap`).
     """
 
     def __init__(self, capacity: int = 0, *, keep_friends: bool = False) -> None:
+        self.keep_friends = keep_friends
         self.depths = SeenMap(capacity)
-        self.friends: SeenMap | None = SeenMap(capacity) if keep_friends else None
+        self.friends = SeenMap(capacity)  # blogs read: their friends, or () without a limit
 
     def best(self, blog: str) -> int | None:
         """The best depth this process knows for ``blog`` (None: not seen here)."""
@@ -71,8 +75,7 @@ class DepthBook:
         self.depths.put(blog, depth)
         if best is None:
             return Offer(new=True)
-        friends = self.friends.get(blog) if self.friends is not None else None
-        return Offer(new=False, friends=friends)
+        return Offer(new=False, friends=self.friends.get(blog))
 
     def read(self, blog: str, depth: int, friends: Sequence[str]) -> int:
         """``blog``'s page, requested at ``depth``, was read and lists ``friends`` (URLs): the
@@ -82,8 +85,8 @@ class DepthBook:
         if best is None or depth < best:
             best = depth
         self.depths.put(blog, best)
-        if self.friends is not None and best > 0:
-            self.friends.put(blog, tuple(friends))
+        if best > 0:
+            self.friends.put(blog, tuple(friends) if self.keep_friends else ())
         return int(best)
 
     def claim(self, blog: str, depth: int, token: str) -> bool:

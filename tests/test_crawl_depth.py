@@ -157,10 +157,11 @@ def test_every_blog_within_the_limit_and_none_beyond_each_fetched_once(  # noqa:
 # --- the depth book, in memory and in Redis ------------------------------------------------------
 
 
-def _book(kind: str, prefix: str) -> DepthBook:
+def _book(kind: str, prefix: str, keep_friends: bool = True) -> DepthBook:
     if kind == "memory":
-        return DepthBook(keep_friends=True)
-    return RedisDepthBook(bs.redis_client(), FrontierKeys(prefix, "blogs", "w1"), keep_friends=True)
+        return DepthBook(keep_friends=keep_friends)
+    keys = FrontierKeys(prefix, "blogs", "w1")
+    return RedisDepthBook(bs.redis_client(), keys, keep_friends=keep_friends)
 
 
 @pytest.mark.parametrize("redis_prefix", ["scrapy", "redis"], indirect=True)
@@ -197,3 +198,11 @@ def test_a_blog_read_while_a_shorter_path_is_found_reads_at_the_shorter_depth(
     assert finder.claim("a", 1, "t2") is False
     assert reader.read("a", 3, ["http://x.example/"]) == 1
     assert finder.offer("a", 0) == Offer(new=False, friends=("http://x.example/",))
+
+
+@pytest.mark.parametrize("redis_prefix", ["scrapy", "redis"], indirect=True)
+def test_without_a_limit_a_read_blog_is_remembered_without_its_friends(redis_prefix: str) -> None:
+    book = _book("redis" if redis_prefix else "memory", redis_prefix, keep_friends=False)
+    assert book.offer("a", 2) == Offer(new=True)
+    assert book.read("a", 2, ["http://x.example/"]) == 2
+    assert book.offer("a", 1) == Offer(new=False, friends=())  # read: no copy to queue

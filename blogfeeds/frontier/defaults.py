@@ -39,7 +39,8 @@ class FrontierKeys:
     id → worker that stored it), ``claims`` (SET of the blog ids worker ``W`` claimed whose items
     are not durable yet), ``bad`` (LIST of requests that could not be decoded), ``depths`` (HASH
     blog id → best depth, then a space and the re-push token of the copy downloaded) and
-    ``friends`` (HASH blog id → its friends' URLs, one a line; with a ``DEPTH_LIMIT`` only).
+    ``friends`` (HASH blog id → its friends' URLs, one a line, once read; '' without a
+    ``DEPTH_LIMIT``).
     """
 
     prefix: str

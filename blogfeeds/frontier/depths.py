@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -42,14 +43,21 @@ class RedisDepthBook(DepthBook):
         keep_friends: bool = False,
         crawler: Any = None,
     ) -> None:
-        super().__init__(capacity, keep_friends=False)  # friends live in Redis
-        self.keep_friends = keep_friends
+        super().__init__(capacity, keep_friends=keep_friends)  # the friends live in Redis
         self.keys = keys
         self.crawler = crawler
-        self._offer = redis.register_script(scripts.OFFER_DEPTH)
-        self._read = redis.register_script(scripts.READ_DEPTH)
-        self._claim = redis.register_script(scripts.CLAIM_DOWNLOAD)
+        self._redis = redis  # a client, or a function making one at first use
         self._down = False
+
+    @cached_property
+    def _scripts(self) -> tuple[Any, Any, Any]:
+        """``OFFER_DEPTH``, ``READ_DEPTH``, ``CLAIM_DOWNLOAD``, registered at first use (after
+        the start-up check of the settings has judged ``REDIS_URL``)."""
+        redis = self._redis() if callable(self._redis) else self._redis
+        return tuple(
+            redis.register_script(script)
+            for script in (scripts.OFFER_DEPTH, scripts.READ_DEPTH, scripts.CLAIM_DOWNLOAD)
+        )
 
     @classmethod
     def from_settings(
@@ -59,7 +67,8 @@ class RedisDepthBook(DepthBook):
         keys = FrontierKeys(
             redis_prefix(settings), getattr(spider, "name", "blogs"), worker_id(settings)
         )
-        return cls(server(settings), keys, capacity, keep_friends=keep_friends, crawler=crawler)
+        connect = lambda: server(settings)  # noqa: E731
+        return cls(connect, keys, capacity, keep_friends=keep_friends, crawler=crawler)
 
     def _failed(self, exc: RedisError) -> None:
         if self.crawler is not None:
@@ -78,7 +87,8 @@ class RedisDepthBook(DepthBook):
         if best is not None and best <= depth:
             return None
         try:
-            answer = self._offer(keys=[self.keys.depths, self.keys.friends], args=[blog, depth])
+            offer = self._scripts[0]
+            answer = offer(keys=[self.keys.depths, self.keys.friends], args=[blog, depth])
         except RedisError as exc:
             self._failed(exc)
             return super().offer(blog, depth)
@@ -94,24 +104,20 @@ class RedisDepthBook(DepthBook):
         return Offer(new=False, friends=tuple(lines.split("\n")) if lines else ())
 
     def read(self, blog: str, depth: int, friends: Sequence[str]) -> int:
-        keep = "1" if self.keep_friends and depth > 0 else "0"
+        listed = "\n".join(friends) if self.keep_friends else ""
         try:
-            best = int(
-                self._read(
-                    keys=[self.keys.depths, self.keys.friends],
-                    args=[blog, depth, keep, "\n".join(friends) if keep == "1" else ""],
-                )
-            )
+            read = self._scripts[1]
+            best = int(read(keys=[self.keys.depths, self.keys.friends], args=[blog, depth, listed]))
         except RedisError as exc:
             self._failed(exc)
             return super().read(blog, depth, friends)
         self._answered()
-        self.depths.put(blog, best)
+        self.depths.put(blog, best)  # not self.friends: a shorter path asks Redis
         return best
 
     def claim(self, blog: str, depth: int, token: str) -> bool:
         try:
-            answer = self._claim(keys=[self.keys.depths], args=[blog, depth, token])
+            answer = self._scripts[2](keys=[self.keys.depths], args=[blog, depth, token])
         except RedisError as exc:
             self._failed(exc)
             return True

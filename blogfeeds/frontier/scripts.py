@@ -118,14 +118,15 @@ else
   if token and token ~= '' then token = ' ' .. token else token = '' end
   redis.call('HSET', KEYS[1], ARGV[1], best .. token)
 end
-if ARGV[3] == '1' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[4]) end
+if best > 0 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
 return best
 """
 )
-"""A blog's page was read: record its friends (ARGV[3] = '1') in the same step as reading its
-best depth, so that a shorter path found later offers them again. KEYS: depths, friends.
-ARGV: blog id, depth requested at, keep friends ('1' or '0'), friends (one URL a line).
-Returns the best depth (the requested one or lower)."""
+"""A blog's page was read: record its friends in the same step as reading its best depth, so
+that a shorter path found later offers them again (a seed's are never needed). KEYS: depths,
+friends. ARGV: blog id, depth requested at, friends (one URL a line; '' without a
+``DEPTH_LIMIT``: only that the blog was read). Returns the best depth (the requested one or
+lower)."""
 
 CLAIM_DOWNLOAD = (
     _DEPTH_OF
