@@ -9,8 +9,8 @@ are offered again by the finder. scrapy-redis 0.9.1 has no notion of depth beyon
 meta. The process's own book stays in front as a cache: a blog this worker knows at a depth or
 lower needs no Redis call (a shared depth only ever falls).
 
-While Redis is unreachable the worker decides alone, as without Redis (one ERROR line per
-outage, counted in ``blogfeeds/redis_errors``); the shared dupefilter, the blog-id claims and
+While Redis is unreachable the worker decides alone, as without Redis (the outage is the
+scheduler's: :mod:`blogfeeds.frontier.outage`); the shared dupefilter, the blog-id claims and
 the database's unique key still keep one blog once.
 """
 
@@ -47,7 +47,6 @@ class RedisDepthBook(DepthBook):
         self.keys = keys
         self.crawler = crawler
         self._redis = redis  # a client, or a function making one at first use
-        self._down = False
 
     @cached_property
     def _scripts(self) -> tuple[Any, Any, Any]:
@@ -70,17 +69,23 @@ class RedisDepthBook(DepthBook):
         connect = lambda: server(settings)  # noqa: E731
         return cls(connect, keys, capacity, keep_friends=keep_friends, crawler=crawler)
 
+    def _outage(self) -> Any:
+        """The frontier scheduler's :class:`~blogfeeds.frontier.outage.RedisOutage` (one log
+        line per outage, the ``BLOGFEEDS_REDIS_DOWN_LIMIT``), or None outside a crawl."""
+        scheduler = getattr(getattr(self.crawler, "engine", None), "scheduler", None)
+        return getattr(scheduler, "outage", None)
+
     def _failed(self, exc: RedisError) -> None:
-        if self.crawler is not None:
-            self.crawler.stats.inc_value("blogfeeds/redis_errors")
-        if not self._down:
-            logger.error("Redis unreachable for blog depths, deciding alone meanwhile: %s", exc)
-            self._down = True
+        outage = self._outage()
+        if outage is not None:
+            outage.failed(exc)
+        else:
+            logger.error("Redis unreachable for blog depths, deciding alone: %s", exc)
 
     def _answered(self) -> None:
-        if self._down:
-            logger.info("Redis answers again for blog depths")
-            self._down = False
+        outage = self._outage()
+        if outage is not None:
+            outage.reachable()
 
     def offer(self, blog: str, depth: int) -> Offer | None:
         best = self.depths.get(blog)
