@@ -7,7 +7,8 @@ The orders that reach a blog through a long path first: ``dfs`` (one request at 
 and ``bfs`` with 16 concurrent requests and slow blogs; the limited cases fail when a blog keeps
 the depth it was first found at. With ``DEPTH_LIMIT=N`` every blog within N
 hops of a seed is stored and none beyond; with no limit every reachable blog; no URL is fetched
-twice (the loopback web's log). Unit tests drive the depth scripts on real Redis.
+twice (the loopback web's log). Unit tests drive the depth book (in memory, and its scripts on
+real Redis) and the depth middleware.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
 
-from blogfeeds.depths import DepthBook, Offer
+from blogfeeds.depths import DepthBook, HopDepthMiddleware, Offer
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.depths import RedisDepthBook
 from tests import blogosphere as bs
@@ -207,3 +211,17 @@ def test_without_a_limit_a_read_blog_is_remembered_without_its_friends(redis_pre
     assert book.offer("a", 2) == Offer(new=True)
     assert book.read("a", 2, ["http://x.example/"]) == 2
     assert book.offer("a", 1) == Offer(new=False, friends=())  # read: no copy to queue
+
+
+def test_a_request_keeps_the_depth_the_spider_gave_it() -> None:
+    middleware = HopDepthMiddleware.from_crawler(get_crawler(settings_dict={"DEPTH_LIMIT": 3}))
+    response = HtmlResponse("http://a.example/", request=Request("http://a.example/"))
+    response.meta["depth"] = 3
+
+    def processed(url: str, **meta: int) -> Request | None:
+        return middleware.get_processed_request(Request(url, meta=meta), response)
+
+    kept = processed("http://b.example/", depth=1)  # a shorter path, out of another blog
+    assert kept is not None and kept.meta["depth"] == 1
+    assert processed("http://c.example/") is None  # no depth of its own: 3 + 1, beyond
+    assert processed("http://d.example/", depth=4) is None  # DEPTH_LIMIT still applies
