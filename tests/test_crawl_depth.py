@@ -5,9 +5,9 @@ Each web (:func:`random_web`) is 60 blogs of :mod:`tests.blogosphere` pages with
 blogrolls, a few of them slow to answer and a few linked by nobody (unreachable); three seeds.
 The orders that reach a blog through a long path first: ``dfs`` (one request at a time, and 16),
 and ``bfs`` with 16 concurrent requests and slow blogs; the limited cases fail when a blog keeps
-the depth it was first found at. With ``DEPTH_LIMIT=N`` every blog within N
-hops of a seed is stored and none beyond; with no limit every reachable blog; no URL is fetched
-twice (the loopback web's log). Unit tests drive the depth book (in memory, and its scripts on
+the depth it was first found at. With ``DEPTH_LIMIT=N`` every blog within N hops of a seed is
+stored and none beyond; with no limit every reachable blog; no URL is fetched twice (the
+loopback web's log). Unit tests drive the depth book (in memory, and its scripts on
 real Redis) and the depth middleware.
 """
 
