@@ -205,6 +205,7 @@ def crawl(
             "DOWNLOAD_DELAY": "0",
             "AUTOTHROTTLE_ENABLED": "False",
             "CONCURRENT_REQUESTS": str(concurrency),
+            "DEPTH_LIMIT": "3",
             "LOG_LEVEL": "INFO",
             "LOGSTATS_INTERVAL": str(logstats),
             "BLOGFEEDS_SPOOL_PATH": str(tmp / "spool.jsonl"),

@@ -66,13 +66,21 @@ RETRY_GIVE_UP_LOG_LEVEL = "DEBUG"
 METAREFRESH_MAXDELAY = 30
 
 # --- Breadth-first walk of the friend-link graph ------------------------------------------------
-DEPTH_LIMIT = 3
+# No hop limit (Scrapy's own default): the walk ends when the frontier is empty, at
+# BLOGFEEDS_MAX_BLOGS, or on Ctrl-C (resumable with JOBDIR or the Redis frontier).
+DEPTH_LIMIT = 0
 DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # BLOGFEEDS_STRATEGY (blogfeeds/strategies.py) orders the frontier; its priority supersedes
 # DEPTH_PRIORITY for blog home pages.
-SPIDER_MIDDLEWARES = {"blogfeeds.strategies.StrategyMiddleware": 750}  # after DepthMiddleware
+SPIDER_MIDDLEWARES = {
+    # Depth is the spider's: a friend offered again at a shorter depth keeps it
+    # (blogfeeds/depths.py)
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    "blogfeeds.depths.HopDepthMiddleware": 900,
+    "blogfeeds.strategies.StrategyMiddleware": 750,  # after the depth middleware
+}
 DOWNLOADER_MIDDLEWARES["blogfeeds.strategies.StaleRequestMiddleware"] = 40  # drops stale re-pushes
 
 # --- Storage ------------------------------------------------------------------------------------

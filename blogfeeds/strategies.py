@@ -7,8 +7,8 @@ scheduler and scrapy-redis's ``PriorityQueue`` (a ZSET scored by ``-priority``).
 - ``bfs`` (default, the original design): breadth-first over friend links, priority
   ``-depth`` (blog hops from the nearest seed).
 - ``dfs``: deepest first, priority ``+depth``; ties in discovery order (Scrapy's FIFO queues),
-  which is a depth-first preorder with friends in page order. A blog keeps the depth at which
-  it was first found.
+  which is a depth-first preorder with friends in page order. A blog found again through a
+  shorter path is queued again at the lower depth (:mod:`blogfeeds.depths`).
 - ``backlinks``: most linked first: priority = in-degree so far, the number of already-crawled
   blogs that list it as a friend (Cho, Garcia-Molina & Page, "Efficient crawling through URL
   ordering", WWW 1998: the "backlink count" ordering).
@@ -32,9 +32,11 @@ O(1) per blog for ``big-site-first``: a host's queued blogs are re-pushed when i
 has doubled since their last push, so a queued priority is within a factor two of the host's
 current count.
 
-With several Redis workers, each worker's priorities come from what that worker has crawled
-(in-degrees, cash and host counts are per process), and a blog raised by one worker may be
-fetched again by another; :class:`blogfeeds.pipelines.dedupe.BlogDedupePipeline` keeps one item.
+A shorter path to a queued blog is a re-push too (a copy at the lower depth,
+:mod:`blogfeeds.depths`). With several Redis workers, each worker's priorities come from what
+that worker has crawled (in-degrees, cash and host counts are per process), and the depth book
+they share in Redis lets one copy of a blog be downloaded, whichever worker pops it
+(:class:`blogfeeds.frontier.depths.RedisDepthBook`).
 
 :class:`Frontier` is the pure bookkeeping (no Scrapy); :class:`StrategyMiddleware` (spider
 middleware, after ``DepthMiddleware``) and :class:`StaleRequestMiddleware` (downloader
@@ -48,7 +50,7 @@ import logging
 import uuid
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,6 +61,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.asyncio import create_looping_call
 
 from blogfeeds.config import STRATEGIES, StrategyConfig
+from blogfeeds.depths import DepthBook, depth_book
 from blogfeeds.items import Blog, FriendLink
 
 logger = logging.getLogger(__name__)
@@ -150,9 +153,12 @@ class Frontier:
 
     def push(self, blog: str, *, depth: int = 0, url: str = "", request: Any = None) -> str:
         """Register a newly queued ``blog`` (``url`` names its host) and return its token;
-        the priority to queue it with is then ``self.pending[blog].priority``."""
+        the priority to queue it with is then ``self.pending[blog].priority``. A blog queued or
+        dispatched already gets a new copy (a shorter path to it: :mod:`blogfeeds.depths`) whose
+        token makes the earlier queued copy stale; host counts are not counted twice."""
         host = site_of(url) if url else ""
-        if self.strategy == "big-site-first":
+        again = blog in self.pending or blog in self.dispatched
+        if self.strategy == "big-site-first" and not again:
             count = self.host_pending.get(host, 0) + 1
             self.host_pending[host] = count
             self._host_blogs.setdefault(host, set()).add(blog)
@@ -213,37 +219,48 @@ class Frontier:
         self.repushed += len(out)
         return out
 
-    def dispatch(self, blog: str, token: str) -> bool:
+    def dispatch(self, blog: str, token: str, claim: Callable[[], bool] | None = None) -> bool:
         """A request for ``blog`` with ``token`` leaves the queue: True to fetch it, False when
         it is a stale copy (an older push of a blog re-pushed since, or a copy of a blog
         already fetched). A first copy pushed by another process (a Redis worker, whose
-        tokens have another prefix) is fetched."""
+        tokens have another prefix) is fetched unless ``claim`` (asked last, when given: the
+        workers' shared say, :class:`blogfeeds.frontier.depths.RedisDepthBook`) refuses it."""
         fetched = self.dispatched.get(blog)
+        entry = self.pending.get(blog)
         if fetched is not None:
             ok = fetched == token  # a retry or redirect of the copy that was fetched
         else:  # stale: a copy this process pushed and has re-pushed since
-            entry = self.pending.get(blog)
             ours = token.startswith(f"{self._prefix}-")
             ok = entry is None or entry.token == token or not ours
+            ok = ok and (claim is None or claim())
         if not ok:
             self.stale += 1
+            if entry is not None and entry.token == token:  # its last copy: nothing pending
+                if fetched is None:  # fetched by another worker
+                    self._settle(blog)
+                else:  # a copy pushed after the blog was dispatched (host not counted)
+                    del self.pending[blog]
             return False
         if fetched is None:
             self.dispatched[blog] = token
-            entry = self.pending.pop(blog, None)
-            if entry is not None and self.strategy == "big-site-first":
-                left = self.host_pending.get(entry.host, 1) - 1
-                self._host_blogs.get(entry.host, set()).discard(blog)
-                if left > 0:
-                    self.host_pending[entry.host] = left
-                    self._host_pushed_at[entry.host] = min(
-                        self._host_pushed_at.get(entry.host, 0), left
-                    )
-                else:
-                    self.host_pending.pop(entry.host, None)
-                    self._host_pushed_at.pop(entry.host, None)
-                    self._host_blogs.pop(entry.host, None)
+            self._settle(blog)
         return True
+
+    def _settle(self, blog: str) -> None:
+        """``blog`` leaves the pending blogs (and its host's count)."""
+        entry = self.pending.pop(blog, None)
+        if entry is not None and self.strategy == "big-site-first":
+            left = self.host_pending.get(entry.host, 1) - 1
+            self._host_blogs.get(entry.host, set()).discard(blog)
+            if left > 0:
+                self.host_pending[entry.host] = left
+                self._host_pushed_at[entry.host] = min(
+                    self._host_pushed_at.get(entry.host, 0), left
+                )
+            else:
+                self.host_pending.pop(entry.host, None)
+                self._host_pushed_at.pop(entry.host, None)
+                self._host_blogs.pop(entry.host, None)
 
 
 class StaleRequest(IgnoreRequest):
@@ -386,18 +403,21 @@ class StaleRequestMiddleware:
     Order it before ``RobotsTxtMiddleware`` (100) in ``DOWNLOADER_MIDDLEWARES``.
     """
 
-    def __init__(self, crawler: Any, frontier: Frontier) -> None:
+    def __init__(self, crawler: Any, frontier: Frontier, depths: DepthBook | None = None) -> None:
         self.crawler = crawler
         self.frontier = frontier
+        self.depths = depths or DepthBook()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StaleRequestMiddleware:
         _require_frontier_spider(crawler)
-        return cls(crawler, frontier_for(crawler))
+        return cls(crawler, frontier_for(crawler), depth_book(crawler))
 
     def process_request(self, request: Request) -> None:
         blog, token = request.meta.get("blog_id"), request.meta.get(TOKEN_META)
         if not blog or not token:
             return
-        if not self.frontier.dispatch(blog, str(token)):
+        depth = int(request.meta.get("depth", 0))
+        claim = lambda: self.depths.claim(blog, depth, str(token))  # noqa: E731
+        if not self.frontier.dispatch(blog, str(token), claim):
             raise StaleRequest(f"stale copy of {blog}: a re-push or an earlier copy went first")

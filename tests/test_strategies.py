@@ -139,6 +139,25 @@ def test_repush_and_stale_copies() -> None:
     assert (len(f), f.repushed, f.stale) == (0, 1, 3)
 
 
+def test_a_copy_at_a_lower_depth_supersedes_the_queued_one_and_hosts_count_once() -> None:
+    """A shorter path to a queued blog pushes it again (blogfeeds.depths): the earlier copy is
+    stale, the host's pending count is not doubled; a copy pushed after the blog left the queue
+    is stale and leaves nothing pending; a copy the workers' shared claim refuses neither."""
+    f = Frontier("big-site-first")
+    first = f.push("a", depth=3, url="http://h.example/a")
+    second = f.push("a", depth=2, url="http://h.example/a")
+    assert f.host_pending == {"h.example": 1} and f.pending["a"].depth == 2
+    assert not f.dispatch("a", first)
+    assert f.dispatch("a", second)
+    assert f.host_pending == {} and len(f) == 0
+    third = f.push("a", depth=1, url="http://h.example/a")  # found again while downloading
+    assert not f.dispatch("a", third)
+    assert len(f) == 0 and f.host_pending == {}
+    other = f.push("b", depth=1, url="http://h.example/b")
+    assert not f.dispatch("b", other, claim=lambda: False)  # downloaded by another worker
+    assert len(f) == 0 and f.host_pending == {} and "b" not in f.dispatched
+
+
 def test_interleaved_sources() -> None:
     """Two blogs' outputs interleave (concurrent responses): links count by their source."""
     f = Frontier("opic")

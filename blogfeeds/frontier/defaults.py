@@ -37,7 +37,10 @@ class FrontierKeys:
     encoded request or seed, per worker), ``liveness`` (``worker:W``, a key with a TTL held by
     the live worker of that id), ``lease_seq`` (counter of lease ids), ``blog_ids`` (HASH blog
     id → worker that stored it), ``claims`` (SET of the blog ids worker ``W`` claimed whose items
-    are not durable yet) and ``bad`` (LIST of requests that could not be decoded).
+    are not durable yet), ``bad`` (LIST of requests that could not be decoded), ``depths`` (HASH
+    blog id → best depth, then a space and the re-push token of the copy downloaded) and
+    ``friends`` (HASH blog id → its friends' URLs, one a line, once read; '' without a
+    ``DEPTH_LIMIT``).
     """
 
     prefix: str
@@ -83,6 +86,14 @@ class FrontierKeys:
     def bad(self) -> str:
         return self._key("bad")
 
+    @property
+    def depths(self) -> str:
+        return self._key("depths")
+
+    @property
+    def friends(self) -> str:
+        return self._key("friends")
+
     def all(self) -> list[str]:
         """The keys shared by every worker (not the per-worker ones)."""
         return [
@@ -92,4 +103,6 @@ class FrontierKeys:
             self.lease_seq,
             self.blog_ids,
             self.bad,
+            self.depths,
+            self.friends,
         ]

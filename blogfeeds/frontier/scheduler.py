@@ -205,8 +205,14 @@ class Scheduler(_RedisScheduler):
     def flush(self) -> None:
         super().flush()
         if self.keys is not None:
+            keys = self.keys
             self.server.delete(
-                self.keys.inflight, self.keys.start_urls, self.keys.blog_ids, self.keys.claims
+                keys.inflight,
+                keys.start_urls,
+                keys.blog_ids,
+                keys.claims,
+                keys.depths,
+                keys.friends,
             )
 
     def _claim_worker_id(self) -> None:

@@ -79,3 +79,72 @@ return #ids
 """A restarted worker forgets the claims whose items its predecessor never made durable, so
 that the replayed requests (fetched by any worker) store them. KEYS: blog_ids, claims.
 ARGV: worker. Returns the number of claims released."""
+
+_DEPTH_OF = """
+local known = redis.call('HGET', KEYS[1], ARGV[1])
+local depth, token
+if known then depth, token = string.match(known, '^(%d+) ?(.*)$'); depth = tonumber(depth) end
+"""
+# Shared start of the depth scripts: ``known`` (the blog's entry in the depths hash or false),
+# ``depth`` (its best depth) and ``token`` (the re-push token of the copy downloaded, or '').
+
+OFFER_DEPTH = (
+    _DEPTH_OF
+    + """
+if not known then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return {0}
+end
+if tonumber(ARGV[2]) >= depth then return false end
+if token ~= '' then token = ' ' .. token end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. token)
+local friends = redis.call('HGET', KEYS[2], ARGV[1])
+if friends then return {2, friends} end
+return {1}
+"""
+)
+"""Set a blog's depth if lower, and say what lowering it asks for. KEYS: depths, friends.
+ARGV: blog id, depth. Returns false (known at that depth or lower), ``{0}`` (new), ``{1}``
+(lowered, not read yet: queue a copy at the new depth) or ``{2, friends}`` (lowered, read: offer
+its friends, one URL a line, at the new depth + 1)."""
+
+READ_DEPTH = (
+    _DEPTH_OF
+    + """
+local best = tonumber(ARGV[2])
+if known and depth <= best then
+  best = depth
+else
+  if token and token ~= '' then token = ' ' .. token else token = '' end
+  redis.call('HSET', KEYS[1], ARGV[1], best .. token)
+end
+if best > 0 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
+return best
+"""
+)
+"""A blog's page was read: record its friends in the same step as reading its best depth, so
+that a shorter path found later offers them again (a seed's are never needed). KEYS: depths,
+friends. ARGV: blog id, depth requested at, friends (one URL a line; '' without a
+``DEPTH_LIMIT``: only that the blog was read). Returns the best depth (the requested one or
+lower)."""
+
+CLAIM_DOWNLOAD = (
+    _DEPTH_OF
+    + """
+if not known then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+  return 1
+end
+if token ~= '' then
+  if token == ARGV[3] then return 1 end
+  return 0
+end
+if tonumber(ARGV[2]) > depth then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], depth .. ' ' .. ARGV[3])
+return 1
+"""
+)
+"""A copy of a blog's request is about to be downloaded: 1 when it may be (the first copy at the
+blog's best depth, or a retry or redirect of the copy downloaded: same token), 0 when it is stale
+(a copy was downloaded already, or a shorter path queued a copy at a lower depth).
+KEYS: depths. ARGV: blog id, depth, re-push token."""

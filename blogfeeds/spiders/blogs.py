@@ -10,14 +10,18 @@ All reading of pages happens in :func:`blogfeeds.extract.blog.extract_blog`, who
 fetches go through the downloader; this module only routes and maps the report to items
 (:func:`blogfeeds.report_items.blog_items`).
 
+Depth is the hop distance from the nearest seed, exactly (:mod:`blogfeeds.depths`): a blog
+found again through a shorter path has its queued request lowered, or its friends offered again.
+
 Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_PAGES_PER_BLOG``,
-``BLOGFEEDS_FEED_SCORERS``, ``BLOGFEEDS_FRIEND_SCORERS``; ``DEPTH_LIMIT`` bounds the hops.
+``BLOGFEEDS_FEED_SCORERS``, ``BLOGFEEDS_FRIEND_SCORERS``; ``DEPTH_LIMIT`` bounds the hops
+(0 = no limit).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +31,7 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from blogfeeds.config import CrawlConfig
+from blogfeeds.depths import DepthBook, depth_book
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.directives import crawl_url
@@ -128,9 +133,11 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         super().__init__(**kwargs)
         self.start_urls_arg = start_urls
         self.seeds_arg = seeds
-        # Blog ids requested (scheduling-time dedupe) and analysed; bounded by from_crawler.
-        self._scheduled = SeenSet()
+        # Best depth of every blog seen (scheduling-time dedupe) and blog ids analysed; bounded
+        # by from_crawler.
+        self.depths = DepthBook()
         self._done = SeenSet()
+        self._requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
         # trafilatura warns "discarding data" for every page without main text: not news here.
         logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
@@ -142,8 +149,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         crawl = CrawlConfig.from_settings(settings)
         spider.max_blogs = crawl.max_blogs
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
-        capacity = crawl.seen_capacity
-        spider._scheduled, spider._done = SeenSet(capacity), SeenSet(capacity)
+        spider.depths = depth_book(crawler)
+        spider._done = SeenSet(crawl.seen_capacity)
         try:
             spider.config = ExtractConfig.from_settings(settings)
             spider.fetch = downloader_fetch(crawler)
@@ -158,8 +165,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
         usable = 0
         for seed in seeds:
-            request = self._blog_request(seed.url, depth=0)
-            if request is not None:
+            for request in self._offer(seed.url, 0):
                 usable += 1
                 yield request
         # Nothing to crawl (no Redis frontier, no JOBDIR queue to resume): finish reason
@@ -180,36 +186,64 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     def seed_request(self, url: str, meta: dict[str, Any]) -> scrapy.Request | None:
         """A seed popped from the Redis frontier: the blog's home page, like ``-a`` seeds;
-        ValueError when ``url`` cannot be a seed (:func:`blogfeeds.seeds.check_url`)."""
+        ValueError when ``url`` cannot be a seed (:func:`blogfeeds.seeds.check_url`). A seed
+        read already at a greater depth has its friends offered again, outside the scheduler."""
         problem = check_url(url)
         if problem is not None:
             raise ValueError(problem)
-        return self._blog_request(url, depth=0)
+        requests = list(self._offer(url, 0))
+        for extra in requests[1:]:
+            self.crawler.engine.crawl(extra)
+        return requests[0] if requests else None
 
     # --- routing ---------------------------------------------------------------------------
 
-    def _blog_request(self, url: str, depth: int | None = None) -> scrapy.Request | None:
-        """A request for a blog's home page ``depth`` hops from a seed, or None when it is
-        known, beyond ``DEPTH_LIMIT`` or over the cap. A blog beyond the limit is not marked
-        as known: a shorter path found later still schedules it."""
-        url = crawl_url(url)  # no credentials, no session ids (blogfeeds.extract.directives)
-        try:
-            bid = blog_id(url)
-        except ValueError:
-            return None
-        if bid in self._scheduled:
-            return None
-        if self.depth_limit and depth is not None and depth > self.depth_limit:
-            self.crawler.stats.inc_value("blogfeeds/beyond_depth_limit")
-            return None
-        if self.max_blogs and self._scheduled.added >= self.max_blogs:
-            self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
-            return None
-        self._scheduled.add(bid)
-        meta: dict[str, Any] = {"blog_id": bid}
-        if depth is not None:
-            meta["depth"] = depth
-        return scrapy.Request(url, callback=self.parse_home, errback=self.home_failed, meta=meta)
+    def _offer(self, url: str, depth: int) -> Iterator[scrapy.Request]:
+        """Requests for a blog reached ``depth`` hops from a seed: its home page when it is new
+        or queued at a greater depth; when read already at a greater depth, its friends'
+        (one hop further, and so on). Nothing when it is known at that depth or lower, beyond
+        ``DEPTH_LIMIT`` or over the cap. A blog beyond the limit is not recorded: a shorter
+        path found later still schedules it."""
+        offers = [(url, depth)]
+        while offers:
+            url, depth = offers.pop()
+            url = crawl_url(url)  # no credentials, no session ids (blogfeeds.extract.directives)
+            try:
+                bid = blog_id(url)
+            except ValueError:
+                continue
+            best = self.depths.best(bid)
+            if best is not None and best <= depth:
+                continue
+            if self.depth_limit and depth > self.depth_limit:
+                self.crawler.stats.inc_value("blogfeeds/beyond_depth_limit")
+                continue
+            if self.max_blogs and self._requested >= self.max_blogs and best is None:
+                self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
+                continue
+            offer = self.depths.offer(bid, depth)
+            if offer is None:
+                continue
+            if offer.new:
+                self._requested += 1
+                yield self._blog_request(url, bid, depth)
+            elif offer.friends is None:  # queued or downloading: this copy supersedes it
+                self.crawler.stats.inc_value("blogfeeds/depth_lowered/queued")
+                yield self._blog_request(url, bid, depth, dont_filter=True)
+            else:
+                self.crawler.stats.inc_value("blogfeeds/depth_lowered/read")
+                offers.extend((friend, depth + 1) for friend in reversed(offer.friends))
+
+    def _blog_request(
+        self, url: str, bid: str, depth: int, *, dont_filter: bool = False
+    ) -> scrapy.Request:
+        return scrapy.Request(
+            url,
+            callback=self.parse_home,
+            errback=self.home_failed,
+            meta={"blog_id": bid, "depth": depth},
+            dont_filter=dont_filter,
+        )
 
     async def parse_home(self, response: Response) -> AsyncIterator[Any]:
         depth = response.meta.get("depth", 0)
@@ -225,7 +259,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if bid in self._done:  # a redirect led to a blog already analysed
             self.crawler.stats.inc_value("blogfeeds/duplicate_blog_redirect")
             return
-        mark = _Once(lambda: self._analysed(bid))
+        mark = _Once(lambda: self._analysed(bid, depth))
         try:
             report = await extract_blog(
                 response.url,
@@ -240,16 +274,22 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         mark()
         self._count(report)
         blog, links = blog_items(report, fetched_at=_now(), depth=depth)
+        # the friends are recorded before anything is yielded: a shorter path found from now
+        # on offers them again
+        blog.depth = depth = self.depths.read(bid, depth, [link.target_url for link in links])
         yield blog
         for link in links:
             yield link
-            request = self._blog_request(link.target_url, depth=depth + 1)
-            if request is not None:
+            for request in self._offer(link.target_url, depth + 1):
                 yield request
 
-    def _analysed(self, bid: str) -> None:
+    def _analysed(self, bid: str, depth: int) -> None:
+        """``bid``'s home page is read: friends linking it are not requested again (a redirect
+        from another blog's URL makes it known here first)."""
         self._done.add(bid)
-        self._scheduled.add(bid)
+        offer = self.depths.offer(bid, depth)
+        if offer is not None and offer.new:
+            self._requested += 1
 
     def _count(self, report: BlogReport) -> None:
         """The report's counters as stats; its robots directives and unreadable pages logged."""
