@@ -149,6 +149,7 @@ def test_identity_is_total_on_random_urls(url: str) -> None:
 @given(urls())
 @example("https://u:p@x.com/a;jsessionid=1?b=2&PHPSESSID=3&a=1#f")
 @example("http://0/%2%31")  # once "%21", then "!": a lone "%" is now "%25"
+@example("http://localhost?\nPHPSESSID")  # a newline hid the session id from the first pass
 def test_crawl_url_is_total_idempotent_and_drops_credentials(url: str) -> None:
     once = crawl_url(url)
     assert crawl_url(once) == once

@@ -124,11 +124,17 @@ def strip_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
+_TAB_NEWLINE = {ord("\t"): None, ord("\n"): None, ord("\r"): None}
+
+
 def crawl_url(url: str) -> str:
     """``url`` as the crawler schedules it (module doc); unchanged when it is not http(s).
 
     Raises nothing: a URL w3lib cannot canonicalise is returned with only credentials dropped.
     """
+    # a URL parser drops every ASCII tab and newline first (WHATWG URL Standard): so must we,
+    # or "?\nPHPSESSID" escapes the session filter once and is caught the next time
+    url = url.translate(_TAB_NEWLINE)
     if not url.lower().startswith(("http://", "https://")):
         return url
     try:
