@@ -346,8 +346,11 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     if len(results) < len(chosen):
         print(f"{len(chosen) - len(results)} pages not built: run `build` first", file=sys.stderr)
     overall, themes, langs = Tally(), defaultdict(Tally), defaultdict(Tally)
+    sources: dict[str, Tally] = defaultdict(Tally)
     for r in results:
         overall.add(r.tally)
+        markdown = r.entry.data.endswith((".md", ".markdown"))
+        sources["Markdown source" if markdown else "data file"].add(r.tally)
         themes[r.entry.theme].add(r.tally)
         langs[r.entry.language].add(r.tally)
     folded: dict[str, Tally] = defaultdict(Tally)
@@ -356,7 +359,8 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     print(f"## {part}: {overall.pages} pages\n")
     print("\n".join(table("set", {part: overall})), end="\n\n")
     print("\n".join(table("theme", dict(folded))), end="\n\n")
-    print("\n".join(table("language", dict(langs))))
+    print("\n".join(table("language", dict(langs))), end="\n\n")
+    print("\n".join(table("truth from", dict(sources))))
     if details:
         print()
         for r in results:
