@@ -547,6 +547,7 @@ def test_circles_are_memberships_and_badges_credits_are_dropped() -> None:
         ("https://www.youtube.com/", "Youtube", "", "platform"),
         ("https://github.com/someone", "someone", "", "platform"),
         ("https://www.google.com/", "虚位以待", "", "platform"),
+        ("https://blinkfox.github.io/", "码农 blinkfox", "", "platform"),
         ("https://vacancy-example.com/", "虚位以待", "", "placeholder"),
         ("https://shop-example.com/", "Shop", "sponsored", "sponsored"),
         ("https://vps-example.com/?ref=7060013", "VPS", "", "referral"),
