@@ -388,6 +388,23 @@ def test_union_of_qualifying_containers_not_nested_ones() -> None:
     assert urls(run(body)) == [u for u, _ in THREE] + ["https://delta-example.io/"]
 
 
+def test_blogroll_groups_whose_entries_carry_descriptions_are_united() -> None:
+    plain = [(f"https://plain{i}-example.org/", f"Plain {i}") for i in range(9)]
+    described = "".join(
+        f'<li><a href="https://topic{i}-example.net/">Topical Blog Number {i}</a> - advice '
+        "about work, life and terrible home architecture</li>"
+        for i in range(6)
+    )
+    body = (
+        '<div class="post-content"><h2>Personal blogs</h2>'
+        + ul(*plain)
+        + f"<h2>Topical blogs</h2><ul>{described}</ul></div>"
+    )
+    result = run(body, url="https://me-example.com/blogroll/", title="Blogroll")
+    topical = [f"https://topic{i}-example.net/" for i in range(6)]
+    assert urls(result) == [u for u, _ in plain] + topical
+
+
 def test_outside_friend_pages_a_list_needs_a_friend_keyword() -> None:
     sidebar = ul(*THREE)
     assert run(f"<aside>{sidebar}</aside>", url=HOME, title="Home").friends == []
@@ -547,6 +564,7 @@ def test_circles_are_memberships_and_badges_credits_are_dropped() -> None:
         ("https://www.youtube.com/", "Youtube", "", "platform"),
         ("https://github.com/someone", "someone", "", "platform"),
         ("https://www.google.com/", "虚位以待", "", "platform"),
+        ("https://blinkfox.github.io/", "码农 blinkfox", "", "platform"),
         ("https://vacancy-example.com/", "虚位以待", "", "placeholder"),
         ("https://shop-example.com/", "Shop", "sponsored", "sponsored"),
         ("https://vps-example.com/?ref=7060013", "VPS", "", "referral"),

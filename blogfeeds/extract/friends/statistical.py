@@ -84,7 +84,46 @@ def _union(scored: list[ScoredContainer], friend_page: bool) -> list[ScoredConta
         ):
             continue
         accepted.append(s)
+    if friend_page:
+        accepted += _sibling_groups(scored, accepted)
     return accepted
+
+
+def _enclosing(span: tuple[int, int], scored: list[ScoredContainer]) -> tuple[int, int] | None:
+    """The span of the smallest scored container strictly enclosing ``span``."""
+    lo, hi = span
+    around = [
+        s.container.span
+        for s in scored
+        if s.container.span[0] <= lo and hi <= s.container.span[1] and s.container.span != span
+    ]
+    return min(around, key=lambda sp: sp[1] - sp[0]) if around else None
+
+
+def _sibling_groups(
+    scored: list[ScoredContainer], accepted: list[ScoredContainer]
+) -> list[ScoredContainer]:
+    """On a friend page, the other groups of a blogroll split under headings: containers of
+    an accepted one's tag in the same enclosing container, with repeated cards, that scored
+    (not rejected) but below the union's share because their entries carry descriptions."""
+    if not accepted:
+        return []
+    parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
+    extra: list[ScoredContainer] = []
+    for s in scored:
+        c = s.container
+        if s.rejected or s in accepted or c.cards < 2:
+            continue
+        if (c.tag, _enclosing(c.span, scored)) not in parents:
+            continue
+        lo, hi = c.span
+        if any(
+            a.container.span[0] <= lo < a.container.span[1] or lo <= a.container.span[0] < hi
+            for a in accepted + extra
+        ):
+            continue
+        extra.append(s)
+    return extra
 
 
 def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:

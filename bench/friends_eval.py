@@ -1,0 +1,590 @@
+"""Friend links on real pages no rule was tuned on: a set rebuilt from public blog repositories.
+
+Each entry of ``bench/friends_eval.toml`` names a public repository of a static blog, a commit
+and two files in it: the built friend page (Hexo ``public/link/index.html``, Hugo
+``public/friends/index.html``, a deploy branch's ``link/index.html``, ...) and the data file
+the page was built from (``source/_data/link.yml``, ``data/friends.yml``, ``_data/*.yml``,
+JSON). The truth of a page is the data file's friend URLs that the page renders (a friend
+listed in the data but absent from the page is not expected, and is counted in the
+``unrendered`` column); the site's own URL is never expected. The pages stay out of this
+repository (their licences vary): ``build`` copies them from local mirrors of the
+repositories (bare git directories ``<mirrors>/<owner>+<name>/repo``) into ``--out``
+(default ``~/.cache/blogfeeds/friends-eval``) and lists the repositories it could not find;
+nothing is fetched over the network, so CI does not run this script and no test depends on
+it.
+
+Usage, from the repository root::
+
+    python bench/friends_eval.py build [--mirrors DIR] [--out DIR]
+    python bench/friends_eval.py run [--out DIR] [--part dev|holdout|all] [--details]
+    python bench/friends_eval.py discover [--mirrors DIR] > candidates.toml
+
+``run`` extracts each page with ``extract_friends(parse_page(url, body))`` and judges it like
+``tests/cases.py``'s ``judge_friends`` (same URL normalisation, ``www.`` folded; names are not
+judged, as a data file's name and the rendered one differ by design). It prints exact pages,
+micro link precision and recall, overall, per theme and per language, for the development
+part, the holdout part (a fixed ~30 % of entries, ``holdout = true``) or both; ``--details``
+adds each page's missed and false links. ``discover`` scans the mirrors for (page, data) pairs
+and prints candidate manifest entries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MANIFEST = ROOT / "bench" / "friends_eval.toml"
+DEFAULT_OUT = Path("~/.cache/blogfeeds/friends-eval").expanduser()
+DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", "/work/.mirror"))
+
+# Keys of a data file's entry that hold the friend's site (never its avatar or feed).
+URL_KEYS = ("link", "url", "href", "site", "siteurl", "site_url", "blog", "homepage", "website")
+PAGE_RE = re.compile(
+    r"(?:^|/)(?:link|links|friend|friends|flink|flinks|blogroll|friendlinks?)"
+    r"(?:/index\.html|\.html)$",
+    re.IGNORECASE,
+)
+DATA_RE = re.compile(
+    r"^(?:source/_data|_data|data|src/data|source/data)/"
+    r"(?:link|links|friend|friends|flink|flinks|blogroll|friendlinks?)\.(?:ya?ml|json|toml)$",
+    re.IGNORECASE,
+)
+SOURCE_PREFIXES = ("source/", "content/", "layouts/", "src/", "_includes/", "_layouts/")
+MARKDOWN_RE = re.compile(
+    r"(?:^|/)(?:link|links|friend|friends|flink|flinks|blogroll|friendlinks?)"
+    r"(?:/index|/_index)?\.(?:md|markdown)$",
+    re.IGNORECASE,
+)
+MARKDOWN_LINK = re.compile(
+    r"""\]\(\s*((?:https?:)?//[^)\s]+)|href=["']((?:https?:)?//[^"']+)"""
+    r"""|\b(?:url|link|href|site)\s*[=:]\s*["']?((?:https?:)?//[^"'\s]+)""",
+    re.IGNORECASE,
+)
+# Not friends though a data file lists them (the cases README: "platform and theme credits"):
+# a platform's home page (no path), a generator's or a theme's site, a placeholder.
+PLATFORM_ROOTS = frozenset(
+    "twitter.com x.com weibo.com youtube.com bilibili.com github.com gitee.com zhihu.com "
+    "zhuanlan.zhihu.com facebook.com instagram.com t.me telegram.org space.bilibili.com "
+    "steamcommunity.com music.163.com douban.com juejin.cn csdn.net blog.csdn.net".split()
+)
+CREDIT_HOSTS = frozenset(
+    "hexo.io gohugo.io jekyllrb.com butterfly.js.org volantis.js.org blinkfox.github.io "
+    "example.com your-blog-url.com yoursite.com".split()
+)
+BUILD_PREFIXES = ("public/", "docs/", "_site/", "dist/", ".deploy_git/", "")
+URL_IN_TEXT = re.compile(r"""(?:https?:)?//[^\s"'<>()\\]+""")
+
+
+# --- reading mirrors ---------------------------------------------------------------------
+
+
+def git(gitdir: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", "--git-dir", str(gitdir), *args], check=True, capture_output=True
+    ).stdout
+
+
+def mirror_of(mirrors: Path, repo: str) -> Path:
+    folder = mirrors / repo.replace("/", "+", 1) / "repo"
+    return folder / ".git" if (folder / ".git").is_dir() else folder
+
+
+# --- truth ---------------------------------------------------------------------------------
+
+
+def url_key(url: str) -> str:
+    """Host (``www.`` dropped, lower-cased) and path (``index.html`` and ``/`` dropped)."""
+    url = url.strip()
+    if url.startswith("//"):
+        url = "https:" + url
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    host = host[4:] if host.startswith("www.") else host
+    path = re.sub(r"/index\.html?$", "/", parts.path).rstrip("/")
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{host}{path}{query}"
+
+
+def data_urls(data: Any) -> list[str]:
+    """Friend site URLs in a parsed data file, in order (nested groups walked)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if (
+                    str(key).lower() in URL_KEYS
+                    and isinstance(value, str)
+                    and re.match(r"^(?:https?:)?//", value.strip())
+                ):
+                    found.append(value.strip())
+                elif isinstance(value, (dict, list)):
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
+    return found
+
+
+def parse_data(text: str, path: str) -> Any:
+    """A data file's tree; a Markdown page gives ``[{"url": ...}]`` for each absolute link."""
+    if path.endswith((".md", ".markdown")):
+        return [{"url": next(g for g in m.groups() if g)} for m in MARKDOWN_LINK.finditer(text)]
+    if path.endswith(".json"):
+        return json.loads(text)
+    if path.endswith(".toml"):
+        return tomllib.loads(text)
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+def rendered_keys(page_html: str) -> set[str]:
+    text = html.unescape(page_html)
+    return {url_key(m.group(0)) for m in URL_IN_TEXT.finditer(text)}
+
+
+def is_credit(key: str, owner: str) -> bool:
+    """A platform's home page, a generator's or theme's site, an asset, or the owner's own."""
+    host, _, path = key.partition("/")
+    if re.search(r"\.(?:css|js|png|jpe?g|gif|webp|svg|ico)$", path, re.IGNORECASE):
+        return True  # an asset a Markdown source links, not a site
+    if len(owner) > 3 and owner.lower() in host:
+        return True  # the owner's own site (a page built for localhost cannot say)
+    if host in CREDIT_HOSTS or (host in PLATFORM_ROOTS and not path.strip("/")):
+        return True
+    return host in ("github.com", "gitee.com") and path.split("/")[0].lower() == owner.lower()
+
+
+def site_of(host: str) -> str:
+    """The registrable part of a host, roughly: its last two labels (three under ``com.cn``-like
+    second levels); ``github.io``-like shared hosts keep the user's label."""
+    labels = host.split(".")
+    keep = 3 if len(labels) > 2 and labels[-2] in ("com", "net", "org", "edu", "gov", "co") else 2
+    if ".".join(labels[-2:]) in ("github.io", "gitee.io", "netlify.app", "vercel.app"):
+        keep = 3
+    return ".".join(labels[-keep:])
+
+
+def expected_friends(
+    page_url: str, page_html: str, data: Any, owner: str = ""
+) -> tuple[list[str], list[str]]:
+    """``(expected, unrendered)``: the data file's friend URLs on the page, and the others."""
+    own = site_of(url_key(page_url).split("/")[0])
+    rendered = rendered_keys(page_html)
+    expected: list[str] = []
+    unrendered: list[str] = []
+    seen: set[str] = set()
+    for url in data_urls(data):
+        key = url_key(url)
+        if key in seen or not key or site_of(key.split("/")[0]) == own or is_credit(key, owner):
+            continue
+        seen.add(key)
+        if key in rendered:
+            expected.append(re.sub(r"/index\.html?$", "/", url))
+        else:
+            unrendered.append(url)
+    return expected, unrendered
+
+
+# --- manifest ------------------------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    id: str
+    repo: str
+    commit: str
+    page: str
+    data: str
+    page_url: str
+    theme: str
+    language: str
+    holdout: bool
+    data_commit: str = ""
+    license: str = ""
+    note: str = ""
+
+    @property
+    def folder(self) -> str:
+        return self.id
+
+
+def load_manifest(path: Path = MANIFEST) -> list[Entry]:
+    with path.open("rb") as f:
+        table = tomllib.load(f)
+    return [Entry(**row) for row in table.get("page", [])]
+
+
+# --- build ---------------------------------------------------------------------------------
+
+
+def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
+    missing: list[str] = []
+    built = 0
+    for e in entries:
+        gitdir = mirror_of(mirrors, e.repo)
+        target = out / e.folder
+        if not gitdir.is_dir():
+            missing.append(e.repo)
+            continue
+        try:
+            page = git(gitdir, "show", f"{e.commit}:{e.page}")
+            data = git(gitdir, "show", f"{e.data_commit or e.commit}:{e.data}")
+        except subprocess.CalledProcessError as exc:
+            print(f"{e.id}: {exc.stderr.decode(errors='replace').strip()}", file=sys.stderr)
+            missing.append(e.repo)
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "page.html").write_bytes(page)
+        (target / ("data" + Path(e.data).suffix)).write_bytes(data)
+        built += 1
+    print(f"built {built} of {len(entries)} pages into {out}")
+    if missing:
+        print(f"missing {len(set(missing))} repositories (fetch them into {mirrors}):")
+        for repo in sorted(set(missing)):
+            print(f"  {repo}")
+    return 0 if not missing else 1
+
+
+# --- run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    pages: int = 0
+    exact: int = 0
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    unrendered: int = 0
+
+    def add(self, other: Tally) -> None:
+        for name in ("pages", "exact", "tp", "fp", "fn", "unrendered"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+
+@dataclass
+class Result:
+    entry: Entry
+    tally: Tally
+    missed: list[str] = field(default_factory=list)
+    false: list[str] = field(default_factory=list)
+
+
+def judge_entry(e: Entry, out: Path) -> Result | None:
+    from blogfeeds.extract.friends import extract_friends
+    from blogfeeds.extract.page import parse_page
+    from tests.cases import judge_friends
+
+    folder = out / e.folder
+    page_file = folder / "page.html"
+    data_files = list(folder.glob("data.*"))
+    if not page_file.is_file() or not data_files:
+        return None
+    body = page_file.read_bytes()
+    data = parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)
+    page_html = body.decode("utf-8", errors="replace")
+    expected, unrendered = expected_friends(e.page_url, page_html, data, e.repo.split("/")[0])
+    page = parse_page(e.page_url, body, {"Content-Type": "text/html"})
+    reported = [(f.url, "") for f in extract_friends(page).friends]
+    verdict = judge_friends({"expected_friend_links": [{"url": u} for u in expected]}, reported)
+    tally = Tally(1, int(verdict.passed), verdict.tp, verdict.fp, verdict.fn, len(unrendered))
+    result = Result(e, tally)
+    for problem in verdict.problems:
+        if problem.startswith("missing "):
+            result.missed = ast.literal_eval(problem[len("missing ") :])
+        elif problem.startswith("extra "):
+            result.false = ast.literal_eval(problem[len("extra ") :])
+    return result
+
+
+def table(title: str, rows: dict[str, Tally]) -> list[str]:
+    lines = [
+        f"| {title} | pages | exact | precision | recall | links | unrendered |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, t in sorted(rows.items(), key=lambda kv: (-kv[1].pages, kv[0])):
+        lines.append(
+            f"| {name} | {t.pages} | {t.exact} ({t.exact / t.pages:.0%}) | {t.precision:.3f} "
+            f"| {t.recall:.3f} | {t.tp + t.fn} | {t.unrendered} |"
+        )
+    return lines
+
+
+def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
+    chosen = [
+        e for e in entries if part == "all" or (e.holdout if part == "holdout" else not e.holdout)
+    ]
+    results = [r for e in chosen if (r := judge_entry(e, out)) is not None]
+    if len(results) < len(chosen):
+        print(f"{len(chosen) - len(results)} pages not built: run `build` first", file=sys.stderr)
+    overall, themes, langs = Tally(), defaultdict(Tally), defaultdict(Tally)
+    sources: dict[str, Tally] = defaultdict(Tally)
+    for r in results:
+        overall.add(r.tally)
+        markdown = r.entry.data.endswith((".md", ".markdown"))
+        sources["Markdown source" if markdown else "data file"].add(r.tally)
+        themes[r.entry.theme].add(r.tally)
+        langs[r.entry.language].add(r.tally)
+    folded: dict[str, Tally] = defaultdict(Tally)
+    for name, t in themes.items():
+        folded[name if t.pages > 1 else "(themes of one page)"].add(t)
+    print(f"## {part}: {overall.pages} pages\n")
+    print("\n".join(table("set", {part: overall})), end="\n\n")
+    print("\n".join(table("theme", dict(folded))), end="\n\n")
+    print("\n".join(table("language", dict(langs))), end="\n\n")
+    print("\n".join(table("truth from", dict(sources))))
+    if details:
+        print()
+        for r in results:
+            if r.missed or r.false:
+                print(f"{r.entry.id} [{r.entry.theme}/{r.entry.language}] {r.entry.page_url}")
+                for url in r.missed:
+                    print(f"  missed {url}")
+                for url in r.false:
+                    print(f"  false  {url}")
+    return 0
+
+
+# --- discover ------------------------------------------------------------------------------
+
+
+def _branches(gitdir: Path) -> list[tuple[str, str]]:
+    refs = git(gitdir, "for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads")
+    out = []
+    for line in refs.decode().splitlines():
+        sha, name = line.split(" ", 1)
+        if not re.match(r"(dependabot|copilot|renovate|snyk)", name):
+            out.append((sha, name))
+    return out
+
+
+def _site_url(gitdir: Path, sha: str, files: set[str], owner: str, page_html: str) -> str:
+    for pattern in (
+        r'<link[^>]+rel=["\']canonical["\'][^>]+href=["\']([^"\']+)',
+        r'<meta[^>]+property=["\']og:url["\'][^>]+content=["\']([^"\']+)',
+    ):
+        m = re.search(pattern, page_html, re.IGNORECASE)
+        if m and m.group(1).startswith("http"):
+            return m.group(1)
+    for name, pattern in (
+        ("_config.yml", r"^url:\s*['\"]?(https?://[^\s'\"#]+)"),
+        ("hugo.toml", r"^baseURL\s*=\s*['\"](https?://[^'\"]+)"),
+        ("config.toml", r"^baseURL\s*=\s*['\"](https?://[^'\"]+)"),
+        ("hugo.yaml", r"^baseURL:\s*['\"]?(https?://[^\s'\"]+)"),
+        ("config.yaml", r"^baseURL:\s*['\"]?(https?://[^\s'\"]+)"),
+        ("config.yml", r"^baseURL:\s*['\"]?(https?://[^\s'\"]+)"),
+    ):
+        if name in files:
+            text = git(gitdir, "show", f"{sha}:{name}").decode(errors="replace")
+            m = re.search(pattern, text, re.MULTILINE | re.IGNORECASE)
+            if m:
+                return m.group(1)
+    if "CNAME" in files:
+        host = git(gitdir, "show", f"{sha}:CNAME").decode(errors="replace").strip().split()
+        if host:
+            return f"https://{host[0]}/"
+    return f"https://{owner.lower()}.github.io/"
+
+
+THEME_HINTS = (
+    ("anzhiyu", "anzhiyu"),
+    ("butterfly", "butterfly"),
+    ("volantis", "volantis"),
+    ("stellar", "stellar"),
+    ("redefine", "redefine"),
+    ("hexo-theme-fluid", "fluid"),
+    ("fluid", "fluid"),
+    ("icarus", "icarus"),
+    ("matery", "matery"),
+    ("shoka", "shoka"),
+    ("hexo-theme-keep", "keep"),
+    ("NexT", "next"),
+    ("hugo-theme-stack", "hugo-stack"),
+    ("PaperMod", "hugo-papermod"),
+    ("FixIt", "hugo-fixit"),
+    ("LoveIt", "hugo-loveit"),
+    ("DoIt", "hugo-doit"),
+    ("hugo-theme-reimu", "hugo-reimu"),
+)
+
+
+def _theme(gitdir: Path, sha: str, files: set[str], page_html: str) -> str:
+    gen = re.search(r'<meta[^>]+name=["\']generator["\'][^>]+content=["\']([^"\']+)', page_html)
+    generator = (gen.group(1).split()[0].lower() if gen else "").strip()
+    for name in ("_config.yml", "hugo.toml", "config.toml", "hugo.yaml", "config.yaml"):
+        if name in files:
+            text = git(gitdir, "show", f"{sha}:{name}").decode(errors="replace")
+            m = re.search(r"^theme\s*[:=]\s*\[?\s*['\"]?([\w.-]+)", text, re.MULTILINE)
+            if m and m.group(1).lower() not in ("landscape", "none", "null"):
+                theme = m.group(1).lower().removeprefix("hexo-theme-").removeprefix("hugo-theme-")
+                hugo = generator == "hugo" or not name.startswith("_")
+                return f"hugo-{theme}" if hugo else theme
+    for needle, theme in THEME_HINTS:
+        if needle in page_html:
+            return theme
+    return f"{generator or 'hand'}-other"
+
+
+def _language(page_html: str) -> str:
+    body = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", page_html, flags=re.S | re.I)
+    text = re.sub(r"<[^>]+>", " ", body)
+    kana = len(re.findall(r"[\u3040-\u30ff]", text))
+    han = len(re.findall(r"[\u4e00-\u9fff]", text))
+    hangul = len(re.findall(r"[\uac00-\ud7af]", text))
+    if kana > 20 and kana > han / 4:
+        return "ja"
+    if hangul > 20:
+        return "ko"
+    if han > 30:
+        return "zh"
+    m = re.search(r"<html[^>]+lang=[\"']?([A-Za-z]{2})", page_html)
+    return m.group(1).lower() if m else "en"
+
+
+def discover(mirrors: Path) -> int:
+    rows: list[dict[str, Any]] = []
+    seen_data: set[str] = set()
+    for folder in sorted(mirrors.iterdir()):
+        gitdir = mirror_of(mirrors, folder.name.replace("+", "/", 1))
+        if not gitdir.is_dir():
+            continue
+        repo = folder.name.replace("+", "/", 1)
+        pages: list[tuple[str, str, set[str]]] = []
+        datas: list[tuple[str, str]] = []
+        try:
+            branches = _branches(gitdir)
+        except subprocess.CalledProcessError:
+            continue
+        for sha, _name in branches:
+            files = set(git(gitdir, "ls-tree", "-r", "--name-only", sha).decode().splitlines())
+            for path in files:
+                if "node_modules/" in path or path.startswith("themes/"):
+                    continue
+                if PAGE_RE.search(path) and not path.startswith(SOURCE_PREFIXES):
+                    pages.append((sha, path, files))
+                if DATA_RE.match(path) or (
+                    MARKDOWN_RE.search(path) and not path.startswith(BUILD_PREFIXES[:-1])
+                ):
+                    datas.append((sha, path))
+        best: tuple[float, dict[str, Any]] | None = None
+        for sha, path, files in pages:
+            page_html = git(gitdir, "show", f"{sha}:{path}").decode("utf-8", errors="replace")
+            if "<a" not in page_html or page_html.lstrip().startswith("---"):
+                continue  # a template or a redirect, not a built page
+            for dsha, dpath in datas:
+                try:
+                    text = git(gitdir, "show", f"{dsha}:{dpath}").decode("utf-8-sig")
+                    data = parse_data(text, dpath)
+                except Exception:  # a broken data file is no candidate
+                    continue
+                urls = {url_key(u) for u in data_urls(data)}
+                if len(urls) < 1:
+                    continue
+                rendered = rendered_keys(page_html)
+                share = len(urls & rendered) / len(urls)
+                if share < 0.6:
+                    continue
+                score = share - 0.01 * path.count("/") + (0.05 if dsha == sha else 0)
+                if dpath.endswith((".md", ".markdown")):
+                    score -= 1  # structured data first
+                if best is None or score > best[0]:
+                    dfiles = files if dsha == sha else set()
+                    page_url = _site_url(gitdir, sha, files | dfiles, repo.split("/")[0], page_html)
+                    if not re.search(r"/(link|links|friends?|flinks?|blogroll)", page_url):
+                        rel = path
+                        for p in BUILD_PREFIXES:
+                            if p and rel.startswith(p):
+                                rel = rel[len(p) :]
+                                break
+                        rel = re.sub(r"index\.html$", "", rel)
+                        page_url = page_url.rstrip("/") + "/" + rel
+                    digest = hashlib.sha1(text.encode()).hexdigest()
+                    best = (
+                        score,
+                        {
+                            "repo": repo,
+                            "commit": sha,
+                            "page": path,
+                            "data": dpath,
+                            "data_commit": "" if dsha == sha else dsha,
+                            "page_url": page_url,
+                            "theme": _theme(
+                                gitdir,
+                                dsha,
+                                set(
+                                    git(gitdir, "ls-tree", "--name-only", dsha)
+                                    .decode()
+                                    .splitlines()
+                                ),
+                                page_html,
+                            ),
+                            "language": _language(page_html),
+                            "digest": digest,
+                            "friends": len(urls),
+                        },
+                    )
+        if best is not None and best[1]["digest"] not in seen_data:
+            seen_data.add(best[1]["digest"])
+            rows.append(best[1])
+    for row in rows:
+        slug = re.sub(r"[^a-z0-9]+", "-", row["repo"].lower()).strip("-")
+        print("[[page]]")
+        print(f'id = "{slug}"')
+        for key in ("repo", "commit", "page", "data", "data_commit", "page_url", "theme"):
+            print(f"{key} = {json.dumps(row[key], ensure_ascii=False)}")
+        print(f'language = "{row["language"]}"')
+        if row["data"].endswith((".md", ".markdown")):
+            print('note = "truth from the Markdown source"')
+        print(f"# {row['friends']} friends in the data file")
+        print("holdout = false\n")
+    print(f"# {len(rows)} candidates", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("command", choices=("build", "run", "discover"))
+    parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--part", choices=("dev", "holdout", "all"), default="dev")
+    parser.add_argument("--details", action="store_true")
+    args = parser.parse_args(argv)
+    if args.command == "discover":
+        return discover(args.mirrors)
+    entries = load_manifest(args.manifest)
+    if args.command == "build":
+        return build(entries, args.mirrors, args.out)
+    return run(entries, args.out, args.part, args.details)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
