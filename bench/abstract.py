@@ -42,8 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from blogfeeds.extract.metadata import NO_SPACE_CHARS, abstract, collapse  # noqa: E402
+from blogfeeds.extract.metadata import NO_SPACE_CHARS, abstract  # noqa: E402
 from blogfeeds.extract.page import DecodeError, parse_page  # noqa: E402
+from blogfeeds.extract.text import collapse  # noqa: E402
 
 CONTAINED_CHARS = 300
 _CJK_SPACE = re.compile(f"(?<={NO_SPACE_CHARS}) (?={NO_SPACE_CHARS})")

@@ -326,3 +326,96 @@ def test_atom_entries() -> None:
     (entry,) = read_document(body).entries
     assert (entry.key, entry.author, entry.summary) == ("urn:uuid:1", "Bea", "S")
     assert (entry.published, entry.updated) == ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z")
+
+
+# --- hostile feeds -----------------------------------------------------------------------------
+
+_JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": ' * 100_000 + b"1" + b"}" * 100_000,
+        b'{"version": "https://jsonfeed.org/version/1.1", "items": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}",
+    ],
+)
+def test_json_nested_too_deep_is_not_a_feed_not_an_exception(body: bytes) -> None:
+    """json.loads raises RecursionError (not ValueError) at this depth: the body is one bad
+    input, read like any malformed JSON."""
+    assert read_feed(body, "application/feed+json", "https://j.example/feed.json") is None
+    doc = read_document(body, "application/feed+json", "https://j.example/feed.json")
+    assert (doc.kind, doc.entries) == ("other", ())
+
+
+def test_json_feed_fields_of_the_wrong_type_are_absent() -> None:
+    body = json.dumps(
+        {
+            "version": _JSON_FEED_VERSION,
+            "title": ["not", "a", "title"],
+            "home_page_url": {"x": 1},
+            "feed_url": "javascript:alert(1)",
+            "items": [
+                {
+                    "id": {"x": 1},
+                    "url": ["a"],
+                    "external_url": "https://j.example/ext",
+                    "title": {"t": 1},
+                    "authors": "Ann",
+                    "attachments": 5,
+                    "summary": ["s"],
+                    "content_text": "text",
+                },
+                {"id": True, "url": "mailto:a@j.example", "title": "T", "author": "Bob"},
+                {"id": 1.5, "url": "/p"},
+            ],
+        }
+    ).encode()
+    doc = read_document(body, "", "https://j.example/feed.json")
+    assert (doc.kind, doc.title, doc.site_url, doc.self_url) == ("feed", "", "", "")
+    first, second, third = doc.entries
+    assert (first.key_source, first.key, first.title, first.author, first.summary) == (
+        "link",
+        "https://j.example/ext",
+        None,
+        None,
+        "text",
+    )
+    assert (second.key_source, second.link, second.author) == ("title_date", None, None)
+    assert (third.key, third.link) == ("1.5", "https://j.example/p")
+    assert doc.item_keys == {"1.5", "/p"}
+
+
+def test_control_characters_are_stripped_from_feed_text() -> None:
+    """C0/C1 controls (ESC sequences, BEL, DEL, CSI) never reach storage or a terminal; a
+    summary keeps its newlines and tabs."""
+    body = json.dumps(
+        {
+            "version": _JSON_FEED_VERSION,
+            "title": "Feed\x1b[2J\x07 title\x9b",
+            "items": [
+                {
+                    "id": "a",
+                    "title": "A\x01\x02\x1b[31m post\x7f",
+                    "authors": [{"name": "Ann\x08\x08\x08Eve"}],
+                    "summary": "line\x00 one\n\tline\x1b two",
+                }
+            ],
+        }
+    ).encode()
+    doc = read_document(body, "", "https://j.example/feed.json")
+    assert doc.title == "Feed[2J title"
+    (entry,) = doc.entries
+    assert (entry.title, entry.author) == ("A[31m post", "AnnEve")
+    assert entry.summary == "line one\n\tline two"
+    rss = (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>R\x1b[2Jss</title>'
+        b"<item><guid>g</guid><title>x\x01\x07y</title><description>a\x1b\nb</description>"
+        b"</item></channel></rss>"
+    )
+    doc = read_document(rss, "", "https://r.example/feed")
+    (entry,) = doc.entries
+    assert (doc.title, entry.title, entry.summary) == ("R[2Jss", "xy", "a\nb")

@@ -19,6 +19,7 @@ from blogfeeds.extract.metadata import (
     title,
 )
 from blogfeeds.extract.page import Page, parse_page
+from blogfeeds.extract.text import collapse
 from tests.cases import shared_dir
 
 URL = "https://alice.example/"
@@ -50,6 +51,22 @@ def article(head: str = "", before: str = "", lead: str = LEAD) -> Page:
 
 def test_title_collapses_whitespace() -> None:
     assert title(page("<title>\n  Alice's\t blog \n</title><p>x</p>")) == "Alice's blog"
+
+
+def test_control_characters_are_stripped_from_every_metadata_field() -> None:
+    """C0/C1 controls (terminal escapes) never reach storage: title, generator, abstract."""
+    head = (
+        "<head><title>A\x01\x02\x1b[31mlice\x7f \x9b blog</title>"
+        "<meta name=generator content='Word\x1bPress 6.1'>"
+        "<meta name=description content='Notes\x07 on\x0c things'></head>"
+    )
+    meta = extract_metadata(page(head + "<p>x</p>"))
+    assert (meta.title, meta.generator, meta.platform) == (
+        "A[31mlice blog",
+        "WordPress 6.1",
+        "WordPress",
+    )
+    assert meta.abstract == "Notes on things"
 
 
 def test_title_falls_back_to_og_site_name() -> None:
@@ -273,7 +290,7 @@ def test_generator_and_lang_match_the_corpus_labels() -> None:
     pages = labelled_pages()
     generators = langs = 0
     for label, p in pages:
-        expected_gen = metadata.collapse((label["generator"] or [""])[0])  # type: ignore[index]
+        expected_gen = collapse((label["generator"] or [""])[0])  # type: ignore[index]
         assert generator(p) == expected_gen, label["file"]
         generators += bool(expected_gen)
         if label["lang"]:

@@ -730,3 +730,28 @@ def test_odd_markup_never_raises() -> None:
     head = '<link rel="canonical" href="http://["><meta property="og:url" content="http://[">'
     result = run(body, head=head)
     assert isinstance(result, FriendExtraction)
+
+
+def test_data_source_nested_too_deep_gives_no_friends() -> None:
+    """json.loads raises RecursionError at this depth: one bad list, no exception."""
+    body = b"[" * 100_000 + b"]" * 100_000
+    assert friends_from_data_source("https://me-example.com/links.json", body, "") == []
+    issues = [{"html_url": "h", "title": "t", "body": "```json\n" + "[" * 100_000 + "\n```"}]
+    got = friends_from_data_source("https://api.github.com/x", json.dumps(issues).encode(), "")
+    assert got == []
+
+
+def test_data_source_issue_body_of_the_wrong_type_is_ignored() -> None:
+    issues = [
+        {"html_url": "h", "title": "Alpha", "body": {"url": "https://alpha-example.org/"}},
+        {"html_url": "h", "title": "Beta", "body": "url: https://beta-example.net/"},
+    ]
+    got = friends_from_data_source("https://api.github.com/x", json.dumps(issues).encode(), "")
+    assert [f.url for f in got] == ["https://beta-example.net/"]
+
+
+def test_friend_names_lose_control_characters() -> None:
+    data = [{"name": "Al\x1b[31mpha\x07", "link": "https://alpha-example.org/"}]
+    got = friends_from_data_source("https://me-example.com/links.json", json.dumps(data).encode())
+    assert [f.name for f in got] == ["Al[31mpha"]
+    assert clean_name("Be\x00ta\x9b\x1b") == "Beta"

@@ -46,12 +46,12 @@ from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
     ABSTRACT_CHARS,
     PageMetadata,
-    collapse,
     cut,
     extract_metadata,
 )
 from blogfeeds.extract.page import DecodeError, Page, parse_page
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
+from blogfeeds.extract.text import collapse
 from blogfeeds.extract.userrules import RuleSet, UserRule, load_rules, resolve_pages
 from blogfeeds.option import Config, option
 

@@ -34,6 +34,7 @@ from trafilatura.settings import MANUALLY_CLEANED, MANUALLY_STRIPPED
 
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.platform import platform_of
+from blogfeeds.extract.text import collapse
 
 logger = logging.getLogger(__name__)
 
@@ -84,11 +85,6 @@ class PageMetadata:
     platform: str = ""
     """The platform the generators name (``WordPress``), ``""`` when unknown or absent."""
     platform_version: str = ""
-
-
-def collapse(text: str) -> str:
-    """Collapse every run of whitespace (Unicode, including NBSP) to one space; strip."""
-    return " ".join(text.split())
 
 
 def _meta(page: Page) -> dict[str, str]:

@@ -25,6 +25,7 @@ from blogfeeds.extract.discovery.vocabulary import (
     url_key,
 )
 from blogfeeds.extract.page import Page
+from blogfeeds.extract.text import collapse
 
 
 @dataclass
@@ -127,7 +128,7 @@ def header_candidates(page: Page, types: frozenset[str]) -> list[FeedCandidate]:
             continue
         url = absolute(page.url, target)
         if url and http_url(url):
-            title = " ".join(params.get("title", "").split())
+            title = collapse(params.get("title", ""))
             found.append(FeedCandidate(url=url, type=mtype, title=title, rel=rel, source="header"))
     return found
 
@@ -171,7 +172,7 @@ def link_candidates(
             FeedCandidate(
                 url=url,
                 type=mtype,
-                title=" ".join((el.get("title") or "").split()),
+                title=collapse(el.get("title") or ""),
                 rel=rel,
                 source=source,
             )
@@ -200,7 +201,7 @@ def _anchor_words(el: Any) -> tuple[str, str]:
         src = child.get("src") or ""
         if src:
             classes.append(src.rsplit("/", 1)[-1])
-    return " ".join(" ".join(parts).split()), " ".join(classes).lower()
+    return collapse(" ".join(parts)), " ".join(classes).lower()
 
 
 def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:

@@ -24,6 +24,8 @@ from urllib.parse import urljoin
 
 from w3lib.url import canonicalize_url
 
+from blogfeeds.extract.text import collapse, strip_controls
+
 #: Longest summary kept (characters); longer ones are cut (feeds that put whole posts there).
 SUMMARY_MAX = 4000
 #: Longest title / author kept (characters).
@@ -54,8 +56,9 @@ class FeedEntry:
 
 
 def clean(value: Any, limit: int | None = SHORT_MAX) -> str | None:
-    """``value`` with whitespace collapsed, cut to ``limit`` characters; None when empty."""
-    text = " ".join(str(value).split()) if value is not None else ""
+    """``value`` collapsed (:func:`~blogfeeds.extract.text.collapse`: no control characters,
+    whitespace collapsed), cut to ``limit`` characters; None when empty."""
+    text = collapse(str(value)) if value is not None else ""
     return text[:limit] if text else None
 
 
@@ -132,7 +135,7 @@ def make_entry(
         except ValueError:  # e.g. "http://0:][": an unparsable link stays as given
             pass
     title_text = clean(title)
-    summary_text = str(summary).strip()[:SUMMARY_MAX] if summary else None
+    summary_text = strip_controls(str(summary)).strip()[:SUMMARY_MAX] if summary else None
     when = published or updated
     key, source = entry_key(guid_text, link_text, title_text, _iso(when), summary_text)
     return FeedEntry(

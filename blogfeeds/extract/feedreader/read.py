@@ -22,6 +22,7 @@ from __future__ import annotations
 import xml.sax
 from datetime import datetime
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
@@ -171,48 +172,92 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
 def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
     """A JSON Feed (jsonfeed.org version 1.0/1.1): ``items`` with ``id``, ``url``, ``title``,
     ``authors``/``author``, ``date_published``, ``date_modified``, ``summary``/``content_text``,
-    ``attachments``."""
+    ``attachments``.
+
+    Every field is taken only with the type the spec gives it (anyone writes these files):
+    strings where it says string (an ``id`` that is a number becomes its text, as the spec
+    asks), URLs only as strings naming an http(s) resource, lists and objects only as such;
+    anything else counts as absent."""
     data: dict[str, Any] = sniff.data
-    items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+    items = [i for i in _list(data.get("items")) if isinstance(i, dict)]
     entries: list[FeedEntry] = []
     keys: set[str] = set()
     dates: list[datetime] = []
     media = 0
     for item in items:
-        keys.update(str(item[k]) for k in ("id", "url") if item.get(k))
+        guid = _id(item.get("id"))
+        link = _url(item.get("url"), url) or _url(item.get("external_url"), url)
+        keys.update(k for k in (guid, _url(item.get("url"), url)) if k)
         if any(
-            str(a.get("mime_type", "")).startswith(_MEDIA)
-            for a in item.get("attachments") or []
+            (_string(a.get("mime_type")) or "").startswith(_MEDIA)
+            for a in _list(item.get("attachments"))
             if isinstance(a, dict)
         ):
             media += 1
         published = iso_utc(item.get("date_published"))
         updated = iso_utc(item.get("date_modified"))
         dates.extend(d for d in (published, updated) if d)
-        authors = item.get("authors") or ([item["author"]] if item.get("author") else [])
-        author = next(
-            (a.get("name") for a in authors if isinstance(a, dict) and a.get("name")), None
+        authors = _list(item.get("authors")) or [item.get("author")]
+        names = (_string(a.get("name")) for a in authors if isinstance(a, dict))
+        author = next((name for name in names if name), None)
+        summary = next(
+            (
+                text
+                for key in ("summary", "content_text", "content_html")
+                if (text := _string(item.get(key)))
+            ),
+            None,
         )
         entries.append(
             make_entry(
                 url,
-                guid=item.get("id"),
-                link=item.get("url") or item.get("external_url"),
-                title=item.get("title"),
+                guid=guid,
+                link=link,
+                title=_string(item.get("title")),
                 author=author,
                 published=published,
                 updated=updated,
-                summary=item.get("summary") or item.get("content_text") or item.get("content_html"),
+                summary=summary,
             )
         )
     return FeedDocument(
         kind="feed",
         sniff=sniff,
-        title=clean(data.get("title"), None) or "",
-        site_url=str(data.get("home_page_url") or ""),
-        self_url=str(data.get("feed_url") or ""),
+        title=clean(_string(data.get("title")), None) or "",
+        site_url=_url(data.get("home_page_url"), url) or "",
+        self_url=_url(data.get("feed_url"), url) or "",
         entries=tuple(entries),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),
         podcast=bool(items) and media * 2 > len(items),
     )
+
+
+def _string(value: Any) -> str | None:
+    """``value`` when it is a non-empty string; else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def _id(value: Any) -> str | None:
+    """A JSON Feed ``id``: a string, or a number as its text (bools and containers are none)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return _string(value)
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array; else empty."""
+    return value if isinstance(value, list) else []
+
+
+def _url(value: Any, base: str) -> str | None:
+    """``value`` when it is a string naming an http(s) URL (relative to ``base``); else None."""
+    text = _string(value)
+    if text is None:
+        return None
+    try:
+        absolute = urljoin(base, text.strip()) if base else text.strip()
+        scheme = urlsplit(absolute).scheme.lower()
+    except ValueError:  # e.g. a bad IPv6 literal
+        return None
+    return text if scheme in ("http", "https") else None

@@ -20,12 +20,13 @@ superset (w3lib's label table), so GBK feeds keep their titles.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from w3lib.encoding import http_content_type_encoding, read_bom, resolve_encoding
+
+from blogfeeds.extract.untrusted_json import loads_untrusted
 
 SNIFF_BYTES = 256 * 1024
 """How much of the body is scanned for the root element (XSLT preambles, long comments)."""
@@ -175,10 +176,7 @@ def sniff_feed(body: bytes, content_type: str = "") -> FeedSniff | None:
 
 
 def _sniff_json(body: bytes, encoding: str) -> FeedSniff | None:
-    try:
-        data = json.loads(decode(body, encoding))
-    except ValueError:
-        return None
+    data = loads_untrusted(decode(body, encoding))
     version = data.get("version") if isinstance(data, dict) else None
     if not isinstance(version, str) or not _JSON_FEED_VERSION.match(version):
         return None

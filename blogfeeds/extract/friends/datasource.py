@@ -21,7 +21,6 @@ neither gives ``[]``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -33,6 +32,8 @@ from blogfeeds.extract.friends.filters import filters, friend_key
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.model import Friend
 from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.text import collapse
+from blogfeeds.extract.untrusted_json import loads_untrusted
 
 _URL_KEYS = ("link", "url", "href", "site", "blog", "homepage", "siteurl", "website")
 _NAME_KEYS = ("name", "title", "nickname", "sitename", "site_name", "author")
@@ -88,12 +89,10 @@ def _walk(value: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
 
 
 def _issue_fields(issue: dict[str, Any]) -> dict[str, Any]:
-    body = issue.get("body") or ""
+    body = issue.get("body")
+    body = body if isinstance(body, str) else ""
     for block in _BODY_JSON.findall(body):
-        try:
-            data = json.loads(block)
-        except ValueError:
-            continue
+        data = loads_untrusted(block)
         if isinstance(data, dict) and _pick(data, _URL_KEYS):
             data.setdefault("title", issue.get("title", ""))
             return data
@@ -156,10 +155,7 @@ def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> l
     text = body.lstrip()[:1].decode("ascii", "replace") if body.strip() else ""
     ctype = content_type.lower()
     if "json" in ctype or text in ("[", "{"):
-        try:
-            items = _from_json(url, json.loads(body.decode("utf-8-sig", "replace")))
-        except ValueError:
-            items = []
+        items = _from_json(url, loads_untrusted(body.decode("utf-8-sig", "replace")))
     elif "xml" in ctype or "opml" in ctype or text == "<":
         items = _from_opml(body)
     else:
@@ -186,7 +182,7 @@ def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> l
         out.append(
             Friend(
                 clean,
-                " ".join(name.split()),
+                collapse(name),
                 1000.0,
                 picture,
                 how.removesuffix("-feed"),

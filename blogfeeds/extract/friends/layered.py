@@ -63,6 +63,7 @@ from blogfeeds.extract.friends.scorers import FRIEND_SCORERS_BASE, RulesSpec, bu
 from blogfeeds.extract.friends.themes import ThemeRule, text_of
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.scoring import build_rules
+from blogfeeds.extract.text import collapse
 
 FRIEND_LAYERS_BASE: dict[str, int | None] = {
     "blogfeeds.extract.friends.DataSources": 100,
@@ -145,7 +146,7 @@ def _is_friend_page(page: Page, scan: Scan) -> bool:
 
 def clean_name(name: str) -> str:
     """Whitespace collapsed; a long ``Name - tagline`` title (over 40 characters) keeps Name."""
-    name = " ".join(name.split())
+    name = collapse(name)
     if len(name) > 40:
         head = _TAGLINE.split(name, 1)[0]
         if 2 <= len(head) < len(name):

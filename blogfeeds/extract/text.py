@@ -1,0 +1,31 @@
+"""Text as extraction stores it: no control characters, whitespace collapsed.
+
+Titles, names, abstracts, generators and feed and entry fields come from pages and feeds
+anyone writes, and end in the database, CSV exports and terminals (``scrapy stats``, the crawl
+summary), where a C0 or C1 control character (``ESC``, ``BEL``, backspace) is an escape
+sequence. :func:`strip_controls` drops them; the ones Python counts as whitespace (form feed,
+vertical tab, the information separators, ``NEL``) become a space, tab, newline and carriage
+return stay (a summary keeps its lines). :func:`collapse` is the one-line form every short
+field is stored in.
+"""
+
+from __future__ import annotations
+
+_KEEP = "\t\n\r"
+_CONTROLS: dict[int, str | None] = {
+    c: (" " if chr(c).isspace() else None)
+    for c in (*range(0x20), *range(0x7F, 0xA0))
+    if chr(c) not in _KEEP
+}
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without C0/C1 control characters (whitespace ones become a space; tab,
+    newline and carriage return are kept)."""
+    return text.translate(_CONTROLS)
+
+
+def collapse(text: str) -> str:
+    """``text`` without control characters, every run of whitespace (Unicode, including
+    NBSP) collapsed to one space, stripped."""
+    return " ".join(text.translate(_CONTROLS).split())
