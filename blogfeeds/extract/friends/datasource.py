@@ -32,7 +32,7 @@ import lxml.etree
 from blogfeeds.extract.friends.filters import filters, friend_key
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.model import Friend
-from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.identity import InvalidURL, blog_id
 
 _URL_KEYS = ("link", "url", "href", "site", "blog", "homepage", "siteurl", "website")
 _NAME_KEYS = ("name", "title", "nickname", "sitename", "site_name", "author")
@@ -146,12 +146,16 @@ def _from_opml(body: bytes) -> list[tuple[str, str, str, str]]:
     return items
 
 
-def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> list[Friend]:
+def friends_from_data_source(
+    url: str, body: bytes, content_type: str = "", invalid: list[str] | None = None
+) -> list[Friend]:
     """Friends listed by a fetched data source (OPML or JSON; see the module docstring).
 
     ``url`` is the source's final URL (relative links resolve against it), ``body`` the raw
     bytes, ``content_type`` the HTTP header (may be empty: the body is sniffed). Friends come
-    in source order, deduped by blog identity, each scoring 1000.
+    in source order, deduped by blog identity, each scoring 1000. Listed URLs whose host no
+    host may hold (:class:`~blogfeeds.extract.identity.InvalidURL`) are appended to
+    ``invalid``.
     """
     text = body.lstrip()[:1].decode("ascii", "replace") if body.strip() else ""
     ctype = content_type.lower()
@@ -176,6 +180,10 @@ def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> l
             clean = flt.clean_url(urljoin(url, link))
             identity = blog_id(clean)
             picture = urljoin(url, avatar) if avatar else ""
+        except InvalidURL:
+            if invalid is not None:
+                invalid.append(urljoin(url, link))
+            continue
         except ValueError:
             continue
         key = friend_key(clean)
