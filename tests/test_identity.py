@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from blogfeeds.extract.identity import blog_id, blog_prefix, registered_domain, same_blog
+from blogfeeds.extract.identity import (
+    InvalidURL,
+    blog_id,
+    blog_prefix,
+    registered_domain,
+    same_blog,
+)
 
 CASES = [
     # registered domain, www dropped, scheme/port/query ignored
@@ -63,6 +69,44 @@ def test_blog_id(url: str, expected: str) -> None:
 def test_non_http_urls_have_no_identity(url: str) -> None:
     with pytest.raises(ValueError, match="http"):
         blog_id(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a b.example/",  # a space
+        "http://evil\u202egpj.example/",  # a bidi override
+        "http://x\ud800y.example/",  # a lone surrogate
+        "http://x\ufffdy.example/",  # what a decoder leaves for bytes it could not read
+        "http://a\x01b.example/",  # a control character
+        "http://a\u00a0b.example/",  # a no-break space
+        "http://a\u200bb.example/",  # a zero-width space
+        "http://a<b.example/",
+        "http://a%20b.example/",
+        "http://a|b.example/",
+        "http://a\\b.example/",
+        "https://" + "é" * 64 + ".example/",  # a label the IDNA codec cannot encode
+    ],
+)
+def test_a_host_no_host_may_hold_has_no_identity(url: str) -> None:
+    with pytest.raises(InvalidURL, match="invalid host"):
+        blog_id(url)
+    assert isinstance(InvalidURL("x"), ValueError)  # every caller's `except ValueError` holds
+    assert not same_blog(url, url)
+    assert blog_prefix(url) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://a_b.example/", "a_b.example"),  # DNS holds underscores
+        ("http://i\u2764.ws/", "i\u2764.ws"),  # a symbol the IDNA codec encodes
+        ("https://caf\u00e9.example/", "caf\u00e9.example"),
+        ("http://[2001:db8::1]/", "2001:db8::1"),
+    ],
+)
+def test_hosts_a_downloader_reaches_keep_their_identity(url: str, expected: str) -> None:
+    assert blog_id(url) == expected
 
 
 def test_same_blog() -> None:

@@ -53,6 +53,12 @@ def test_start_urls_comma_separated() -> None:
             "URL holds U+FFFD, the mark of text that could not be decoded: "
             "'https://caf\ufffd.example/'",
         ),
+        (  # the message escapes it (repr): a terminal shows no reversed text
+            "https://evil\u202egpj.example/",
+            "invalid host in URL: 'https://evil\\u202egpj.example/'",
+        ),
+        ("http://a<b.example/", "invalid host in URL: 'http://a<b.example/'"),
+        ("http://a%20b.example/", "invalid host in URL: 'http://a%20b.example/'"),
     ],
 )
 def test_check_url(url: str, problem: str | None) -> None:

@@ -18,6 +18,11 @@ Formats:
     the same edges as CSV with Gephi's column names (``Source,Target,Label`` plus
     ``target_url`` and ``source_url``, the page the link was read from).
 
+A CSV cell (``csv``, ``edges``) that a spreadsheet would read as a formula (it begins with
+``=``, ``+``, ``-``, ``@``, a tab or a carriage return: OWASP's "CSV Injection") is written
+with a ``'`` before it, so titles, names, generators and abstracts written by any web page
+stay text (:func:`csv_cell`); ``--raw`` writes every value as stored.
+
 Filters (``--status ok,no_feed`` (of :data:`blogfeeds.failures.STATUSES`; another is a usage
 error), ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``), ``--min-in-degree N``,
 ``--has-feed``, ``--platform Hexo,WordPress`` (platform names, any case; ``(none)`` and
@@ -76,6 +81,8 @@ BLOG_COLUMNS = (
 )
 """Columns of ``scrapy export csv``, in order."""
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a CSV cell as a formula (OWASP)."""
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -180,13 +187,24 @@ def write_opml(blogs: Iterable[Mapping[str, Any]], out: IO[bytes], title: str) -
     return len(seen)
 
 
-def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
-    """One CSV row per blog (:data:`BLOG_COLUMNS`, RFC 4180 quoting); returns the rows."""
+def csv_cell(value: Any, raw: bool = False) -> Any:
+    """``value`` as a CSV cell: ``""`` for None; text beginning with one of
+    :data:`FORMULA_STARTS` with a ``'`` before it, unless ``raw``; anything else as it is."""
+    if value is None:
+        return ""
+    if not raw and isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = False) -> int:
+    """One CSV row per blog (:data:`BLOG_COLUMNS`, RFC 4180 quoting, cells through
+    :func:`csv_cell`); returns the rows."""
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(BLOG_COLUMNS)
     n = 0
     for blog in blogs:
-        writer.writerow(["" if blog.get(c) is None else blog.get(c) for c in BLOG_COLUMNS])
+        writer.writerow([csv_cell(blog.get(c), raw) for c in BLOG_COLUMNS])
         n += 1
     return n
 
@@ -200,15 +218,17 @@ def write_jsonl(blogs: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
     return n
 
 
-def write_edges(edges: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
-    """Edge-list CSV (``Source,Target,Label,target_url,source_url``); returns the rows."""
+_EDGE_FIELDS = ("source_blog_id", "target_blog_id", "name", "target_url", "source_url")
+
+
+def write_edges(edges: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = False) -> int:
+    """Edge-list CSV (``Source,Target,Label,target_url,source_url``, cells through
+    :func:`csv_cell`); returns the rows."""
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(["Source", "Target", "Label", "target_url", "source_url"])
     n = 0
     for e in edges:
-        writer.writerow(
-            [e["source_blog_id"], e["target_blog_id"], e["name"], e["target_url"], e["source_url"]]
-        )
+        writer.writerow([csv_cell(e[k], raw) for k in _EDGE_FIELDS])
         n += 1
     return n
 
@@ -345,9 +365,11 @@ def export(
     out: IO[bytes],
     *,
     all_targets: bool = False,
+    raw: bool = False,
 ) -> str:
     """Write ``fmt`` (one of :data:`FORMATS`) of stored rows to ``out``; returns a one-line
-    report (``"42 feeds"``). ``ValueError`` on an unknown format."""
+    report (``"42 feeds"``). ``raw``: CSV cells as stored, formulas not neutralised
+    (:func:`csv_cell`). ``ValueError`` on an unknown format."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     chosen = select(blogs, links, filters)
@@ -360,10 +382,10 @@ def export(
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     try:
         if fmt == "csv":
-            return f"{write_csv(chosen, text)} blogs"
+            return f"{write_csv(chosen, text, raw)} blogs"
         if fmt == "jsonl":
             return f"{write_jsonl(chosen, text)} blogs"
-        return f"{write_edges(graph_edges(chosen, links, all_targets), text)} edges"
+        return f"{write_edges(graph_edges(chosen, links, all_targets), text, raw)} edges"
     finally:
         text.flush()
         text.detach()
@@ -388,6 +410,12 @@ class Command(ScrapyCommand):
             action="store_true",
             help="graphml/edges: keep every edge leaving a selected blog",
         )
+        parser.add_argument(
+            "--raw",
+            action="store_true",
+            help="csv/edges: write cells as stored (no ' before a cell a spreadsheet reads as "
+            "a formula)",
+        )
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
@@ -403,11 +431,19 @@ class Command(ScrapyCommand):
             store.close()
         if opts.output:
             with open(opts.output, "wb") as out:
-                report = export(args[0], blogs, links, filters, out, all_targets=opts.all_targets)
+                report = export(
+                    args[0], blogs, links, filters, out, all_targets=opts.all_targets, raw=opts.raw
+                )
             print(f"{args[0]}: {report} written to {opts.output}", file=sys.stderr)
         else:
             with quiet_broken_pipe(self):  # `scrapy export csv | head`
                 export(
-                    args[0], blogs, links, filters, sys.stdout.buffer, all_targets=opts.all_targets
+                    args[0],
+                    blogs,
+                    links,
+                    filters,
+                    sys.stdout.buffer,
+                    all_targets=opts.all_targets,
+                    raw=opts.raw,
                 )
                 sys.stdout.buffer.flush()

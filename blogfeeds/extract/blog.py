@@ -283,17 +283,23 @@ async def _friends(
         report.followed.append(Followed(page_url, FRIEND_PAGE, "no_friends", resp.url))
     friends = list(found.friends)
     known = {f.url for f in friends}
+    invalid = list(found.invalid_urls)
     for list_url in found.data_sources[: config.max_pages]:
         resp = await _get(fetch, list_url, report, DATA_SOURCE)
         if resp is None:
             continue
-        from_list = friends_from_data_source(resp.url, resp.body, resp.header("Content-Type"))
+        from_list = friends_from_data_source(
+            resp.url, resp.body, resp.header("Content-Type"), invalid
+        )
         _count(counters, "data_source_friends", len(from_list))
         report.followed.append(Followed(list_url, DATA_SOURCE, "read", resp.url, len(from_list)))
         for friend in from_list:
             if friend.url not in known:
                 known.add(friend.url)
                 friends.append(friend)
+    report.invalid_urls = list(dict.fromkeys(invalid))
+    if report.invalid_urls:
+        _count(counters, "invalid_url", len(report.invalid_urls))
     if len(friends) > config.max_friends:
         _count(counters, "friends_over_cap", len(friends) - config.max_friends)
         friends = friends[: config.max_friends]

@@ -3,7 +3,10 @@
 The rule, in order:
 
 1. Only ``http``/``https`` URLs have an identity (anything else raises ``ValueError``); the
-   scheme, the port, user info, query and fragment are ignored.
+   scheme, the port, user info, query and fragment are ignored. A host no host may hold
+   (:func:`valid_host`: a space, a control or bidi character, a lone surrogate, ``<``, ``%``)
+   raises :class:`InvalidURL`, a ``ValueError``: such a URL is no blog, never fetched, never
+   stored.
 2. The host is lower-cased, IDNA-decoded to Unicode, and a leading ``www.`` is dropped.
 3. Path-hosted platforms (``www.cnblogs.com/alice``, ``blog.csdn.net/alice``,
    ``medium.com/@alice``, GitHub project pages ``alice.github.io/repo``) keep the user's path
@@ -20,8 +23,10 @@ The rule, in order:
 from __future__ import annotations
 
 import functools
+import ipaddress
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 from urllib.parse import urlsplit
@@ -35,6 +40,17 @@ _USER_SITE_PAGES = frozenset(
     "friends friend search feed rss atom en zh cn images img assets static css js public "
     "resume cv".split()
 )
+
+
+# An ASCII host name holds letters, digits, hyphens, underscores (DNS has them) and dots.
+_ASCII_HOST = re.compile(r"[a-z0-9_.-]+\Z")
+# Unicode categories no host name holds: controls, format (bidi overrides, zero-width joiners),
+# surrogates, private use, unassigned, and separators (spaces).
+_NOT_IN_HOST = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+
+
+class InvalidURL(ValueError):
+    """An http(s) URL whose host no host may hold (:func:`valid_host`)."""
 
 
 @dataclass(frozen=True)
@@ -139,10 +155,39 @@ def normalize_host(host: str) -> str:
     return host
 
 
+@functools.lru_cache(maxsize=4096)
+def valid_host(host: str) -> bool:
+    """Whether ``host`` (normalised: :func:`normalize_host`) can be a host the downloader
+    connects to: an IP address, or a name of ASCII letters, digits, ``-``, ``_`` and dots and
+    of Unicode characters other than controls, format characters (U+202E), surrogates, private
+    use, unassigned code points, spaces and U+FFFD, that the IDNA codec encodes (as the
+    downloader does: w3lib, NFKC, Python's ``idna``)."""
+    if host.isascii():
+        if _ASCII_HOST.match(host):
+            return True
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return True
+    for ch in host:
+        if ch.isascii():
+            if not _ASCII_HOST.match(ch):
+                return False
+        elif ch == "\ufffd" or unicodedata.category(ch) in _NOT_IN_HOST:
+            return False
+    try:
+        unicodedata.normalize("NFKC", host).encode("idna")
+    except UnicodeError:
+        return False
+    return True
+
+
 def split_url(url: str) -> tuple[str, list[str]]:
     """Return ``(host, path segments)`` of an http(s) URL.
 
-    Raises ``ValueError`` on a non-HTTP URL or one without a host.
+    Raises ``ValueError`` on a non-HTTP URL or one without a host, :class:`InvalidURL` on a
+    host no host may hold (:func:`valid_host`).
     """
     parts = urlsplit(url.strip())
     if parts.scheme.lower() not in ("http", "https"):
@@ -150,6 +195,8 @@ def split_url(url: str) -> tuple[str, list[str]]:
     host = normalize_host(parts.hostname or "")
     if not host:
         raise ValueError(f"URL has no host: {url!r}")
+    if not valid_host(host):
+        raise InvalidURL(f"invalid host in URL: {url!r}")
     segments = [s for s in parts.path.split("/") if s]
     return host, segments
 
@@ -180,8 +227,8 @@ def registered_domain(host: str) -> str:
 def blog_id(url: str) -> str:
     """Identity of the blog ``url`` belongs to, e.g. ``alice.github.io`` or ``cnblogs.com/alice``.
 
-    Raises ``ValueError`` on a non-HTTP URL or one without a host. Results are cached (every
-    extractor of a page asks for the same links).
+    Raises ``ValueError`` on a non-HTTP URL or one without a host (:class:`InvalidURL` on an
+    invalid host). Results are cached (every extractor of a page asks for the same links).
     """
     host, segments = split_url(url)
     rule = path_rule(host)

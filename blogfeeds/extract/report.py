@@ -81,6 +81,10 @@ class BlogReport:
     """Same-blog pages that look like a blogroll, best first (user rules' pages first)."""
     followed: list[Followed] = field(default_factory=list)
     """Every friend page and data source fetched, in order."""
+    invalid_urls: list[str] = field(default_factory=list)
+    """Friend URLs of the friend source and its data sources whose host no host may hold
+    (:class:`~blogfeeds.extract.identity.InvalidURL`), each once: never a friend, never
+    fetched (counter ``invalid_url``)."""
     rules_fired: dict[str, str] = field(default_factory=dict)
     """User rules that fired: what they set (``encoding``, ``feed``, ...) -> rule name."""
     counters: dict[str, int] = field(default_factory=dict)

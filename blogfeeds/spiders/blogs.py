@@ -292,7 +292,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self._requested += 1
 
     def _count(self, report: BlogReport) -> None:
-        """The report's counters as stats; its robots directives and unreadable pages logged."""
+        """The report's counters as stats; its robots directives, unreadable pages and invalid
+        URLs (``blogfeeds/invalid_url``) logged."""
         for name, n in report.counters.items():
             self.crawler.stats.inc_value(f"blogfeeds/{name}", n)
         for name in ("noindex", "nofollow"):
@@ -301,6 +302,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         for page in report.followed:
             if page.outcome == "unreadable":
                 logger.warning("Cannot read %s: %s", page.final_url, page.detail)
+        for url in report.invalid_urls:
+            logger.info("Invalid URL %r on %s: not followed", url, report.friend_source)
 
     def _unreadable(self, response: Response, exc: Exception) -> Blog:
         logger.warning("Cannot read %s: %s", response.url, exc)

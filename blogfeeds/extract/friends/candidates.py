@@ -60,3 +60,5 @@ class Found:
     """The statistical layer's scored containers, best first."""
     data_sources: list[str] = field(default_factory=list)
     """Machine-readable friend lists the page points to."""
+    invalid_urls: list[str] = field(default_factory=list)
+    """Links whose host no host may hold (:class:`~blogfeeds.extract.identity.InvalidURL`)."""

@@ -31,7 +31,7 @@ import lxml.etree
 from blogfeeds.extract.friends.filters import filters, friend_key
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.model import Friend
-from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.identity import InvalidURL, blog_id
 from blogfeeds.extract.text import collapse
 from blogfeeds.extract.untrusted_json import loads_untrusted
 
@@ -145,12 +145,16 @@ def _from_opml(body: bytes) -> list[tuple[str, str, str, str]]:
     return items
 
 
-def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> list[Friend]:
+def friends_from_data_source(
+    url: str, body: bytes, content_type: str = "", invalid: list[str] | None = None
+) -> list[Friend]:
     """Friends listed by a fetched data source (OPML or JSON; see the module docstring).
 
     ``url`` is the source's final URL (relative links resolve against it), ``body`` the raw
     bytes, ``content_type`` the HTTP header (may be empty: the body is sniffed). Friends come
-    in source order, deduped by blog identity, each scoring 1000.
+    in source order, deduped by blog identity, each scoring 1000. Listed URLs whose host no
+    host may hold (:class:`~blogfeeds.extract.identity.InvalidURL`) are appended to
+    ``invalid``.
     """
     text = body.lstrip()[:1].decode("ascii", "replace") if body.strip() else ""
     ctype = content_type.lower()
@@ -172,6 +176,10 @@ def friends_from_data_source(url: str, body: bytes, content_type: str = "") -> l
             clean = flt.clean_url(urljoin(url, link))
             identity = blog_id(clean)
             picture = urljoin(url, avatar) if avatar else ""
+        except InvalidURL:
+            if invalid is not None:
+                invalid.append(urljoin(url, link))
+            continue
         except ValueError:
             continue
         key = friend_key(clean)

@@ -125,6 +125,7 @@ def extract_layered(
         by_el={link.el: link for link in scan.links},
         user_rules=list(user_rules),
         scorers=built_rules(rules, FRIEND_SCORERS_BASE),
+        invalid_urls=list(scan.invalid_urls),
     )
     for layer in default_layers() if layers is None else layers:
         layer.friends(page, scan, found)
@@ -218,6 +219,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         data_sources=found.data_sources,
         owner_aliases=sorted(set(owner.roots.values())),
         ruleset="blogfeeds",
+        invalid_urls=list(dict.fromkeys(found.invalid_urls)),
     )
 
 

@@ -25,7 +25,7 @@ from blogfeeds.extract.friends.keywords import XFN, mentions_keyword
 from blogfeeds.extract.friends.measure import Link, Scan, absolute, join_url
 from blogfeeds.extract.friends.owner import owner_reason
 from blogfeeds.extract.friends.themes import text_of
-from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.identity import InvalidURL, blog_id
 from blogfeeds.extract.page import Page
 
 _ISSUES_PAGE = re.compile(
@@ -103,6 +103,9 @@ class ScriptLists:
                 try:
                     parts = Cleaned.of(flt.clean_url(page.absolute(url)))
                     identity = blog_id(parts.url)
+                except InvalidURL:
+                    found.invalid_urls.append(page.absolute(url))
+                    continue
                 except ValueError:
                     continue
                 pseudo = Link(page.tree, order, parts, identity, (), False, True, False)

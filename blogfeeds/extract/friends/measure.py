@@ -25,7 +25,7 @@ from blogfeeds.extract.friends.datasource import is_data_source
 from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, zone_match
 from blogfeeds.extract.friends.keywords import has_keyword, is_label
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
-from blogfeeds.extract.identity import blog_id, normalize_host, path_rule
+from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, path_rule
 from blogfeeds.extract.page import Page
 
 _INLINE_LABEL = re.compile(
@@ -93,6 +93,9 @@ class Scan:
     blogroll_link: bool = False
     title: str = ""
     h1: str = ""
+    invalid_urls: list[str] = field(default_factory=list)
+    """Links whose host no host may hold (:class:`~blogfeeds.extract.identity.InvalidURL`),
+    each once, in document order: no link is made of them."""
 
 
 def join_url(base: str, href: str) -> str:
@@ -304,6 +307,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if run:
                 out.inline.append(run)
     out.count = len(nodes)
+    out.invalid_urls = links.invalid
     return out
 
 
@@ -363,6 +367,7 @@ class _Resolver:
     def __init__(self, page: Page, flt: Filters) -> None:
         self.page, self.flt = page, flt
         self.cache: dict[str, tuple[Cleaned, str, bool] | None] = {}
+        self.invalid: list[str] = []
         try:
             self.own: str | None = blog_id(page.url)
             host = normalize_host(urlsplit(page.url).hostname or "")
@@ -392,6 +397,9 @@ class _Resolver:
             clean = self.flt.clean_href(href, self.page.base_url)
             own_host = self.own_host and clean.web and clean.host == self.own_host
             identity = self.own if own_host and self.own else blog_id(clean.url)
+        except InvalidURL:
+            self.invalid.append(join_url(self.page.base_url, href))
+            return None
         except ValueError:
             return None
         depth = sum(1 for s in clean.path.split("/") if s) - identity.count("/")

@@ -158,6 +158,9 @@ class FriendExtraction:
     """Layered ruleset: other roots of the page's own blog (``rel=me``, mirrors, ...)."""
     ruleset: str = "original"
     """Which ruleset produced it."""
+    invalid_urls: list[str] = field(default_factory=list)
+    """Layered ruleset: links of the page whose host no host may hold
+    (:class:`~blogfeeds.extract.identity.InvalidURL`), each once: never a friend."""
 
     @property
     def best(self) -> ScoredContainer | None:
