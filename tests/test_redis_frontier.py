@@ -409,15 +409,17 @@ def test_bad_seeds_in_redis_are_logged_and_counted(
     mysql_url: str,
     tmp_path: Path,
 ) -> None:
-    """Seeds pushed by hand that are not blogs (another scheme, no URL, not JSON) are each
-    logged with the reason and counted in ``frontier/bad_seed``; the good seed is crawled.
-    A non-http URL once vanished without a word."""
+    """Seeds pushed by hand that are not blogs (another scheme, no URL, not JSON, nested
+    100,000 deep) are each logged with the reason, moved to the ``bad`` list and counted in
+    ``frontier/bad_seed``; the good seed is crawled. A non-http URL once vanished without a
+    word, and the nested seed stopped the worker with ``start_error`` at every start."""
     _, served = little_web
     bad = [{"url": "javascript:alert(1)"}, {"url": "ftp://files.example/"}, {"url": "not a url"}]
     redis.rpush(
         f"{prefix}blogs:start_urls",
         *(json.dumps(b) for b in bad),
         bs.home(2),  # a bare URL, not JSON
+        b'{"url": "http://deep.example/", "meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
         json.dumps({"url": bs.home(1)}),
     )
     log = tmp_path / "bad.log"
@@ -432,7 +434,9 @@ def test_bad_seeds_in_redis_are_logged_and_counted(
     for reason in ("not an http(s) URL: 'javascript:", "not an http(s) URL: 'ftp:", "whitespace"):
         assert reason in text
     assert 'not JSON (Expecting value: line 1 column 1 (char 0)): push {"url": ...}' in text
-    assert "'frontier/bad_seed': 4" in text
+    assert "RecursionError: maximum recursion depth exceeded" in text
+    assert "'frontier/bad_seed': 5" in text
+    assert redis.llen(f"{prefix}blogs:bad") == 5
     blogs, _ = stored(mysql_url)
     assert set(blogs) == {bs.host(1)}
 

@@ -55,10 +55,10 @@ def guard(**settings: Any) -> SsrfGuardMiddleware:
     return build_from_crawler(SsrfGuardMiddleware, crawler)
 
 
-def verdict(mw: SsrfGuardMiddleware, url: str) -> str | None:
+def verdict(mw: SsrfGuardMiddleware, url: str, meta: dict[str, Any] | None = None) -> str | None:
     """None when the request may go, else the refusal kind."""
     try:
-        asyncio.run(mw.process_request(Request(url)))
+        asyncio.run(mw.process_request(Request(url, meta=meta)))
     except TargetRefused as exc:
         assert failure_status(exc) == "blocked"
         return exc.kind
@@ -106,6 +106,22 @@ def test_allow_private_targets_lets_loopback_through_but_not_other_schemes() -> 
     assert verdict(mw, "http://127.0.0.1:8000/") is None
     assert verdict(mw, "http://169.254.169.254/") is None
     assert verdict(mw, "file:///etc/passwd") == "scheme"
+
+
+def test_a_proxy_is_checked_like_a_target() -> None:
+    """``meta["proxy"]`` on loopback once sent a public URL through 127.0.0.1, past the guard;
+    the environment's proxy (``_scheme_proxy``, set by Scrapy's HttpProxyMiddleware) is the
+    operator's and passes."""
+    public = "http://93.184.216.34/"
+    assert verdict(guard(), public, {"proxy": "http://127.0.0.1:8080"}) == "loopback"
+    assert verdict(guard(), public, {"proxy": "10.0.0.3:3128"}) == "private"
+    assert verdict(guard(), public, {"proxy": "http://169.254.169.254"}) == "link_local"
+    assert verdict(guard(), public, {"proxy": "http://93.184.216.35:3128"}) is None
+    assert verdict(guard(), public, {"proxy": None}) is None
+    env_proxy = {"proxy": "http://127.0.0.1:8080", "_scheme_proxy": True}
+    assert verdict(guard(), public, env_proxy) is None
+    allowed = guard(BLOGFEEDS_ALLOW_PRIVATE_TARGETS=True)
+    assert verdict(allowed, public, {"proxy": "http://127.0.0.1:8080"}) is None
 
 
 def test_refusals_are_counted() -> None:

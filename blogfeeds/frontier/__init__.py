@@ -19,6 +19,7 @@ requests again. Enqueueing marks a request seen and queues it in one Lua call, s
 marked seen without being queued.
 
 Security: anyone who can write to these keys chooses what every worker fetches (and, with
-scrapy-redis's default pickle serializer, runs code on every worker); keep Redis private and
-password-protected (README, "Many machines with Redis").
+scrapy-redis's default pickle serializer, runs code on every worker); entries are rebuilt only
+as far as this project writes them (:func:`~blogfeeds.frontier.serializer.request_from_entry`),
+but keep Redis private and password-protected (docs/redis.md, "Security").
 """

@@ -98,10 +98,16 @@ class Leases:
                 return
             self.crawler.stats.inc_value("frontier/acked", len(chunk))
 
-    def recover(self, kind: str, decode: Callable[[bytes], scrapy.Request]) -> None:
+    def recover(
+        self,
+        kind: str,
+        decode: Callable[[bytes], scrapy.Request],
+        quarantine: Callable[[str, bytes, str, Exception], None],
+    ) -> None:
         """Put the previous run's in-flight entries of this worker id back to be fetched again
         (requests into the queue of ``kind``, seeds into ``start_urls``), after releasing the
-        blog ids it claimed and never made durable."""
+        blog ids it claimed and never made durable. A request ``decode`` refuses is passed to
+        ``quarantine`` instead (seeds are checked when popped again)."""
         assert self.keys is not None
         keys, server = self.keys, self.server
         released = server.eval(RELEASE_CLAIMS, 2, keys.blog_ids, keys.claims, keys.worker)
@@ -121,11 +127,12 @@ class Leases:
                 pipe.lpush(keys.start_urls, data)
                 seeds += 1
             else:
+                try:
+                    priority = decode(data).priority
+                except Exception as exc:
+                    quarantine(lease.decode(), data, keys.inflight, exc)
+                    continue
                 if kind == "zset":
-                    try:
-                        priority = decode(data).priority
-                    except Exception:
-                        priority = 0
                     pipe.zadd(keys.requests, {data: -priority})
                 else:
                     pipe.lpush(keys.requests, data)

@@ -38,6 +38,7 @@ from blogfeeds.frontier.connection import redis_prefix, server, worker_id
 from blogfeeds.frontier.defaults import LEASE_META, FrontierKeys
 from blogfeeds.frontier.leases import Leases
 from blogfeeds.frontier.outage import RedisOutage
+from blogfeeds.frontier.serializer import BadEntry, request_from_entry
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,12 @@ class Scheduler(_RedisScheduler):
 
     Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis``,
     ``frontier/filtered``, ``frontier/acked``, ``frontier/recovered``, ``frontier/bad_request``,
-    ``frontier/redis_outages``.
+    ``frontier/quarantined/<kind>``, ``frontier/redis_outages``.
+
+    A queued entry is rebuilt only as far as this project writes requests
+    (:func:`~blogfeeds.frontier.serializer.request_from_entry`: no class imported, callbacks
+    only the spider's own methods, allow-listed meta keys); any other entry is moved to the
+    ``bad`` list (:meth:`quarantine`) and the crawl goes on.
 
     Redis unreachable while the crawl runs (a restart, a network partition): one ERROR line;
     new requests are held in memory and queued when Redis answers again, acknowledgements wait,
@@ -104,6 +110,7 @@ class Scheduler(_RedisScheduler):
         self.outage = RedisOutage(crawler, config.redis_down_limit)
         self.leases = Leases(server, crawler, self.outage)
         self._held: list[scrapy.Request] = []  # enqueued while Redis was unreachable
+        self._quarantined: set[str] = set()  # kinds of bad entries logged already
         self._dequeue = server.register_script(scripts.DEQUEUE)
         self._enqueue = server.register_script(scripts.ENQUEUE)
         self._pop_seeds = server.register_script(scripts.POP_SEEDS)
@@ -170,7 +177,7 @@ class Scheduler(_RedisScheduler):
         if self.flush_on_start:
             self.flush()
         self._claim_worker_id()
-        self.leases.recover(self.kind, self.queue._decode_request)
+        self.leases.recover(self.kind, self.decode, self.quarantine)
         queued = len(self.queue)
         if queued:
             logger.info("Resuming crawl (%d requests scheduled)", queued)
@@ -319,20 +326,49 @@ class Scheduler(_RedisScheduler):
             return None
         lease, data = popped[0].decode(), popped[1]
         try:
-            request = self.queue._decode_request(data)
-        except Exception:
-            logger.exception(
-                "undecodable request in %s moved to %s", self.keys.requests, self.keys.bad
-            )
+            request = self.decode(data)
+        except Exception as exc:
+            self.quarantine(lease, data, self.keys.requests, exc)
             self.stats.inc_value("frontier/bad_request")
-            self.server.pipeline().rpush(self.keys.bad, data).hdel(
-                self.keys.inflight, lease
-            ).execute()
             return None
         request.meta[LEASE_META] = lease
         self.leases.track(lease, request)
         self.stats.inc_value("scheduler/dequeued/redis")
         return request
+
+    def decode(self, data: bytes) -> scrapy.Request:
+        """The request of a queued entry; :class:`~blogfeeds.frontier.serializer.BadEntry` (or
+        the serializer's error) for an entry this project did not write."""
+        return request_from_entry(self.serializer.loads(data), self.spider)
+
+    def quarantine(
+        self, lease: str, data: bytes, source: str, exc: Exception, *, logged: bool = False
+    ) -> None:
+        """Move the in-flight entry ``lease`` (read from ``source``) to the ``bad`` list: it
+        could not be decoded or failed the allow-list. Counted under
+        ``frontier/quarantined/<kind>``; the first entry of each kind is logged as an ERROR,
+        the others at DEBUG (all at DEBUG when the caller has ``logged`` it)."""
+        assert self.keys is not None
+        kind = exc.kind if isinstance(exc, BadEntry) else type(exc).__name__
+        self.stats.inc_value(f"frontier/quarantined/{kind}")
+        level = logging.DEBUG if logged or kind in self._quarantined else logging.ERROR
+        self._quarantined.add(kind)
+        logger.log(
+            level,
+            "entry %r from %s moved to %s (%s: %.200s); further entries of this kind are "
+            "logged at DEBUG",
+            data[:120],
+            source,
+            self.keys.bad,
+            kind,
+            exc,
+        )
+        try:
+            self.server.pipeline().rpush(self.keys.bad, data).hdel(
+                self.keys.inflight, lease
+            ).execute()
+        except RedisError as error:  # stays in flight: quarantined again at the next start
+            self.outage.failed(error)
 
     def pop_seeds(self, count: int) -> list[tuple[str, bytes]]:
         """Up to ``count`` seeds from ``P S:start_urls`` as ``(lease, JSON bytes)``, recorded

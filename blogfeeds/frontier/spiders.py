@@ -22,12 +22,14 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
+from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
 from blogfeeds.frontier import defaults
 from blogfeeds.frontier.defaults import LEASE_META
 from blogfeeds.frontier.scheduler import Scheduler, redis_enabled
+from blogfeeds.frontier.serializer import SEED_META_TYPES, check_meta
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +54,20 @@ class RedisFrontierMixin:
     running workers, stopped by SIGINT/SIGTERM or scrapyd's cancel). The engine re-checks an idle
     spider every 5 s, so a close comes up to 5 s after the limit.
 
-    Stats: ``frontier/seeds``, ``frontier/bad_seed``.
+    A seed that cannot be read (not JSON, nested too deep, meta keys this project does not
+    set, a URL that is not a blog's) is logged, moved to the ``bad`` list and counted; the
+    worker goes on.
+
+    Stats: ``frontier/seeds``, ``frontier/bad_seed``, ``frontier/quarantined/<kind>``.
     """
 
     crawler: Any
     name: str
     frontier_batch: int = defaults.SEED_BATCH
+    frontier_callbacks: frozenset[str] | None = None
+    """Names of the methods a request read from Redis may name as callback or errback; None:
+    any public method the spider's own class defines
+    (:func:`blogfeeds.frontier.serializer.request_from_entry`)."""
     _frontier_on: bool = False
     _idle_since: float | None = None
     _max_idle: float = 0.0
@@ -120,16 +130,20 @@ class RedisFrontierMixin:
                 ) from None
             if not isinstance(payload, dict) or not isinstance(payload.get("url"), str):
                 raise ValueError('expected a JSON object {"url": ..., "meta": {...}}')
-            meta = payload.get("meta") or {}
-            if not isinstance(meta, dict):
-                raise ValueError('"meta" must be a JSON object')
-            request = self.seed_request(payload["url"], dict(meta))
-        except ValueError as exc:
+            meta = check_meta(payload.get("meta") or {}, SEED_META_TYPES)
+            request = self.seed_request(payload["url"], meta)
+        except RedisError:
+            raise
+        except Exception as exc:  # any failure to read one seed (RecursionError too) is its own
             logger.error(
-                "bad seed %r in %s: %s", data[:200], frontier.keys and frontier.keys.start_urls, exc
+                "bad seed %r in %s moved to %s: %s",
+                data[:200],
+                frontier.keys and frontier.keys.start_urls,
+                frontier.keys and frontier.keys.bad,
+                f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else exc,
             )
             self.crawler.stats.inc_value("frontier/bad_seed")
-            frontier.ack([lease])
+            frontier.quarantine(lease, data, "start_urls", exc, logged=True)
             return None
         if request is None:
             frontier.ack([lease])

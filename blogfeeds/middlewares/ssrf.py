@@ -8,7 +8,11 @@ at ``http://127.0.0.1:6379/``, a router's admin page or the cloud metadata servi
 - every target whose host *resolves* to an address that is not globally routable (loopback,
   RFC 1918 private, carrier-grade NAT, link-local, multicast, reserved, unspecified,
   documentation and benchmark ranges; IPv4 embedded in IPv6 is unwrapped), so a public name
-  pointing at 127.0.0.1 is refused too.
+  pointing at 127.0.0.1 is refused too;
+- every request whose ``meta["proxy"]`` is such an address (a proxy on loopback reaches
+  whatever the proxy can). The proxy of the environment (``http_proxy``, ``https_proxy``, put
+  in meta by Scrapy's ``HttpProxyMiddleware`` with ``_scheme_proxy``) is the operator's choice
+  and is not checked.
 
 It is a downloader middleware, so it sees every request, the redirected ones (3xx and meta
 refresh) and robots.txt included, and the spider's out-of-band fetches
@@ -150,21 +154,41 @@ class SsrfGuardMiddleware:
             raise self._refuse(request, "scheme", f"scheme {scheme or '(none)'!r} is not http(s)")
         if self.allow_private:
             return None
+        await self._check(request, parts, "")
+        proxy = self._proxy(request)
+        if proxy:
+            proxy_parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            await self._check(request, proxy_parts, "proxy ")
+        return None
+
+    @staticmethod
+    def _proxy(request: Request) -> str | None:
+        """The proxy ``request`` names in ``meta["proxy"]``, unless Scrapy's
+        ``HttpProxyMiddleware`` put it there from this process's environment
+        (``meta["_scheme_proxy"]``): the operator's proxy is trusted like the settings."""
+        if request.meta.get("_scheme_proxy"):
+            return None
+        proxy = request.meta.get("proxy")
+        return proxy if isinstance(proxy, str) and proxy else None
+
+    async def _check(self, request: Request, parts: Any, role: str) -> None:
+        """Refuse ``request`` when the host of ``parts`` (its target, or its ``proxy ``) is not
+        a public address."""
+        scheme = parts.scheme.lower()
         try:
             host = parts.hostname or ""
             port = parts.port or (443 if scheme == "https" else 80)
         except ValueError:  # a port out of range: the download fails as it would anyway
-            return None
+            return
         if not host:
-            return None
+            return
         literal = _literal(host)
         addresses = (str(literal),) if literal is not None else await self.resolve(host, port)
         for address in addresses or ():
             ip = _literal(address)
             kind = address_kind(ip) if ip is not None else "not_global"
             if kind is not None:
-                raise self._refuse(request, kind, f"{host} resolves to {address} ({kind})")
-        return None
+                raise self._refuse(request, kind, f"{role}{host} resolves to {address} ({kind})")
 
     async def resolve(self, host: str, port: int) -> tuple[str, ...] | None:
         """Addresses of ``host`` (cached), or None when it does not resolve in time."""

@@ -116,6 +116,7 @@ def _headers(response: Response) -> dict[str, str]:
 
 class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     name = "blogs"
+    frontier_callbacks = frozenset({"parse_home", "home_failed"})
     # The crawl strategy (blogfeeds.strategies) orders blog requests across hosts: one priority
     # queue, not Scrapy's default per-host DownloaderAwarePriorityQueue (a -s setting wins).
     custom_settings = {  # noqa: RUF012 - Scrapy reads it as a class attribute
