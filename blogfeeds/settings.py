@@ -2,9 +2,9 @@
 
 Every value here is chosen on purpose. The project's own settings (``BLOGFEEDS_*``, and the
 deployment switches ``MYSQL_URL`` and ``REDIS_URL``) come from the one configuration table,
-:mod:`blogfeeds.config` (defaults, types, ranges; ``docs/settings.md``), each read once by the
-component that uses it. Deployment switches come from the environment (``BLOGFEEDS_DATABASE_URL``,
-``MYSQL_URL``, ``REDIS_URL``, as the table says) so one build serves every node.
+:mod:`blogfeeds.config` (defaults, types, ranges, environment variables; ``docs/settings.md``),
+each read once by the component that uses it; the deployment switches come from the environment,
+so one build serves every node.
 """
 
 from __future__ import annotations
