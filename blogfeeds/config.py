@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import socket
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -292,6 +293,12 @@ class FrontierConfig(Config):
         "Seconds Redis may stay unreachable before the crawl stops (redis_down).",
         low=0,
     )
+
+    @property
+    def worker(self) -> str:
+        """``BLOGFEEDS_WORKER_ID``, else the host name: the identity whose in-flight work a
+        restarted worker takes back (several workers on one host need distinct ids)."""
+        return self.worker_id or socket.gethostname()
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_status
 from blogfeeds.option import StartupError
 from blogfeeds.report_items import feed_info
-from blogfeeds.spiders.blogs import downloader_fetch
+from blogfeeds.spiders.blogs import downloader_fetch, response_headers
 
 
 def report_to_dict(report: BlogReport) -> dict[str, Any]:
@@ -259,10 +259,7 @@ class Command(ScrapyCommand):
                 return extract_blog(page_url, page, headers, fetch, config)
 
             async def keep(self, response: Response) -> None:
-                headers = {
-                    k.decode("latin-1"): b", ".join(v).decode("latin-1")
-                    for k, v in response.headers.items()
-                }
+                headers = response_headers(response)
                 if not isinstance(response, TextResponse):
                     kind = headers.get("Content-Type", "no type")
                     reports.append(f"Not HTML: {response.url} ({kind})")

@@ -49,7 +49,7 @@ from blogfeeds.extract.metadata import (
     cut,
     extract_metadata,
 )
-from blogfeeds.extract.page import DecodeError, Page, parse_page
+from blogfeeds.extract.page import DecodeError, Page, header_value, parse_page
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
 from blogfeeds.extract.text import collapse
 from blogfeeds.extract.userrules import RuleSet, UserRule, load_rules, resolve_pages
@@ -152,7 +152,7 @@ async def extract_blog(
     ``ValueError`` when ``url`` is not http(s); never for a bad further page.
     """
     if not isinstance(body, str):
-        doc = read_feed(body, _header(headers, "content-type"), url)
+        doc = read_feed(body, header_value(headers, "content-type"), url)
         site = doc.site_url if doc is not None else ""
         if doc is not None and http_url(site) and url_key(site) != url_key(url):
             resp = await fetch(FetchRequest(site, {"Accept": HTML_ACCEPT}))
@@ -181,10 +181,6 @@ def _seed_feed(report: BlogReport, url: str, doc: FeedDocument, site: str) -> No
         return
     rest = [f for f in report.feeds if url_key(f.url) != url_key(url)]
     report.feeds = [feed, *rest]
-
-
-def _header(headers: Mapping[str, str] | None, name: str) -> str:
-    return next((v for k, v in (headers or {}).items() if k.lower() == name), "")
 
 
 async def _extract_home(

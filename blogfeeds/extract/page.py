@@ -80,11 +80,13 @@ class Page:
 
     def header(self, name: str) -> str:
         """A response header value by case-insensitive name, ``""`` when absent."""
-        lname = name.lower()
-        for key, value in self.headers.items():
-            if key.lower() == lname:
-                return value
-        return ""
+        return header_value(self.headers, name)
+
+
+def header_value(headers: Mapping[str, str] | None, name: str) -> str:
+    """The value of header ``name`` in ``headers`` (any case), ``""`` when absent."""
+    lname = name.lower()
+    return next((v for k, v in (headers or {}).items() if k.lower() == lname), "")
 
 
 HEAD_SCAN_BYTES = 64 * 1024

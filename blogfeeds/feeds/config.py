@@ -4,7 +4,6 @@ table's :class:`~blogfeeds.config.RevisitConfig` and
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +59,7 @@ class FeedsConfig:
             batch=worker.batch,
             max_sleep=max(1.0, worker.max_sleep),
             start=start_minutes(worker.now),
-            worker=FrontierConfig.from_settings(settings).worker_id or socket.gethostname(),
+            worker=FrontierConfig.from_settings(settings).worker,
         )
 
     def make_policy(self) -> LevelPolicy | EstimatingPolicy:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from scrapy_redis import connection
@@ -21,6 +20,5 @@ def redis_prefix(settings: Any) -> str:
 
 
 def worker_id(settings: Any) -> str:
-    """``BLOGFEEDS_WORKER_ID``, else the host name: the identity whose in-flight requests a
-    restarted worker takes back. Several workers on one host need distinct ids."""
-    return FrontierConfig.from_settings(settings).worker_id or socket.gethostname()
+    """:attr:`FrontierConfig.worker`."""
+    return FrontierConfig.from_settings(settings).worker

@@ -34,7 +34,7 @@ from scrapy_redis.scheduler import Scheduler as _RedisScheduler
 
 from blogfeeds.config import FrontierConfig
 from blogfeeds.frontier import defaults, scripts
-from blogfeeds.frontier.connection import redis_prefix, server, worker_id
+from blogfeeds.frontier.connection import redis_prefix, server
 from blogfeeds.frontier.defaults import LEASE_META, FrontierKeys
 from blogfeeds.frontier.leases import Leases
 from blogfeeds.frontier.outage import RedisOutage
@@ -98,8 +98,8 @@ class Scheduler(_RedisScheduler):
         self.stats = crawler.stats
         settings = crawler.settings
         config = FrontierConfig.from_settings(settings)
-        self.prefix = redis_prefix(settings)
-        self.worker = worker_id(settings)
+        self.prefix = config.redis_prefix
+        self.worker = config.worker
         self.worker_ttl = config.worker_ttl
         self.keys: FrontierKeys | None = None
         self.kind = "zset"

@@ -74,7 +74,7 @@ def downloader_fetch(crawler: Any) -> Callable[[FetchRequest], Awaitable[Fetched
         return FetchedPage(
             response.url,
             response.status,
-            _headers(response),
+            response_headers(response),
             response.body,
             is_text=isinstance(response, TextResponse),
         )
@@ -107,7 +107,7 @@ class _Once:
         return marking
 
 
-def _headers(response: Response) -> dict[str, str]:
+def response_headers(response: Response) -> dict[str, str]:
     """Response headers as ``str -> str``, repeated headers joined with ``", "``."""
     return {
         k.decode("latin-1"): b", ".join(v).decode("latin-1") for k, v in response.headers.items()
@@ -265,7 +265,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             report = await extract_blog(
                 response.url,
                 response.body,
-                _headers(response),
+                response_headers(response),
                 mark.before(self.fetch),
                 self.config,
             )

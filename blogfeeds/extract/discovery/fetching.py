@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from blogfeeds.extract.page import header_value
+
 
 @dataclass(frozen=True)
 class FetchRequest:
@@ -30,8 +32,7 @@ class Fetched:
     body: bytes
 
     def header(self, name: str) -> str:
-        lname = name.lower()
-        return next((v for k, v in self.headers.items() if k.lower() == lname), "")
+        return header_value(self.headers, name)
 
 
 Fetch = Callable[[FetchRequest], Awaitable[Fetched | None]]
