@@ -157,7 +157,7 @@ async def extract_blog(
         if doc is not None and http_url(site) and url_key(site) != url_key(url):
             resp = await fetch(FetchRequest(site, {"Accept": HTML_ACCEPT}))
             if resp is not None and 200 <= resp.status < 300 and read_feed(resp.body) is None:
-                report = await extract_blog(resp.url, resp.body, resp.headers, fetch, config)
+                report = await _extract_home(resp.url, resp.body, resp.headers, fetch, config)
                 _seed_feed(report, url, doc, site)
                 return report
     return await _extract_home(url, body, headers, fetch, config)
