@@ -40,7 +40,7 @@ from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
-from blogfeeds.failures import failure_status
+from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
 from blogfeeds.option import StartupError
@@ -317,7 +317,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             return None
         status = failure_status(failure)
         self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
-        logger.info("Blog %s failed: %s", request.url, status)
+        logger.info("Blog %s failed: %s (%s)", request.url, status, failure_reason(failure))
         return self._failed_blog(request.url, request.meta, status)
 
     def _failed_blog(self, url: str, meta: dict[str, Any], status: str) -> Blog:

@@ -53,7 +53,7 @@ from twisted.python.failure import Failure
 
 from blogfeeds.config import database_url
 from blogfeeds.extensions.startup import check_settings
-from blogfeeds.failures import failure_status
+from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.feeds.claims import Claims, lease_owner
 from blogfeeds.feeds.clock import VirtualClock
 from blogfeeds.feeds.config import FeedsConfig
@@ -242,7 +242,7 @@ class FeedsSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
         kind = failure_status(failure)
-        logger.info("Feed %s failed: %s", feed.url, kind)
+        logger.info("Feed %s failed: %s (%s)", feed.url, kind, failure_reason(failure))
         read = FetchRead.failure(self.clock.now(), kind)
         return [self._finish(feed, request.meta["state"], read, None), *self._after(feed.url)]
 
