@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import formatdate
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from lxml import etree
 from scrapy.commands import ScrapyCommand
@@ -303,11 +303,15 @@ def write_graphml(
     return len(nodes), len(edges)
 
 
-def open_store(url: str) -> Store:
-    """Open the database read-only (:meth:`Store.open` with ``read_only``: nothing is created or
-    migrated); ``UsageError`` (one line, exit status 2) when it cannot be: no URL, an SQLite
-    file that does not exist, a database without the blogfeeds tables or newer than this code,
-    a server that refuses the connection. An export never creates a database."""
+_S = TypeVar("_S", bound=Store)
+
+
+def open_store(url: str, kind: type[_S]) -> _S:
+    """Open the database as a ``kind`` (:class:`Store` or a subclass) read-only (``read_only``:
+    nothing is created or migrated); ``UsageError`` (one line, exit status 2) when it cannot
+    be: no URL, an SQLite file that does not exist, a database without the blogfeeds tables or
+    newer than this code, a server that refuses the connection. An export never creates a
+    database."""
     if not url:
         raise UsageError("no database: set BLOGFEEDS_DATABASE_URL or MYSQL_URL, or --database")
     try:
@@ -317,7 +321,7 @@ def open_store(url: str) -> Store:
     if path is not None and not Path(path).is_file():
         raise UsageError(f"no SQLite database at {path!r}", print_help=False)
     try:
-        return Store.open(url, read_only=True)
+        return kind.open(url, read_only=True)
     except Exception as exc:
         raise UsageError(f"cannot open {redact(url)}: {exc}", print_help=False) from exc
 
@@ -424,7 +428,7 @@ class Command(ScrapyCommand):
         if opts.min_in_degree < 0:
             raise UsageError("--min-in-degree must be 0 or more")
         filters = filters_from(opts)  # before the database: a bad filter opens nothing
-        store = open_store(database_url(self.settings, opts.database))
+        store = open_store(database_url(self.settings, opts.database), Store)
         try:
             blogs, links = store.blogs(), store.friend_links()
         finally:

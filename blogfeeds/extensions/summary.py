@@ -140,14 +140,18 @@ def summarize(
 
 
 class CrawlSummary:
-    """Extension: logs the :class:`Summary` of the crawl's items when the spider closes (only
-    when it scraped a blog) and stores the totals in the stats (``blogfeeds/summary/*``).
-    ``NotConfigured`` when ``BLOGFEEDS_SUMMARY_ENABLED`` is False."""
+    """Extension: the :class:`Summary` of the crawl's items (only when it scraped a blog): its
+    totals go to the stats when the spider closes (``blogfeeds/summary/*``, in Scrapy's stats
+    dump), and it is logged when the engine has stopped, after that dump, so that it is the
+    last thing a user reads (Scrapy 2.19 sends ``spider_closed``, dumps the stats, logs
+    "Spider closed", then sends ``engine_stopped``). ``NotConfigured`` when
+    ``BLOGFEEDS_SUMMARY_ENABLED`` is False."""
 
     def __init__(self, crawler: Any, top: int) -> None:
         self.crawler = crawler
         self.top = top
         self.builder = SummaryBuilder()
+        self.text: str | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlSummary:
@@ -157,6 +161,7 @@ class CrawlSummary:
         ext = cls(crawler, config.top)
         crawler.signals.connect(ext.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
 
     def item_scraped(self, item: Any) -> None:
@@ -180,4 +185,8 @@ class CrawlSummary:
         stats.set_value("blogfeeds/summary/blogs", summary.blogs)
         stats.set_value("blogfeeds/summary/with_feed", summary.with_feed)
         stats.set_value("blogfeeds/summary/friend_links", summary.links)
-        logger.info("Crawl summary (%s):\n%s", reason, summary.render())
+        self.text = f"Crawl summary ({reason}):\n{summary.render()}"
+
+    def engine_stopped(self) -> None:
+        if self.text is not None:
+            logger.info("%s", self.text)
