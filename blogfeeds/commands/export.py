@@ -53,7 +53,7 @@ from lxml import etree
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import STATUSES
@@ -407,6 +407,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
         add_filter_options(parser)
         parser.add_argument(

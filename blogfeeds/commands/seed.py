@@ -25,6 +25,7 @@ from typing import Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from blogfeeds.commands import clear_help
 from blogfeeds.config import FrontierConfig
 from blogfeeds.extensions.startup import redis_error, redis_server
 from blogfeeds.frontier.defaults import FrontierKeys
@@ -79,6 +80,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         parser.add_argument("--spider", default="blogs", help="crawl to seed (default: blogs)")
         parser.add_argument(
             "--dry-run", action="store_true", help="print the JSON payloads, push nothing"

@@ -14,7 +14,7 @@ from argparse import ArgumentParser, Namespace
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.commands.export import add_filter_options, filters_from, open_store, select
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import summarize
@@ -34,6 +34,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         add_filter_options(parser)
         parser.add_argument("--top", type=int, default=10, help="most linked blogs to list")
         parser.add_argument("--json", action="store_true", help="print one JSON object")

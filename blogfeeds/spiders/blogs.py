@@ -139,8 +139,6 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         self.depths = DepthBook()
         self._done = SeenSet()
         self._requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
-        # trafilatura warns "discarding data" for every page without main text: not news here.
-        logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
