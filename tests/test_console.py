@@ -75,3 +75,20 @@ def test_export_records_say_their_type_and_the_summary_comes_last(tmp_path: Path
     assert log.index("Dumping Scrapy stats") < log.index("Crawl summary (finished)")
     last = re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[)", log)[-1]
     assert "[blogfeeds.extensions.summary] INFO: Crawl summary (finished):\nBlogs: 3" in last
+
+
+def test_a_database_url_whose_directory_is_missing_is_refused_at_start(tmp_path: Path) -> None:
+    missing = f"nodir-{tmp_path.name}/x"
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{missing}/db.sqlite3"
+    proc = scrapy("crawl", "blogs", "-a", "start_urls=http://alpha.example/", env=env)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert errors[0].endswith(
+        f"BLOGFEEDS_DATABASE_URL: cannot open the SQLite database "
+        f"'sqlite:///{missing}/db.sqlite3': the directory '{missing}' (relative to {REPO}) "
+        f"does not exist: create it first, or give an absolute path: "
+        f"sqlite:////{missing}/db.sqlite3"
+    )
+    assert not (REPO / missing.split("/", maxsplit=1)[0]).exists()
