@@ -137,7 +137,7 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             {"BLOGFEEDS_DATABASE_URL": "sqlite:////etc/hosts/blogs.sqlite3"},
             {},
             "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database "
-            "'sqlite:////etc/hosts/blogs.sqlite3': [Errno 17] File exists: '/etc/hosts'",
+            "'sqlite:////etc/hosts/blogs.sqlite3': '/etc/hosts' is not a directory",
         ),
         (
             {"BLOGFEEDS_DATABASE_URL": "sqlite:///{tmp}/notes.txt"},

@@ -146,6 +146,8 @@ def _check_directory(path: str) -> None:
     parent = Path(path).parent
     if parent.is_dir():
         return
+    if parent.exists():
+        raise NotADirectoryError(f"{str(parent)!r} is not a directory")
     where = "" if parent.is_absolute() else f" (relative to {Path.cwd()})"
     hint = "" if parent.is_absolute() else f", or give an absolute path: sqlite:////{path}"
     raise FileNotFoundError(
