@@ -412,8 +412,13 @@ def test_platform_label(platform: str | None, generator: str | None, label: str)
     assert platform_label(platform, generator) == label
 
 
-def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture) -> None:
-    crawler = get_crawler(settings_dict={"BLOGFEEDS_SUMMARY_TOP": 1})
+def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    earlier = Blog(blog_id="old.example", url="http://old.example/", status="dns")
+    with Store.open(url) as store:  # as the storage pipeline leaves it, plus an earlier crawl's
+        store.write([earlier, *BLOGS], LINKS)
+    settings = {"BLOGFEEDS_SUMMARY_TOP": 1, "BLOGFEEDS_DATABASE_URL": url}
+    crawler = get_crawler(settings_dict=settings)
     ext = CrawlSummary.from_crawler(crawler)
     for item in [*BLOGS, *LINKS]:
         ext.item_scraped(item)
@@ -423,6 +428,11 @@ def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture) -> None:
         ext.engine_stopped()
     assert "Crawl summary (finished):\nBlogs: 6, with a feed: 4 (67 %)" in caplog.text
     assert "3  bob.example  Bob" in caplog.text
+    # where the blogs are, and that the database keeps the earlier crawls' too
+    assert caplog.text.rstrip().endswith(
+        f"Database {url}: 7 blogs (1 from earlier crawls), {len(LINKS)} friend links in all; "
+        "`scrapy stats` summarises them; another BLOGFEEDS_DATABASE_URL starts afresh"
+    )
     off = get_crawler(settings_dict={"BLOGFEEDS_SUMMARY_ENABLED": False})
     with pytest.raises(NotConfigured):
         CrawlSummary.from_crawler(off)

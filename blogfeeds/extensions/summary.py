@@ -21,8 +21,10 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from blogfeeds.config import SummaryConfig
+from blogfeeds.config import SummaryConfig, database_url
 from blogfeeds.items import Blog, FriendLink
+from blogfeeds.storage.db import Store
+from blogfeeds.storage.url import redact
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +187,28 @@ class CrawlSummary:
         stats.set_value("blogfeeds/summary/blogs", summary.blogs)
         stats.set_value("blogfeeds/summary/with_feed", summary.with_feed)
         stats.set_value("blogfeeds/summary/friend_links", summary.links)
-        self.text = f"Crawl summary ({reason}):\n{summary.render()}"
+        self.text = f"Crawl summary ({reason}):\n{summary.render()}{self._database(summary)}"
+
+    def _database(self, summary: Summary) -> str:
+        """The line saying where the blogs went and what else that database holds: it keeps
+        every crawl's blogs (a first try's failed seed too), and ``scrapy stats`` counts them
+        all. Read when the pipelines have closed (before ``spider_closed``); "" when storage
+        is off or the database cannot be read."""
+        url = database_url(self.crawler.settings)
+        if not url:
+            return ""
+        try:
+            with Store.open(url, read_only=True) as store:
+                blogs, links = store.count("blogs"), store.count("friend_links")
+        except Exception as exc:  # the crawl's own errors said why; the summary stands
+            logger.debug("cannot count the stored blogs: %s", exc)
+            return ""
+        earlier = blogs - summary.blogs
+        more = f" ({earlier} from earlier crawls)" if earlier > 0 else ""
+        return (
+            f"\nDatabase {redact(url)}: {blogs} blogs{more}, {links} friend links in all; "
+            "`scrapy stats` summarises them; another BLOGFEEDS_DATABASE_URL starts afresh"
+        )
 
     def engine_stopped(self) -> None:
         if self.text is not None:
