@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from blogfeeds.feeds.summary import duration, next_due_text
 from tests.littleweb import LittleWeb
 from tests.robustness import crawl_blogs
 
@@ -92,3 +93,13 @@ def test_a_database_url_whose_directory_is_missing_is_refused_at_start(tmp_path:
         f"sqlite:////{missing}/db.sqlite3"
     )
     assert not (REPO / missing.split("/", maxsplit=1)[0]).exists()
+
+
+def test_durations_and_next_due_read_as_a_person_says_them() -> None:
+    assert [duration(m) for m in (0.5, 45, 200, 60, 3000, 2880)] == [
+        "30 s", "45 min", "3 h 20 min", "1 h", "2 d 2 h", "2 d",
+    ]  # fmt: skip
+    assert next_due_text(None, 0).startswith("No feed scheduled")
+    assert next_due_text(100.0, 100.2) == "Next feed due at 1970-01-01T01:40:00Z (due now)"
+    assert next_due_text(100.0, 160.0).endswith("(overdue by 1 h)")
+    assert next_due_text(100.0, 40.0).endswith("(in 1 h)")
