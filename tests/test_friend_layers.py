@@ -755,3 +755,24 @@ def test_friend_names_lose_control_characters() -> None:
     got = friends_from_data_source("https://me-example.com/links.json", json.dumps(data).encode())
     assert [f.name for f in got] == ["Al[31mpha"]
     assert clean_name("Be\x00ta\x9b\x1b") == "Beta"
+
+
+def test_a_feed_listed_beside_its_friends_site_is_that_friends_feed_not_another_friend() -> None:
+    def item(site: str, name: str, feed: str) -> str:
+        return f'<li><a href="{site}">{name}</a> <em><a href="{feed}">(Feed)</a></em></li>'
+
+    body = (
+        "<h2>Blogroll</h2><ul>"
+        + item("https://alpha-example.org/", "Alpha", "https://alpha-example.org/feed/")
+        + item("https://beta-example.net/", "Beta", "http://feeds.feedburner.com/BetaBlog")
+        + item("https://gamma-example.com/", "Gamma", "https://gamma-example.com/index.xml")
+        + '<li><a href="https://delta-example.org/atom.xml">Delta</a></li>'
+        + "</ul>"
+    )
+    result = run(body)
+    assert [(f.url, f.kind, f.feed) for f in result.friends] == [
+        ("https://alpha-example.org/", "", "https://alpha-example.org/feed/"),
+        ("https://beta-example.net/", "", "http://feeds.feedburner.com/BetaBlog"),
+        ("https://gamma-example.com/", "", "https://gamma-example.com/index.xml"),
+        ("https://delta-example.org/atom.xml", "feed", ""),  # listed by its feed alone
+    ]

@@ -122,7 +122,8 @@ class Friend:
     ``opml``, ``json``); ``rels`` the XFN relationship values on the link (XFN 1.1);
     ``listed_as`` is ``"dead"`` when the owner lists it under a lost/invalid heading;
     ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its site (Blogger
-    BlogList, OPML ``xmlUrl``).
+    BlogList, OPML ``xmlUrl``); ``feed`` is the friend's feed when the owner listed it beside
+    the site (``<li><a>Site</a> (<a>Feed</a>)</li>``): a known feed, not another friend.
     """
 
     url: str
@@ -133,6 +134,7 @@ class Friend:
     rels: tuple[str, ...] = ()
     listed_as: str = ""
     kind: str = ""
+    feed: str = ""
 
 
 @dataclass
