@@ -187,8 +187,8 @@ def site_of(host: str) -> str:
 
 def feed_site(url: str) -> str | None:
     """The site of a feed URL (``https://x.org/feed/`` → ``https://x.org/``; ``""`` for a feed
-    service's URL, whose blog only the feed names), None when ``url`` is not a feed's. A friend listed by its feed is the blog (issue 16: "the feed is kept as a
-    known feed, never a friend URL")."""
+    service's URL, whose blog only the feed names), None when ``url`` is not a feed's. A
+    friend listed by its feed is the blog: the feed is a known feed, never a friend URL."""
     if url.startswith("//"):
         url = "https:" + url
     parts = urlsplit(url)
@@ -225,8 +225,8 @@ def expected_friends(
     seen: set[str] = set()
     listed = data_urls(data)
     hosts = {url_key(u).split("/")[0] for u in listed if feed_site(u) is None}
-    for url in listed:
-        key = url_key(url)
+    for listed_url in listed:
+        url, key = listed_url, url_key(listed_url)
         if key in seen or not key or site_of(key.split("/")[0]) == own or is_credit(key, owner):
             continue
         seen.add(key)
