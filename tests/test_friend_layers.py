@@ -776,3 +776,21 @@ def test_a_feed_listed_beside_its_friends_site_is_that_friends_feed_not_another_
         ("https://gamma-example.com/", "", "https://gamma-example.com/index.xml"),
         ("https://delta-example.org/atom.xml", "feed", ""),  # listed by its feed alone
     ]
+
+
+@pytest.mark.parametrize(
+    ("tools", "sub"),
+    [("📚 收藏站", "在线工具"), ("Resources", "Frontend"), ("鸣谢", "主题作者")],
+)
+def test_a_section_of_tools_or_credits_is_not_friends_but_thanking_friends_is(
+    tools: str, sub: str
+) -> None:
+    body = (
+        "<h2>感谢这些朋友</h2>"
+        + ul(*THREE)
+        + f"<h2>{tools}</h2><h3>{sub}</h3>"
+        + ul(("https://tool-example.net/", "Tool"), ("https://icons-example.io/", "Icons"))
+        + "<h3>More</h3>"  # a sub-heading stays inside the section
+        + ul(("https://colors-example.org/", "Colors"), ("https://fonts-example.dev/", "Fonts"))
+    )
+    assert urls(run(body)) == [u for u, _ in THREE]

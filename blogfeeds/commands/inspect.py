@@ -102,6 +102,7 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
                 "how": e.friend.how,
                 "avatar": e.friend.avatar,
                 "blog_id": e.blog_id,
+                "feed": e.friend.feed,
             }
             for e in report.edges()
         ],

@@ -119,6 +119,8 @@ def extract_layered(
     owner = owner_of(page, scan, flt)
     for link in scan.links:
         link.verdict = owner_reason(link, owner) or flt.url_verdict(link.parts, link.rels)
+        if link.verdict is None and scan.service[link.node]:
+            link.verdict = "service-section"
     found = Found(
         owner=owner,
         filters=flt,

@@ -23,7 +23,7 @@ import lxml.html
 
 from blogfeeds.extract.friends.datasource import is_data_source
 from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, zone_match
-from blogfeeds.extract.friends.keywords import has_keyword, is_label
+from blogfeeds.extract.friends.keywords import has_keyword, is_label, is_service_heading
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
 from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, path_rule
 from blogfeeds.extract.page import Page
@@ -78,6 +78,9 @@ class Scan:
     chrome: list[bool] = field(default_factory=list)
     anchored: list[bool] = field(default_factory=list)
     labelled: list[bool] = field(default_factory=list)
+    service: list[bool] = field(default_factory=list)
+    """Inside a section whose heading names tools, resources or thanks, and no friend keyword
+    (:data:`~.keywords.SERVICE_HEADING`): its links are not friends."""
     extra_text: dict[int, int] = field(default_factory=dict)
     """Characters of the tails of comments and of the children of text-less elements, by
     parent (the original formula counts them as the parent's text)."""
@@ -198,6 +201,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     owners: list[bool] = []
     linkeds: list[bool] = []
     armed: list[bool] = []  # a friend-keyword heading precedes the next child of this node
+    services = out.service
+    serving: list[int] = []  # rank (1-7) of a service heading before the next child, or 0
     anchor_children: list[int] = []
     sibling: list[int] = []  # children seen so far
     no_text: list[bool] = []
@@ -220,11 +225,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             continue
         parent = el.getparent() if i else None
         if parent is None:
-            up, in_link, chrome, owner, anchored = -1, False, False, False, False
+            up, in_link, chrome, owner, anchored, service = -1, False, False, False, False, False
         else:
             up = index[parent]
             in_link, chrome, owner = linkeds[up], chromes[up], owners[up]
             anchored = anchoreds[up] or armed[up]
+            service = services[up] or serving[up] > 0
             position = sibling[up]
             sibling[up] = position + 1
             if tag == "a":
@@ -237,6 +243,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if heading is not None:
                 headings.append((up, position, el, heading))
                 armed[up] = len(heading) <= 40 and has_keyword(heading)
+                if tag in HEADINGS:  # a card's description ("翻译服务") is no section heading
+                    rank = int(tag[1])
+                    if len(heading) <= 40 and not armed[up] and is_service_heading(heading):
+                        serving[up] = min(serving[up], rank) if serving[up] else rank
+                    elif rank <= serving[up]:
+                        serving[up] = 0  # a heading of the same rank or higher ends it
         index[el] = i
         nodes.append(el)
         parents.append(up)
@@ -266,6 +278,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         linkeds.append(linked)
         anchoreds.append(anchored)
         armed.append(False)
+        services.append(service)
+        serving.append(0)
         anchor_children.append(0)
         sibling.append(0)
         no_text.append(silent)
