@@ -126,17 +126,18 @@ def data_urls(data: Any) -> list[str]:
     """Friend site URLs in a parsed data file, in order (nested groups walked)."""
     found: list[str] = []
 
+    from blogfeeds.extract.friends.filters import repair_href
+
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                if (
-                    str(key).lower() in URL_KEYS
-                    and isinstance(value, str)
-                    and re.match(r"^(?:https?:)?//", value.strip())
-                ):
-                    found.append(value.strip())
-                elif isinstance(value, (dict, list)):
-                    walk(value)
+                if not (str(key).lower() in URL_KEYS and isinstance(value, str)):
+                    if isinstance(value, (dict, list)):
+                        walk(value)
+                    continue
+                url = repair_href(value) or value.strip()  # a friend is there, link broken
+                if re.match(r"^(?:https?:)?//", url):
+                    found.append(url)
         elif isinstance(node, list):
             for item in node:
                 walk(item)

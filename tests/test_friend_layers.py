@@ -794,3 +794,19 @@ def test_a_section_of_tools_or_credits_is_not_friends_but_thanking_friends_is(
         + ul(("https://colors-example.org/", "Colors"), ("https://fonts-example.dev/", "Fonts"))
     )
     assert urls(run(body)) == [u for u, _ in THREE]
+
+
+def test_hrefs_broken_in_an_obvious_way_are_repaired_and_say_so() -> None:
+    body = "<h2>Friends</h2>" + ul(
+        ("hhttps://alpha-example.org/", "Alpha"),
+        ("/beta-example.net", "Beta"),
+        ("https//gamma-example.com/blog/", "Gamma"),
+        ("/about/", "About"),  # a path of the page's own site stays one
+        ("/feed.xml", "Feed"),
+    )
+    result = run(body)
+    assert [(f.url, f.repaired) for f in result.friends] == [
+        ("https://alpha-example.org/", "hhttps://alpha-example.org/"),
+        ("https://beta-example.net/", "/beta-example.net"),
+        ("https://gamma-example.com/blog/", "https//gamma-example.com/blog/"),
+    ]

@@ -144,6 +144,13 @@ def _extractor() -> tldextract.TLDExtract:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def under_public_suffix(host: str) -> bool:
+    """Whether ``host`` is a name under a public suffix (``example.com``, not ``index.html``)."""
+    ext = _extractor()(host)
+    return bool(ext.suffix and ext.domain)
+
+
 def normalize_host(host: str) -> str:
     """Lower-case, IDNA-decode (``xn--`` labels to Unicode) and strip a trailing dot."""
     host = host.strip().rstrip(".").lower()

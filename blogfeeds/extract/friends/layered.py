@@ -206,8 +206,9 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         seen[key] = len(friends)
         kind = "feed" if _FEED_URL.search(c.url) else ""
         feed = cands[feeds[i]].url if i in feeds else ""
+        repaired = c.link.repaired if c.link is not None else ""
         friends.append(
-            Friend(c.url, name, c.score, c.avatar, c.how, c.rels, c.listed_as, kind, feed)
+            Friend(c.url, name, c.score, c.avatar, c.how, c.rels, c.listed_as, kind, feed, repaired)
         )
     _rescale(friends)
     circles: list[Friend] = []

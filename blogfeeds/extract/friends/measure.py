@@ -22,7 +22,7 @@ import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.friends.datasource import is_data_source
-from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, zone_match
+from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, repair_href, zone_match
 from blogfeeds.extract.friends.keywords import has_keyword, is_label, is_service_heading
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
 from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, path_rule
@@ -56,6 +56,9 @@ class Link:
     """No query and at most one path level below the blog's root (the formula counts it)."""
     owner_zone: bool
     """Inside an author card, social corner or site switcher."""
+    repaired: str = ""
+    """The ``href`` as written when it was broken and read as :attr:`url`
+    (:func:`~.filters.repair_href`), else ``""``."""
     verdict: str | None = None
     """Why the filters drop it (set after owner detection), or None."""
 
@@ -380,7 +383,7 @@ class _Resolver:
 
     def __init__(self, page: Page, flt: Filters) -> None:
         self.page, self.flt = page, flt
-        self.cache: dict[str, tuple[Cleaned, str, bool] | None] = {}
+        self.cache: dict[str, tuple[Cleaned, str, bool, str] | None] = {}
         self.invalid: list[str] = []
         try:
             self.own: str | None = blog_id(page.url)
@@ -401,14 +404,15 @@ class _Resolver:
             hit = self.cache[href] = self._resolve(href)
         if hit is None:
             return None
-        parts, identity, counted = hit
+        parts, identity, counted, repaired = hit
         rels = tuple((el.get("rel") or "").lower().split())
         blank = (el.get("target") or "").strip().lower() == "_blank"
-        return Link(el, node, parts, identity, rels, blank, counted, owner_zone)
+        return Link(el, node, parts, identity, rels, blank, counted, owner_zone, repaired)
 
-    def _resolve(self, href: str) -> tuple[Cleaned, str, bool] | None:
+    def _resolve(self, href: str) -> tuple[Cleaned, str, bool, str] | None:
+        fixed = repair_href(href)
         try:
-            clean = self.flt.clean_href(href, self.page.base_url)
+            clean = self.flt.clean_href(fixed or href, self.page.base_url)
             own_host = self.own_host and clean.web and clean.host == self.own_host
             identity = self.own if own_host and self.own else blog_id(clean.url)
         except InvalidURL:
@@ -417,4 +421,4 @@ class _Resolver:
         except ValueError:
             return None
         depth = sum(1 for s in clean.path.split("/") if s) - identity.count("/")
-        return clean, identity, not clean.query and depth <= 1
+        return clean, identity, not clean.query and depth <= 1, href if fixed else ""

@@ -123,7 +123,9 @@ class Friend:
     ``listed_as`` is ``"dead"`` when the owner lists it under a lost/invalid heading;
     ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its site (Blogger
     BlogList, OPML ``xmlUrl``); ``feed`` is the friend's feed when the owner listed it beside
-    the site (``<li><a>Site</a> (<a>Feed</a>)</li>``): a known feed, not another friend.
+    the site (``<li><a>Site</a> (<a>Feed</a>)</li>``): a known feed, not another friend;
+    ``repaired`` is the ``href`` as written when it was broken in an obvious way
+    (``hhttps://``, ``/example.com``) and read as ``url``.
     """
 
     url: str
@@ -135,6 +137,7 @@ class Friend:
     listed_as: str = ""
     kind: str = ""
     feed: str = ""
+    repaired: str = ""
 
 
 @dataclass
