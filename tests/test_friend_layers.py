@@ -810,3 +810,24 @@ def test_hrefs_broken_in_an_obvious_way_are_repaired_and_say_so() -> None:
         ("https://beta-example.net/", "/beta-example.net"),
         ("https://gamma-example.com/blog/", "https//gamma-example.com/blog/"),
     ]
+
+
+def test_cards_that_link_by_script_or_data_attribute_are_friends() -> None:
+    def card(attrs: str, name: str) -> str:
+        return f'<div class="card" {attrs}><img src="/a.png"><span>{name}</span></div>'
+
+    body = (
+        "<h2>友情链接</h2><div class=\"cards\">"
+        + card("onclick=\"window.open('https://alpha-example.org/', '_blank')\"", "Alpha")
+        + card('onclick="location.href=&quot;https://beta-example.net/&quot;"', "Beta")
+        + card('data-href="https://gamma-example.com/"', "Gamma")
+        + card('data-url="https://delta-example.org/friends.json"', "Delta list")
+        + card('data-href="tab-2"', "Tab")
+        + "</div>"
+    )
+    result = run(body)
+    assert pairs(result) == [
+        ("https://alpha-example.org/", "Alpha"),
+        ("https://beta-example.net/", "Beta"),
+        ("https://gamma-example.com/", "Gamma"),
+    ]

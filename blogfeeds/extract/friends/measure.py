@@ -38,6 +38,11 @@ _DATA_ATTRS = ("api", "data-api", "data-json", "data-source", "data-url", "data-
 _DATA_XPATH = lxml.etree.XPath(" | ".join(f"//@{a}" for a in _DATA_ATTRS))
 """The data-source attributes of the page (their elements are their parents): selecting the
 attributes is several times faster in libxml2 than testing six attributes on every element."""
+_SCRIPTED_XPATH = lxml.etree.XPath("//@onclick | //@data-href | //@data-url | //@data-link")
+_SCRIPTED_URL = re.compile(
+    r"""(?:window\.open|location\.assign|location(?:\.href)?\s*=)\s*\(?\s*"""
+    r"""(?:'|"|&quot;)(https?://[^'"\s&]+)"""
+)
 
 
 @dataclass
@@ -199,6 +204,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     links = _Resolver(page, flt)
     # Elements carrying a data-source attribute, found by one XPath instead of six lookups each.
     with_data = {attr.getparent() for attr in _DATA_XPATH(page.tree)}
+    scripted = _scripted_links(page)
     nodes, parents, texts, ltexts = out.nodes, out.parent, out.text, out.ltext
     is_links, chromes, anchoreds, labelled = out.is_link, out.chrome, out.anchored, out.labelled
     owners: list[bool] = []
@@ -265,7 +271,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if not chrome and (tag in chrome_tags or el.get("role") in _CHROME_ROLES):
                 chrome = True
         is_link = tag == "a" and el.get("href") is not None
-        linked = in_link or is_link
+        target = scripted.get(el) if scripted and not (is_link or in_link) else None
+        linked = in_link or is_link or target is not None
         silent = tag in _NO_TEXT_TAGS
         own_text = 0
         label_kw = False
@@ -300,8 +307,11 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
                     ltexts[up] += count
                 elif not labelled[up]:
                     labelled[up] = is_label(tail)
+        if target is not None:
+            is_link = True
+            is_links[-1] = True
         if is_link:
-            link = links.link(el, i, owner)
+            link = links.link(el, i, owner, target)
             if link is not None:
                 out.link_at[i] = len(out.links)
                 out.links.append(link)
@@ -369,6 +379,26 @@ def _note_fact(out: Scan, page: Page, el: lxml.html.HtmlElement, tag: str) -> No
         out.title = text_of(el)
 
 
+def _scripted_links(page: Page) -> dict[lxml.html.HtmlElement, str]:
+    """Cards that link without ``<a>``: an element whose ``onclick`` opens an absolute URL
+    (``window.open('https://…')``, ``location.href='…'``) or whose ``data-href``/``data-url``/
+    ``data-link`` is one (not a machine-readable list, :func:`is_data_source`). Read as links
+    to that URL."""
+    found: dict[lxml.html.HtmlElement, str] = {}
+    for attr in _SCRIPTED_XPATH(page.tree):
+        el, value = attr.getparent(), str(attr).strip()
+        if el.tag == "a" or el in found:
+            continue
+        if attr.attrname == "onclick":
+            m = _SCRIPTED_URL.search(value)
+            url = m.group(1) if m else ""
+        else:
+            url = value if value.lower().startswith(("http://", "https://")) else ""
+        if url and not is_data_source(url, el.get("class") or ""):
+            found[el] = url
+    return found
+
+
 def _note_data(out: Scan, page: Page, el: lxml.html.HtmlElement) -> None:
     """Record the machine-readable friend lists an element's data attributes point to."""
     for attr in _DATA_ATTRS:
@@ -393,9 +423,12 @@ class _Resolver:
         # Links to the page's own host are the page's blog, unless blogs share the host.
         self.own_host = host if self.own is not None and path_rule(host) is None else ""
 
-    def link(self, el: lxml.html.HtmlElement, node: int, owner_zone: bool) -> Link | None:
-        """The link an ``<a href>`` makes, or None (empty, ``#fragment`` or not a web URL)."""
-        href = (el.get("href") or "").strip()
+    def link(
+        self, el: lxml.html.HtmlElement, node: int, owner_zone: bool, href: str | None = None
+    ) -> Link | None:
+        """The link an ``<a href>`` (or a scripted card's ``href``) makes, or None (empty,
+        ``#fragment`` or not a web URL)."""
+        href = (el.get("href") if href is None else href or "").strip()
         if not href or href.startswith("#"):
             return None
         if href in self.cache:

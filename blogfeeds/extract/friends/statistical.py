@@ -164,6 +164,10 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         found.candidates.append(cand)
 
 
+CARD_PARTS = 2
+"""Elements inside a link that make it a card of its own (an avatar and a name)."""
+
+
 def _containers(scan: Scan, own: str | None) -> list[Container]:
     """Bottom-up sums over the flattened tree (children before parents): linear. Only the
     containers linking at least one candidate friend (a counted link no filter dropped) are
@@ -214,7 +218,13 @@ def _containers(scan: Scan, own: str | None) -> list[Container]:
         counts[up] += counts[i]
         labelled[up] = labelled[up] or labelled[i]
         child_text[up] += scan.text[i]
-        if not scan.is_link[i] and not many[i] and len(ids[i] or ()) == 1:
+        # A card links one blog: a block around a link, or a link holding the card's parts
+        # (avatar, name, description); a plain text link is a list entry, not a card.
+        if (
+            (not scan.is_link[i] or tags[i] >= CARD_PARTS)
+            and not many[i]
+            and len(ids[i] or ()) == 1
+        ):
             cards[up] += 1
         if many[i]:
             many[up] = True
