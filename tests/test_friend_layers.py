@@ -817,7 +817,7 @@ def test_cards_that_link_by_script_or_data_attribute_are_friends() -> None:
         return f'<div class="card" {attrs}><img src="/a.png"><span>{name}</span></div>'
 
     body = (
-        "<h2>友情链接</h2><div class=\"cards\">"
+        '<h2>友情链接</h2><div class="cards">'
         + card("onclick=\"window.open('https://alpha-example.org/', '_blank')\"", "Alpha")
         + card('onclick="location.href=&quot;https://beta-example.net/&quot;"', "Beta")
         + card('data-href="https://gamma-example.com/"', "Gamma")
