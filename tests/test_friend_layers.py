@@ -831,3 +831,25 @@ def test_cards_that_link_by_script_or_data_attribute_are_friends() -> None:
         ("https://beta-example.net/", "Beta"),
         ("https://gamma-example.com/", "Gamma"),
     ]
+
+
+def test_a_blogroll_group_whose_entries_carry_descriptions_is_kept_with_its_siblings() -> None:
+    def described(*links: tuple[str, str]) -> str:
+        words = "a weekly letter about books, fountain pens and the small web, always free"
+        return (
+            "<ul>" + "".join(f'<li><a href="{h}">{t}</a> {words}.</li>' for h, t in links) + "</ul>"
+        )
+
+    newsletters = (
+        ("https://delta-example.org/", "Delta"),
+        ("https://epsilon-example.net/", "Epsilon"),
+        ("https://zeta-example.com/", "Zeta"),
+    )
+    body = (
+        '<div class="post-content"><h2>Personal blogs</h2>'
+        + ul(*THREE)
+        + "<h2>Newsletters</h2>"
+        + described(*newsletters)
+        + "</div>"
+    )
+    assert urls(run(body, title="Blogroll")) == [u for u, _ in (*THREE, *newsletters)]

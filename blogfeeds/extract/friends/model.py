@@ -87,6 +87,8 @@ class ScoredContainer:
     score: float
     reasons: list[str]
     rejected: bool = False
+    weak: bool = False
+    """Rejected for its score alone (below the minimum), not by a rule that found it wrong."""
 
     @property
     def tag(self) -> str:

@@ -104,15 +104,16 @@ def _sibling_groups(
     scored: list[ScoredContainer], accepted: list[ScoredContainer]
 ) -> list[ScoredContainer]:
     """On a friend page, the other groups of a blogroll split under headings: containers of
-    an accepted one's tag in the same enclosing container, with repeated cards, that scored
-    (not rejected) but below the union's share because their entries carry descriptions."""
+    an accepted one's tag in the same enclosing container, with repeated cards each linking
+    one friend, that scored below the union's share (or below the minimum, never rejected by
+    a rule) because their entries carry descriptions."""
     if not accepted:
         return []
     parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
     extra: list[ScoredContainer] = []
     for s in scored:
         c = s.container
-        if s.rejected or s in accepted or c.cards < 2:
+        if (s.rejected and not s.weak) or s in accepted or c.cards < 2 or c.cards < c.friends:
             continue
         if (c.tag, _enclosing(c.span, scored)) not in parents:
             continue
