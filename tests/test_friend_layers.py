@@ -853,3 +853,23 @@ def test_a_blogroll_group_whose_entries_carry_descriptions_is_kept_with_its_sibl
         + "</div>"
     )
     assert urls(run(body, title="Blogroll")) == [u for u, _ in (*THREE, *newsletters)]
+
+
+def test_a_theme_widget_of_few_links_does_not_hide_the_friend_pages_own_list() -> None:
+    # Icarus: a "links" widget in the sidebar (one theme link) beside the article's friends.
+    avatars = "".join(
+        f'<a target="_blank" href="{h}"><img src="https://img-example.org/{t}.png"></a>'
+        for h, t in THREE
+    )
+    body = (
+        '<div class="column-main"><article><h1>My Friends</h1>'
+        f'<div class="content"><p>{avatars}</p></div></article></div>'
+        '<div class="column-side"><div class="card widget" data-type="links"><h3>Links</h3>'
+        '<ul class="menu-list"><li><a class="level is-mobile" href="https://theme-example.dev/">'
+        '<span class="level-left"><span class="level-item">Theme</span></span></a></li></ul>'
+        "</div></div>"
+    )
+    head = '<meta name="generator" content="Hexo 6.3.0"><link rel="stylesheet" href="/css/hexo-theme-icarus.css">'
+    found = urls(run(body, head=head, title="Friends"))
+    assert [u for u, _ in THREE] == [u for u in found if u in dict(THREE)]
+    assert len(found) == 4, found

@@ -58,13 +58,22 @@ class Containers:
     union of the qualifying ones."""
 
     def friends(self, page: Page, scan: Scan, found: Found) -> None:
-        """Score the containers; unless a layer found cards, propose the union's links."""
+        """Score the containers; unless a layer found cards, propose the union's links (on a
+        friend page, also a list away from the cards that outnumbers them)."""
         found.containers = score_containers(
             _containers(scan, found.owner.identity), found.scorers, page
         )
         if not found.cards:
             for s in _union(found.containers, found.friend_page):
                 _propose(s, scan, found)
+        elif found.friend_page:
+            # A theme's widget (a sidebar's few links) is not the friend page's own list: a
+            # container holding none of the cards and more friends than they are is proposed.
+            cards = [c.order for c in found.candidates if c.verdict is None]
+            for s in _union(found.containers, True):
+                lo, hi = s.container.span
+                if s.container.friends > len(cards) and not any(lo <= n < hi for n in cards):
+                    _propose(s, scan, found)
 
 
 def _union(scored: list[ScoredContainer], friend_page: bool) -> list[ScoredContainer]:
