@@ -869,7 +869,10 @@ def test_a_theme_widget_of_few_links_does_not_hide_the_friend_pages_own_list() -
         '<span class="level-left"><span class="level-item">Theme</span></span></a></li></ul>'
         "</div></div>"
     )
-    head = '<meta name="generator" content="Hexo 6.3.0"><link rel="stylesheet" href="/css/hexo-theme-icarus.css">'
+    head = (
+        '<meta name="generator" content="Hexo 6.3.0">'
+        '<link rel="stylesheet" href="/css/hexo-theme-icarus.css">'
+    )
     found = urls(run(body, head=head, title="Friends"))
     assert [u for u, _ in THREE] == [u for u in found if u in dict(THREE)]
     assert len(found) == 4, found
