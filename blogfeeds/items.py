@@ -84,6 +84,9 @@ class FriendLink:
     """Score of the container the link was found in (original formula: points)."""
     source_url: str = ""
     """The page the link was read from (home page or friend-link page)."""
+    feed: str = ""
+    """The friend's feed when the page lists it beside the friend's site (not stored in the
+    database yet: the feed is found again when the friend's blog is read)."""
 
 
 @dataclass

@@ -103,6 +103,8 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
                 "how": e.friend.how,
                 "avatar": e.friend.avatar,
                 "blog_id": e.blog_id,
+                "feed": e.friend.feed,
+                "repaired": e.friend.repaired,
             }
             for e in report.edges()
         ],
@@ -153,7 +155,9 @@ def render_text(data: dict[str, Any]) -> str:
         lines.append(f"              {'; '.join(box['reasons'])}")
     lines += ["", f"Friend links ({len(data['friends'])}):"]
     lines += [
-        f"  {f['url']}  {f['name']}" + (f"  [{f['how']}]" if f.get("how") else "")
+        f"  {f['url']}  {f['name']}"
+        + (f"  [{f['how']}]" if f.get("how") else "")
+        + (f"  (repaired from {f['repaired']!r})" if f.get("repaired") else "")
         for f in data["friends"]
     ]
     if data.get("friend_source"):
