@@ -486,3 +486,105 @@ def test_graph_has_one_node_per_blog(browser: Any, crawled: dict[str, Any]) -> N
     time.sleep(0.6)
     shot(browser, "graph-search")
     assert console_errors(browser) == []
+
+
+# --- the same site from SQLite and MariaDB; the data helpers -------------------------------------
+
+
+def write_store(url: str) -> None:
+    """Three blogs (one with a ' title, one without feed), links, and entries via a feeds save."""
+    from blogfeeds.extract.feedreader import FeedEntry
+    from blogfeeds.items import Blog, FeedFetch, FeedInfo, FriendLink
+
+    blogs = [
+        Blog("a.example", "https://a.example/", title="A's «notes» 🚀", language="fr",
+             feed_url="https://a.example/feed",
+             feeds=[FeedInfo("https://a.example/feed", "application/rss+xml")],
+             fetched_at="2026-11-01T00:00:00Z"),
+        Blog("b.example", "https://b.example/", title="B", feed_url="https://b.example/atom",
+             feeds=[FeedInfo("https://b.example/atom", "application/atom+xml")],
+             fetched_at="2026-11-01T00:00:00Z"),
+        Blog("c.example", "https://c.example/", title="C", status="no_feed",
+             fetched_at="2026-11-01T00:00:00Z"),
+    ]  # fmt: skip
+    links = [
+        FriendLink("a.example", "https://b.example/", "b.example", "B"),
+        FriendLink("b.example", "https://c.example/", "c.example", "C"),
+        FriendLink("c.example", "https://a.example/", "a.example", "A"),
+    ]
+    with FeedStore.open(url) as store:
+        store.write(blogs, links)
+        store.sync_feeds(iso_minutes("2026-11-02T00:00:00Z"))
+        for blog, days in (("a.example", (3, 5)), ("b.example", (4,))):
+            feed_url = next(b.feed_url for b in blogs if b.blog_id == blog)
+            assert feed_url is not None
+            entries = [
+                FeedEntry(f"https://{blog}/p/{d}", "id", link=f"https://{blog}/p/{d}",
+                          title=f"{blog} day {d}", published=f"2026-11-{d:02d}T12:00:00Z",
+                          summary="<p>x</p>")
+                for d in days
+            ]  # fmt: skip
+            store.save_fetch(
+                FeedFetch(
+                    feed_url, "2026-11-10T00:00:00Z", "ok", 200, entries=entries, blog_id=blog
+                )
+            )
+
+
+def normalised_site(site: Path) -> dict[str, str]:
+    """The site's text files with the build time taken out."""
+    out = {}
+    for path in sorted(site.rglob("*")):
+        if path.is_file() and path.suffix in {".html", ".js", ".atom", ".json"}:
+            text = path.read_text(encoding="utf-8")
+            out[str(path.relative_to(site))] = re.sub(r"Built by blogfeeds on [^<]*", "", text)
+    return out
+
+
+@pytest.mark.services
+def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> None:
+    if bs.mariadb_admin() is None:
+        pytest.skip("MariaDB does not answer at 127.0.0.1:3306")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    sqlite_url = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    write_store(sqlite_url)
+    scrapy(env, "export", "site", str(tmp_path / "from-sqlite"), "--database", sqlite_url)
+    with bs.throwaway_database("site") as mysql_url:
+        write_store(mysql_url)
+        scrapy(env, "export", "site", str(tmp_path / "from-mysql"), "--database", mysql_url)
+        rows = scrapy(env, "export", "entries", "--database", mysql_url).stdout.splitlines()
+    assert [json.loads(r)["title"] for r in rows] == [
+        "a.example day 5", "b.example day 4", "a.example day 3"
+    ]  # fmt: skip
+    sqlite_site = normalised_site(tmp_path / "from-sqlite")
+    assert sqlite_site == normalised_site(tmp_path / "from-mysql")
+    assert "A&#39;s «notes» 🚀" in sqlite_site["blogs/a.example.html"]
+
+
+def test_within_hops_follows_listed_links() -> None:
+    links = [
+        {"source_blog_id": "a", "target_blog_id": "b"},
+        {"source_blog_id": "b", "target_blog_id": "c"},
+        {"source_blog_id": "c", "target_blog_id": "d"},
+        {"source_blog_id": "x", "target_blog_id": "a"},  # lists a: not a's friend
+    ]
+    assert within_hops(links, "a", 0) == {"a": 0}
+    assert within_hops(links, "a", 2) == {"a": 0, "b": 1, "c": 2}
+
+
+def test_entry_date_and_slugs() -> None:
+    seen = "2026-11-10T00:00:00Z"
+    assert entry_date({"published": "2026-11-03T08:00:00+08:00", "first_seen": seen}) == (
+        "2026-11-03T00:00:00Z"
+    )
+    assert entry_date({"updated": "2026-11-04T00:00:00Z", "first_seen": seen}).startswith(
+        "2026-11-04"
+    )
+    assert entry_date({"published": "2030-01-01T00:00:00Z", "first_seen": seen}) == seen
+    assert entry_date({"published": "garbage", "first_seen": seen}) == seen
+    assert slug("b0001.example") == "b0001.example"
+    odd = [
+        slug(s) for s in ("alice.github.io/blog", "alice.github.io_blog", "../x", "", "é.example")
+    ]
+    assert len(set(odd)) == len(odd)
+    assert all("/" not in s and not s.startswith(".") and s for s in odd)

@@ -129,4 +129,5 @@
     matches: function () { return matches.map(function (i) { return rows[i][col.id]; }); }
   };
   apply();
+  window.blogfeedsDirectory.readyMs = performance.now();
 })();
