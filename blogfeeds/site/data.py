@@ -163,15 +163,17 @@ def load(
     with the schedule and entries read from ``store``; ``only_these``: keep only the entries of
     ``blogs`` (else also those of other stored blogs and of feeds no blog is known for)."""
     ids = {b["blog_id"] for b in blogs}
-    schedule = store.schedule()
-    owners = _feed_owners(blogs, schedule, store.aliases())
+    # A database of schema version 1 (read without migrating) has no feed-revisit tables.
+    revisits = store.schema_version() >= 2
+    schedule = store.schedule() if revisits else []
+    owners = _feed_owners(blogs, schedule, store.aliases() if revisits else [])
     by_blog: dict[str, list[dict[str, Any]]] = {}
     for row in schedule:
         blog_id = row.get("blog_id") or owners.get(url_hash(row["feed_url"]), ("", None))[1]
         if blog_id:
             by_blog.setdefault(blog_id, []).append(row)
     entries = []
-    for entry in store.entries():
+    for entry in store.entries() if revisits else []:
         feed_url, blog_id = owners.get(entry.pop("feed_url_hash"), ("", None))
         if only_these and blog_id not in ids:
             continue
