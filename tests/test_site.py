@@ -303,7 +303,17 @@ def browser() -> Iterator[Any]:
                 "--disable-background-networking", "--no-first-run", "--lang=en-US"):  # fmt: skip
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    # Selenium Manager (which may download a browser or driver) is never needed here: should a
+    # Selenium release call it anyway, it fails loudly instead.
+    saved = os.environ.get("SE_MANAGER_PATH")
+    os.environ["SE_MANAGER_PATH"] = "/nonexistent/selenium-manager"
+    try:
+        driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    finally:
+        if saved is None:
+            del os.environ["SE_MANAGER_PATH"]
+        else:
+            os.environ["SE_MANAGER_PATH"] = saved
     driver.set_page_load_timeout(60)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     try:
@@ -636,3 +646,33 @@ def test_a_version_1_database_builds_a_site_without_entries(tmp_path: Path) -> N
     assert (tmp_path / "site" / "blogs" / "old.example.html").is_file()
     assert "No entries stored yet" in (tmp_path / "site" / "river.html").read_text()
     assert path.read_bytes() == before
+
+
+def test_profile_columns_a_newer_schema_adds_are_shown(tmp_path: Path) -> None:
+    """``description``, ``author``, ``icon_url`` and ``last_post_at`` on the blogs table (another
+    branch adds them) appear on the blog page and in the directory's data; an icon that is not
+    http(s) is not loaded."""
+    db = tmp_path / "profile.sqlite3"
+    write_store(f"sqlite:///{db}")
+    with sqlite3.connect(db) as raw:
+        for column in ("description", "author", "icon_url", "last_post_at"):
+            raw.execute(f"ALTER TABLE blogs ADD COLUMN {column} TEXT")
+        raw.execute(
+            "UPDATE blogs SET description = 'Essays on <b>gardens</b>', author = 'Ann', "
+            "icon_url = 'https://a.example/icon.png', last_post_at = '2026-11-20T00:00:00Z' "
+            "WHERE blog_id = 'a.example'"
+        )
+        raw.execute("UPDATE blogs SET icon_url = 'javascript:alert(1)' WHERE blog_id = 'b.example'")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
+    page = (site / "blogs" / "a.example.html").read_text(encoding="utf-8")
+    assert "Essays on &lt;b&gt;gardens&lt;/b&gt;" in page and ">Ann<" in page
+    assert 'src="https://a.example/icon.png"' in page and "2026-11-20 00:00:00 UTC" in page
+    assert "javascript:" not in (site / "blogs" / "b.example.html").read_text(encoding="utf-8")
+    data = (site / "data" / "directory.js").read_text(encoding="utf-8")
+    directory = json.loads(data.split("=", 1)[1].strip().rstrip(";"))
+    assert {"description", "author", "icon_url"} <= set(directory["columns"])
+    row = next(r for r in directory["rows"] if r[0] == "a.example")
+    assert row[directory["columns"].index("last")] == "2026-11-20T00:00:00Z"
+    assert row[directory["columns"].index("description")] == "Essays on gardens"
