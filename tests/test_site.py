@@ -411,6 +411,19 @@ def test_directory_lists_every_blog_and_narrows(browser: Any, crawled: dict[str,
     set_value(browser, "sort", "title")
     titles = [(blogs[b]["title"] or b).lower() for b in directory_ids(browser)]
     assert titles == sorted(titles)
+    # a page at a time: 5 a page, the pages hold every match once, in order
+    browser.execute_script("window.blogfeedsDirectory.setPageSize(5)")
+    paged: list[str] = []
+    for n in range(1, 5):
+        assert browser.find_element("id", "page-of").text == f"Page {n} of 4"
+        rows = browser.find_elements("css selector", "#rows tr")
+        paged += [r.get_attribute("data-blog-id") for r in rows]
+        assert browser.find_element("id", "next").is_enabled() == (n < 4)
+        if n < 4:
+            browser.find_element("id", "next").click()
+    assert paged == directory_ids(browser)
+    browser.find_element("id", "prev").click()
+    assert browser.find_element("id", "page-of").text == "Page 3 of 4"
     assert console_errors(browser) == []
 
 

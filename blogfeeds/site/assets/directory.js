@@ -103,7 +103,8 @@
       td.appendChild(sub);
       cell(tr, r[col.language] || "");
       cell(tr, r[col.platform]);
-      cell(tr, r[col.status] + (r[col.feed] ? "" : " · no feed"), "status status-" + r[col.status]);
+      var noFeed = !r[col.feed] && r[col.status] !== "no_feed";
+      cell(tr, r[col.status] + (noFeed ? " · no feed" : ""), "status status-" + r[col.status]);
       cell(tr, String(r[col["in"]]), "num");
       cell(tr, (r[col.last] || "").slice(0, 10));
       frag.appendChild(tr);
@@ -126,6 +127,7 @@
   $("next").addEventListener("click", function () { page++; render(); window.scrollTo(0, 0); });
   window.blogfeedsDirectory = {
     total: n, lastMs: 0,
+    setPageSize: function (size) { PAGE = size; page = 0; render(); },
     matches: function () { return matches.map(function (i) { return rows[i][col.id]; }); }
   };
   apply();
