@@ -342,7 +342,13 @@ def wait(driver: Any, script: str, seconds: float = 30) -> Any:
 
 
 def shot(driver: Any, name: str) -> None:
-    driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    """A screenshot of the whole page (the window grown to the page's height, at most 4000 px)."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, min(max(height + 140, 900), 4000))
+    try:
+        driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    finally:
+        driver.set_window_size(1280, 900)
 
 
 def test_overview_page(browser: Any, crawled: dict[str, Any]) -> None:
