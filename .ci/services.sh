@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Start MariaDB and Redis on loopback if they are not answering; install them first on a fresh
-# Debian machine. Idempotent: does nothing when both already run.
+# Start MariaDB and Redis on loopback if they are not answering; install them, and the headless
+# browser of the site tests (Debian's chromium and chromium-driver), first on a fresh Debian
+# machine. Idempotent: installs nothing that is there and does nothing when both already run.
 set -euo pipefail
 
 need_apt=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server mariadb-client)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+[ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need_apt[@]}"

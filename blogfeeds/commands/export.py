@@ -31,6 +31,13 @@ selected blogs (``--all-targets``: every edge leaving a selected blog, its targe
 when not selected or not crawled). Degrees always count every stored link: distinct blogs that
 list a blog (in) and distinct blogs it lists (out), self-links ignored.
 
+Two more subcommands (:mod:`blogfeeds.site`, docs/site.md): ``scrapy export site DIR`` writes
+the static site of the stored blogs (overview, directory, a page per blog, the river of entries
+and its Atom / JSON Feed, the friend graph, ``feeds.opml``), the blog filters above selecting its
+blogs; ``scrapy export entries`` writes stored entries, newest first, as JSON lines or CSV
+(``--format``, else the ``-o`` suffix), filtered by ``--blog ID``, ``--since``/``--until`` (ISO
+8601 date or time, inclusive) and ``--around BLOG --hops N`` (the blogs within N friend hops).
+
 The database is ``--database URL``, else ``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL`` (SQLite
 or MySQL/MariaDB, :mod:`blogfeeds.storage.db`). Output goes to ``-o FILE`` or standard output.
 """
@@ -57,10 +64,28 @@ from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import STATUSES
+from blogfeeds.site.build import SiteOptions, build_site
+from blogfeeds.site.data import day_bound, find_blog, load, select_entries
 from blogfeeds.storage.db import Store
+from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.url import database_file, redact
 
 FORMATS = ("opml", "csv", "jsonl", "graphml", "edges")
+SUBCOMMANDS = ("site", "entries")
+ENTRY_COLUMNS = (
+    "blog_id",
+    "date",
+    "title",
+    "link",
+    "author",
+    "published",
+    "updated",
+    "first_seen",
+    "feed_url",
+    "guid",
+    "summary",
+)
+"""Columns of ``scrapy export entries`` (``date``: :func:`blogfeeds.site.data.entry_date`)."""
 BLOG_COLUMNS = (
     "blog_id",
     "url",
@@ -395,21 +420,127 @@ def export(
         text.detach()
 
 
+def write_entries(
+    entries: Iterable[Mapping[str, Any]], out: IO[str], fmt: str, raw: bool = False
+) -> int:
+    """Entries as JSON lines or CSV (:data:`ENTRY_COLUMNS`, cells through :func:`csv_cell`);
+    returns the rows."""
+    n = 0
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerow(ENTRY_COLUMNS)
+        for entry in entries:
+            writer.writerow([csv_cell(entry.get(c), raw) for c in ENTRY_COLUMNS])
+            n += 1
+        return n
+    for entry in entries:
+        row = {c: entry.get(c) for c in ENTRY_COLUMNS}
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def add_site_options(parser: ArgumentParser) -> None:
+    parser.add_argument("--around", metavar="BLOG", help="site/entries: the friend circle of BLOG")
+    parser.add_argument("--hops", type=int, default=1, metavar="N", help="with --around (1)")
+    parser.add_argument("--title", default="blogfeeds", help="site: its title")
+    parser.add_argument("--base-url", default="", metavar="URL", help="site: where it is served")
+    parser.add_argument("--page-size", type=int, default=50, metavar="N", help="site: river page")
+    parser.add_argument("--river-limit", type=int, default=5000, metavar="N")
+    parser.add_argument("--feed-limit", type=int, default=100, metavar="N")
+    parser.add_argument("--graph-limit", type=int, default=10_000, metavar="N")
+    parser.add_argument("--blog", action="append", default=[], help="entries: blog id(s), a,b")
+    parser.add_argument("--since", metavar="DATE", help="entries: dated on or after")
+    parser.add_argument("--until", metavar="DATE", help="entries: dated on or before")
+    parser.add_argument("--format", choices=("jsonl", "csv"), help="entries: output format")
+
+
+def _around(blogs: Sequence[Mapping[str, Any]], opts: Namespace) -> str | None:
+    if opts.around is None:
+        return None
+    if opts.hops < 0:
+        raise UsageError("--hops must be 0 or more", print_help=False)
+    found = find_blog(blogs, opts.around)
+    if found is None:
+        raise UsageError(f"--around {opts.around!r}: no such blog is stored", print_help=False)
+    return found
+
+
+def run_site(store: FeedStore, args: list[str], opts: Namespace, filters: Filters) -> None:
+    """``scrapy export site DIR``."""
+    if len(args) != 2:
+        raise UsageError("give the folder to write: scrapy export site DIR", print_help=False)
+    for name in ("page_size", "river_limit", "feed_limit", "graph_limit"):
+        if getattr(opts, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be 1 or more", print_help=False)
+    blogs, links = store.blogs(), store.friend_links()
+    around = _around(blogs, opts)
+    data = load(store, select(blogs, links, filters), links, only_these=filters != Filters())
+    options = SiteOptions(
+        title=opts.title, around=around, hops=opts.hops, page_size=opts.page_size,
+        river_limit=opts.river_limit, feed_limit=opts.feed_limit,
+        graph_limit=opts.graph_limit, base_url=opts.base_url,
+    )  # fmt: skip
+    out = Path(args[1])
+    if around is not None and around not in {b["blog_id"] for b in data.blogs}:
+        raise UsageError(f"--around {around!r} is not among the selected blogs", print_help=False)
+    report = build_site(data, out, options)
+    with open(out / "feeds.opml", "wb") as fh:
+        write_opml(data.blogs, fh, f"{opts.title}: blogs and their feeds")
+    print(f"site: {report.line()}; open {(out / 'index.html').resolve().as_uri()}", file=sys.stderr)
+
+
+def run_entries(store: FeedStore, opts: Namespace, filters: Filters) -> None:
+    """``scrapy export entries``."""
+    fmt = opts.format or ("csv" if (opts.output or "").lower().endswith(".csv") else "jsonl")
+    try:
+        since = day_bound(opts.since, end=False) if opts.since else None
+        until = day_bound(opts.until, end=True) if opts.until else None
+    except ValueError as exc:
+        raise UsageError(f"--since/--until: {exc}", print_help=False) from exc
+    blogs, links = store.blogs(), store.friend_links()
+    around = _around(blogs, opts)
+    wanted = {v.strip() for value in opts.blog for v in value.split(",") if v.strip()}
+    # With a blog filter, only the selected blogs' entries (and no entry of an unknown blog).
+    data = load(store, select(blogs, links, filters), links, only_these=filters != Filters())
+    entries = select_entries(
+        data, wanted or None, since=since, until=until, around=around, hops=opts.hops
+    )
+    if opts.output:
+        with open(opts.output, "w", encoding="utf-8", newline="", errors="replace") as out:
+            n = write_entries(entries, out, fmt, opts.raw)
+        print(f"entries: {n} {fmt} rows written to {opts.output}", file=sys.stderr)
+        return
+    text = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="", errors="replace")
+    try:
+        write_entries(entries, text, fmt, opts.raw)
+        text.flush()
+    finally:
+        text.detach()
+
+
 class Command(ScrapyCommand):
     requires_project = True
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 - Scrapy reads it as a class attribute
 
     def syntax(self) -> str:
-        return f"{{{'|'.join(FORMATS)}}} [-o FILE] [filters]"
+        return (
+            f"{{{'|'.join(FORMATS)}}} [-o FILE] [filters] | site DIR [--around BLOG --hops N] "
+            "| entries [--blog ID] [--since DATE] [--until DATE] [--format jsonl|csv]"
+        )
 
     def short_desc(self) -> str:
-        return "Export stored blogs as OPML, CSV, JSON lines, GraphML or a CSV edge list"
+        return (
+            "Export stored blogs as OPML, CSV, JSON lines, GraphML or a CSV edge list; "
+            "a static site; entries"
+        )
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
         clear_help(parser)
         parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
         add_filter_options(parser)
+        add_site_options(parser)
         parser.add_argument(
             "--all-targets",
             action="store_true",
@@ -418,14 +549,28 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--raw",
             action="store_true",
-            help="csv/edges: write cells as stored (no ' before a cell a spreadsheet reads as "
-            "a formula)",
+            help="csv/edges/entries: write cells as stored (no ' before a cell a spreadsheet "
+            "reads as a formula)",
         )
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
+        if args and args[0] in SUBCOMMANDS:
+            if opts.min_in_degree < 0:
+                raise UsageError("--min-in-degree must be 0 or more")
+            filters = filters_from(opts)
+            feeds = open_store(database_url(self.settings, opts.database), FeedStore)
+            try:
+                if args[0] == "site":
+                    run_site(feeds, args, opts, filters)
+                else:
+                    with quiet_broken_pipe(self):  # `scrapy export entries | head`
+                        run_entries(feeds, opts, filters)
+            finally:
+                feeds.close()
+            return
         if len(args) != 1 or args[0] not in FORMATS:
-            raise UsageError(f"give one format: {', '.join(FORMATS)}")
+            raise UsageError(f"give one format: {', '.join((*FORMATS, *SUBCOMMANDS))}")
         if opts.min_in_degree < 0:
             raise UsageError("--min-in-degree must be 0 or more")
         filters = filters_from(opts)  # before the database: a bad filter opens nothing

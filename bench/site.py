@@ -1,0 +1,240 @@
+"""``scrapy export site`` at scale: build time of a generated 100,000-blog database, and the
+directory's search time in the browser.
+
+Run: ``nice python bench/site.py [--blogs 100000] [--links 6] [--entries 3] [--keep DIR]``.
+
+1. Generates an SQLite database of ``--blogs`` blogs (five languages, six platforms, one in ten
+   without a feed), ``--links`` friend links per blog (targets skewed towards a few popular blogs,
+   as blogrolls are), ``--entries`` entries per feed and a schedule row per feed, written with raw
+   ``executemany`` into the schema :class:`~blogfeeds.storage.db.Store` creates.
+2. Builds the site in-process as ``scrapy export site`` does (:func:`blogfeeds.site.data.load`,
+   :func:`blogfeeds.site.build.build_site`); the reference of the same run is reading the
+   database (``Store.blogs`` + ``friend_links`` + the entries), so the ratio build / read says
+   what the pages cost beyond the data.
+3. Opens ``directory.html`` from ``file://`` in headless Chromium (Debian's, through
+   ``/usr/bin/chromedriver``): time until the directory is ready, then per search the time from
+   the input event to the next painted frame (goal: < 1 s); then ``graph.html`` (the 10,000 most
+   linked blogs): time to the first drawing and the longest gap between animation frames while
+   ForceAtlas2 runs: the longest gap between 10 ms timer tasks (a frozen main thread shows as a
+   long gap) and the frames painted (software WebGL here: SwiftShader, no GPU).
+Screenshots: ``tests/output/screenshots/bench-directory.png`` and ``bench-graph.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from blogfeeds.site.build import SiteOptions, build_site
+from blogfeeds.site.data import load
+from blogfeeds.storage.db import Store
+from blogfeeds.storage.feedstore import FeedStore
+from blogfeeds.storage.schema import url_hash
+
+REPO = Path(__file__).resolve().parent.parent
+SHOTS = REPO / "tests" / "output" / "screenshots"
+LANGS = ("en", "zh-CN", "ja", "de", "fr")
+PLATFORMS = (("Hexo 7.3.0", "Hexo"), ("WordPress 6.4.2", "WordPress"), ("Hugo 0.140.0", "Hugo"),
+             ("Jekyll v4.3.3", "Jekyll"), ("Ghost 5.0", "Ghost"), ("", ""))  # fmt: skip
+WORDS = ("notes", "garden", "code", "travel", "books", "coffee", "rust", "python", "photo",
+         "music", "life", "weekly", "dev", "design", "cat", "moon", "river", "web")  # fmt: skip
+NOW = "2026-11-30T00:00:00Z"
+
+
+def generate(path: Path, n: int, links: int, entries: int) -> dict[str, int]:
+    """Write the database; returns the rows per table."""
+    Store.open(f"sqlite:///{path}").close()  # the schema
+    rnd = random.Random(17)
+    blogs, feeds, edges, sched, posts = [], [], [], [], []
+    for i in range(n):
+        bid = f"b{i:06d}.example"
+        url = f"https://{bid}/"
+        gen, platform = PLATFORMS[i % len(PLATFORMS)]
+        has_feed = i % 10 != 9
+        feed = f"{url}feed.xml" if has_feed else None
+        words = " ".join(rnd.sample(WORDS, 2))
+        blogs.append((bid, url, f"Blog {i} {words}", f"Writing about {words}.", LANGS[i % 5], gen,
+                      feed, links, "ok" if has_feed else "no_feed", i % 7, NOW, NOW, platform,
+                      ""))  # fmt: skip
+        if feed:
+            feeds.append((bid, feed, url_hash(feed), "application/rss+xml", "", 9.0, "[]", 0, 1))
+            sched.append((url_hash(feed), feed, bid, 600.0, 0, 3, NOW, "ok", NOW))
+            for k in range(entries):
+                day = 1 + (i * 7 + k * 3) % 28
+                hour = (i + k) % 24
+                posts.append((url_hash(feed), url_hash(f"{url}p/{k}"), f"{url}p/{k}", f"{url}p/{k}",
+                              f"Post {k} of blog {i}", "", f"2026-11-{day:02d}T{hour:02d}:00:00Z",
+                              None, f"<p>About {words}, part {k}.</p>", NOW))  # fmt: skip
+        targets: set[int] = set()
+        while len(targets) < links:
+            t = int(n * rnd.random() ** 3)  # skewed: low ids are the popular blogs
+            if t != i:
+                targets.add(t)
+        for t in sorted(targets):
+            turl = f"https://b{t:06d}.example/"
+            edges.append((bid, f"b{t:06d}.example", turl, url_hash(turl), f"Friend {t}", 100.0,
+                          url, NOW, NOW))  # fmt: skip
+    with sqlite3.connect(path) as conn:
+        conn.executemany(
+            "INSERT INTO blogs (blog_id, url, title, abstract, language, generator, feed_url, "
+            "friend_count, status, depth, first_seen, fetched_at, platform, platform_version) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", blogs)  # fmt: skip
+        conn.executemany(
+            "INSERT INTO feeds (blog_id, url, url_hash, type, title, score, reasons, position, "
+            "is_main) VALUES (?,?,?,?,?,?,?,?,?)", feeds)  # fmt: skip
+        conn.executemany(
+            "INSERT INTO friend_links (source_blog_id, target_blog_id, target_url, "
+            "target_url_hash, name, container_score, source_url, first_seen, last_seen) "
+            "VALUES (?,?,?,?,?,?,?,?,?)", edges)  # fmt: skip
+        conn.executemany(
+            "INSERT INTO schedule (feed_url_hash, feed_url, blog_id, interval_minutes, "
+            "rank_score, level, next_due, status, last_fetch) VALUES (?,?,?,?,?,?,?,?,?)",
+            sched)  # fmt: skip
+        conn.executemany(
+            "INSERT INTO entries (feed_url_hash, guid_hash, guid, link, title, author, "
+            "published, updated, summary, first_seen) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            posts)  # fmt: skip
+    return {"blogs": len(blogs), "links": len(edges), "entries": len(posts)}
+
+
+def browser() -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1280,900", "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader"):  # fmt: skip
+        options.add_argument(arg)
+    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+
+
+PAINT = """
+const done = arguments[arguments.length - 1];
+const el = document.getElementById(arguments[0]);
+const t0 = performance.now();
+el.value = arguments[1];
+el.dispatchEvent(new Event('input'));
+requestAnimationFrame(() => requestAnimationFrame(() => done([performance.now() - t0,
+  window.blogfeedsDirectory.matches().length, window.blogfeedsDirectory.lastMs])));
+"""
+FRAMES = """
+const done = arguments[arguments.length - 1];
+let last = performance.now(), worst = 0, frames = 0; const end = last + arguments[0];
+function task() { const now = performance.now(); worst = Math.max(worst, now - last); last = now;
+  if (now < end) setTimeout(task, 10); else done([worst, frames, window.blogfeedsGraph.layout]); }
+function frame() { frames++; if (performance.now() < end) requestAnimationFrame(frame); }
+setTimeout(task, 10); requestAnimationFrame(frame);
+"""
+"""Longest gap between 10 ms timer tasks (a frozen main thread shows as a long gap) and the
+frames painted, while the layout runs."""
+
+
+def in_browser(site: Path) -> dict[str, Any]:
+    driver = browser()
+    out: dict[str, Any] = {}
+    try:
+        driver.set_script_timeout(120)
+        t0 = time.monotonic()
+        driver.get((site / "directory.html").as_uri())
+        while not driver.execute_script("return !!window.blogfeedsDirectory"):
+            time.sleep(0.05)
+        out["directory_ready_s"] = time.monotonic() - t0
+        out["directory_ready_in_page_ms"] = driver.execute_script(
+            "return window.blogfeedsDirectory.readyMs"
+        )
+        searches = {}
+        for q in ("blog 4", "garden coffee", "b012345", "zzz-nothing", "e", ""):
+            ms, hits, filter_ms = driver.execute_async_script(PAINT, "q", q)
+            searches[q or "(cleared)"] = {"ms_to_paint": round(ms, 1), "hits": hits,
+                                          "filter_ms": round(filter_ms, 1)}  # fmt: skip
+        out["searches"] = searches
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver.execute_async_script(PAINT, "q", "garden")
+        driver.save_screenshot(str(SHOTS / "bench-directory.png"))
+        errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        t0 = time.monotonic()
+        driver.get((site / "graph.html").as_uri())
+        while not driver.execute_script("return !!window.blogfeedsGraph"):
+            time.sleep(0.05)
+        out["graph_ready_s"] = time.monotonic() - t0
+        out["graph_ready_in_page_ms"] = driver.execute_script(
+            "return window.blogfeedsGraph.readyMs"
+        )
+        worst, frames, mode = driver.execute_async_script(FRAMES, 8000)
+        out["graph_layout"] = mode
+        out["graph_longest_task_gap_ms_during_layout"] = round(worst, 1)
+        out["graph_frames_painted_in_8_s_of_layout"] = frames
+        while not driver.execute_script("return window.blogfeedsGraph.layoutDone"):
+            time.sleep(0.5)
+        out["graph_nodes"] = driver.execute_script("return window.blogfeedsGraph.graph.order")
+        driver.save_screenshot(str(SHOTS / "bench-graph.png"))
+        errors += [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        out["console_errors"] = errors
+    finally:
+        driver.quit()
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--blogs", type=int, default=100_000)
+    parser.add_argument("--links", type=int, default=6)
+    parser.add_argument("--entries", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="build the site here and keep it")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-site-"))
+    try:
+        db = tmp / "bench.sqlite3"
+        t0 = time.monotonic()
+        rows = generate(db, args.blogs, args.links, args.entries)
+        print(f"generated {rows} in {time.monotonic() - t0:.1f} s", flush=True)
+        url = f"sqlite:///{db}"
+        t0, c0 = time.monotonic(), time.process_time()
+        with FeedStore.open(url, read_only=True) as store:
+            blogs, links = store.blogs(), store.friend_links()
+            store.entries()
+        read_s, read_cpu = time.monotonic() - t0, time.process_time() - c0
+        from blogfeeds.commands.export import Filters, select, write_opml
+
+        site = args.keep or tmp / "site"
+        t0, c0 = time.monotonic(), time.process_time()
+        with FeedStore.open(url, read_only=True) as store:
+            blogs, links = store.blogs(), store.friend_links()
+            data = load(store, select(blogs, links, Filters()), links)
+        report = build_site(data, site, SiteOptions())
+        with open(site / "feeds.opml", "wb") as fh:
+            write_opml(data.blogs, fh, "bench")
+        build_s, build_cpu = time.monotonic() - t0, time.process_time() - c0
+        size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+        print(f"read the database: {read_s:.1f} s wall, {read_cpu:.1f} s CPU (reference)")
+        print(f"build the site:    {build_s:.1f} s wall, {build_cpu:.1f} s CPU "
+              f"({build_cpu / read_cpu:.1f} x the read); {report.line()}")  # fmt: skip
+        print(f"site size: {size / 1e6:.0f} MB, directory data "
+              f"{(site / 'data' / 'directory.js').stat().st_size / 1e6:.1f} MB, graph data "
+              f"{(site / 'data' / 'graph.js').stat().st_size / 1e6:.1f} MB")  # fmt: skip
+        figures = in_browser(site)
+        print(json.dumps(figures, indent=1, ensure_ascii=False))
+        slowest = max(s["ms_to_paint"] for s in figures["searches"].values())
+        print(f"slowest directory search to paint: {slowest:.0f} ms (goal < 1000 ms)")
+        return 0 if slowest < 1000 and not figures["console_errors"] else 1
+    finally:
+        if args.keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            shutil.rmtree(tmp / "bench.sqlite3", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,697 @@
+"""``scrapy export site`` and ``scrapy export entries`` end to end, the site checked in a real
+browser.
+
+A little web on loopback (:class:`tests.littleweb.LittleWeb`) of :data:`N` blogs in three
+languages and platforms (two without a feed, one whose title and entries carry markup and a
+``javascript:`` link) is crawled by ``scrapy crawl blogs`` and its feeds by ``scrapy crawl
+feeds``; the site built from that database is opened from ``file://`` in Debian's headless
+Chromium, driven by Selenium with the driver at ``/usr/bin/chromedriver`` (Selenium Manager is
+never asked to download anything). Every page kind is opened, no JavaScript console error is
+allowed, and what the pages show is compared with the database. Screenshots of each page kind
+go to ``tests/output/screenshots/`` (gitignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import feedparser
+import pytest
+
+from blogfeeds.revisit import from_minutes
+from blogfeeds.site.build import slug
+from blogfeeds.site.data import entry_date, plain_text, within_hops
+from blogfeeds.storage.feedstore import FeedStore, iso_minutes
+from blogfeeds.storage.schema import url_hash
+from tests import blogosphere as bs
+from tests.littleweb import LittleWeb
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parent.parent
+SCREENSHOTS = REPO / "tests" / "output" / "screenshots"
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+N = 16
+NO_FEED = {13, 15}
+HOSTILE = 7
+"""The blog whose title and entries carry markup, and an entry a ``javascript:`` link."""
+LANGS = ("en", "zh-CN", "de")
+GENERATORS = ("Hexo 7.3.0", "WordPress 6.4.2", "Hugo 0.140.0")
+ENTRIES = 3
+T_END = iso_minutes("2026-11-30T00:00:00Z")
+
+
+def title(i: int) -> str:
+    return "<script>alert(1)</script> Évil & co" if i == HOSTILE else f"Blog {i} {LANGS[i % 3]}"
+
+
+def page(i: int) -> str:
+    friends = "\n".join(
+        f'<li class="flink-item"><a href="{bs.home(j)}">朋友 {j}</a><p>Friend {j}</p></li>'
+        for j in bs.friends_of(i, N)
+    )
+    feed = (
+        "" if i in NO_FEED else '<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+    )
+    esc = title(i).replace("&", "&amp;").replace("<", "&lt;")
+    return f"""<!DOCTYPE html><html lang="{LANGS[i % 3]}"><head><meta charset="utf-8">
+<title>{esc}</title><meta name="generator" content="{GENERATORS[i % 3]}">
+<meta name="description" content="Notes number {i}">{feed}</head><body><main><article>
+<h1>Hello {i}</h1><p>The first post of blog {i}, about crawling and feeds and friends.</p>
+</article><section><h2>友情链接</h2><ul class="flink-list">{friends}</ul></section></main>
+</body></html>"""
+
+
+def post_minutes(i: int, k: int) -> float:
+    """Distinct dates: blog ``i``'s ``k``-th newest post."""
+    return T_END - 60.0 * (k * N + i + 1)
+
+
+def feed(i: int) -> str:
+    items = []
+    for k in range(ENTRIES):
+        when = format_datetime(from_minutes(post_minutes(i, k)), usegmt=True)
+        link = "javascript:alert(2)" if (i, k) == (HOSTILE, 0) else f"{bs.home(i)}posts/{k}/"
+        name = f"Post {k} of blog {i}" + (" <b>bold</b> &amp; <i>x</i>" if i == HOSTILE else "")
+        items.append(
+            f"<item><title><![CDATA[{name}]]></title><link>{link}</link>"
+            f"<guid>{bs.home(i)}posts/{k}/</guid><pubDate>{when}</pubDate>"
+            f"<description><![CDATA[<p>Summary {k} of {i} <img src=x onerror=alert(3)></p>]]>"
+            "</description></item>"
+        )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
+        f"<title>Blog {i}</title><link>{bs.home(i)}</link>{''.join(items)}</channel></rss>"
+    )
+
+
+def routes() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i in range(N):
+        out[bs.home(i)] = {"body": page(i), "content_type": bs.HTML}
+        if i not in NO_FEED:
+            out[f"{bs.home(i)}feed.xml"] = {"body": feed(i), "content_type": "application/rss+xml"}
+    return out
+
+
+def scrapy(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The database of a crawl and a feeds run of the little web, and the site built from it."""
+    tmp = tmp_path_factory.mktemp("site")
+    db = tmp / "blogfeeds.sqlite3"
+    with LittleWeb(routes()) as web:
+        env = web.env({k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}})
+        env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+        crawl = subprocess.run(
+            [*bs.crawl_command(), "-a", f"start_urls={bs.home(0)}"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert crawl.returncode == 0, crawl.stderr[-3000:]
+        feeds = subprocess.run(
+            bs.crawl_command("RETRY_TIMES=0", spider="feeds"),
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert feeds.returncode == 0, feeds.stderr[-3000:]
+    site = tmp / "site"
+    built = scrapy(env, "export", "site", str(site), "--page-size", "10", "--title", "Little web")
+    circle = tmp / "circle"
+    scrapy(env, "export", "site", str(circle), "--around", bs.host(1), "--hops", "1")
+    with FeedStore.open(f"sqlite:///{db}", read_only=True) as store:
+        blogs = {b["blog_id"]: b for b in store.blogs()}
+        links = store.friend_links()
+        entries = store.entries()
+        schedule = store.schedule()
+    feed_blog = {url_hash(r["feed_url"]): r["blog_id"] for r in schedule}
+    for e in entries:
+        e["blog_id"] = feed_blog[e["feed_url_hash"]]
+        e["date"] = entry_date(e)
+    entries.sort(key=lambda e: (e["date"], e["guid"]), reverse=True)
+    yield {
+        "db": db, "env": env, "site": site, "circle": circle, "blogs": blogs, "links": links,
+        "entries": entries, "built": built.stderr,
+    }  # fmt: skip
+
+
+def test_the_crawl_stored_what_the_site_is_built_from(crawled: dict[str, Any]) -> None:
+    assert set(crawled["blogs"]) == {bs.host(i) for i in range(N)}
+    assert len(crawled["entries"]) == ENTRIES * (N - len(NO_FEED))
+    assert "site: 16 blog pages" in crawled["built"] and "file://" in crawled["built"]
+
+
+def test_every_page_is_written_and_links_stay_inside(crawled: dict[str, Any]) -> None:
+    site: Path = crawled["site"]
+    for name in ("index.html", "directory.html", "river.html", "graph.html", "river.atom",
+                 "river.json", "feeds.opml", "data/directory.js", "data/graph.js",
+                 "assets/vendor/graph-libs.min.js", "assets/vendor/LICENSES.txt"):  # fmt: skip
+        assert (site / name).is_file(), name
+    pages = sorted(p.name for p in (site / "blogs").iterdir())
+    assert pages == sorted(f"{slug(b)}.html" for b in crawled["blogs"])
+    for html in site.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        assert "<script>alert(1)" not in text, html  # the web's markup is escaped
+        assert 'href="javascript:' not in text and "onerror=alert" not in text, html
+        assert "http://cdn" not in text and "https://cdn" not in text and "//unpkg" not in text
+
+
+def test_entries_export_filters_by_blog_date_and_hops(crawled: dict[str, Any]) -> None:
+    env, entries = crawled["env"], crawled["entries"]
+    everything = scrapy(env, "export", "entries").stdout.splitlines()
+    assert [json.loads(line)["guid"] for line in everything] == [e["guid"] for e in entries]
+    one = scrapy(env, "export", "entries", "--blog", bs.host(2)).stdout.splitlines()
+    assert {json.loads(line)["blog_id"] for line in one} == {bs.host(2)} and len(one) == ENTRIES
+    since = entries[4]["date"]
+    recent = scrapy(env, "export", "entries", "--since", since).stdout.splitlines()
+    assert [json.loads(line)["guid"] for line in recent] == [e["guid"] for e in entries[:5]]
+    day = entries[-1]["date"][:10]
+    old = scrapy(env, "export", "entries", "--until", day).stdout.splitlines()
+    assert [json.loads(line)["guid"] for line in old] == [
+        e["guid"] for e in entries if e["date"][:10] <= day
+    ]
+    circle = within_hops(crawled["links"], bs.host(1), 1)
+    near = scrapy(env, "export", "entries", "--around", bs.host(1), "--hops", "1")
+    rows = [json.loads(line) for line in near.stdout.splitlines()]
+    assert {r["blog_id"] for r in rows} == set(circle) - {bs.host(i) for i in NO_FEED}
+    assert [r["guid"] for r in rows] == [e["guid"] for e in entries if e["blog_id"] in circle]
+    table = scrapy(env, "export", "entries", "--format", "csv", "--blog", bs.host(HOSTILE))
+    read = list(csv.DictReader(io.StringIO(table.stdout)))
+    assert [r["guid"] for r in read] == [
+        e["guid"] for e in entries if e["blog_id"] == bs.host(HOSTILE)
+    ]
+    assert all(not r["title"].startswith(("=", "+", "-", "@")) for r in read)
+    bad = subprocess.run(
+        [sys.executable, "-m", "scrapy", "export", "entries", "--around", "nobody.example"],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "no such blog is stored" in bad.stderr
+
+
+def test_entries_csv_neutralises_formulas(tmp_path: Path) -> None:
+    from blogfeeds.commands.export import write_entries
+
+    out = io.StringIO()
+    write_entries([{"title": "=HYPERLINK(1)", "guid": "@x", "summary": "+1"}], out, "csv")
+    row = next(csv.DictReader(io.StringIO(out.getvalue())))
+    assert (row["title"], row["guid"], row["summary"]) == ("'=HYPERLINK(1)", "'@x", "'+1")
+    raw = io.StringIO()
+    write_entries([{"title": "=1"}], raw, "csv", raw=True)
+    assert next(csv.DictReader(io.StringIO(raw.getvalue())))["title"] == "=1"
+
+
+RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def check_json_feed(feed: dict[str, Any]) -> None:
+    """What JSON Feed 1.1 requires (jsonfeed.org/version/1.1): feedparser 6.0 reads no JSON Feed,
+    so its rules are checked here."""
+    assert feed["version"] == "https://jsonfeed.org/version/1.1"
+    assert isinstance(feed["title"], str) and isinstance(feed["items"], list)
+    for item in feed["items"]:
+        assert isinstance(item["id"], str) and item["id"]
+        assert isinstance(item.get("content_text", item.get("content_html")), str)
+        for key in ("date_published", "date_modified"):
+            if key in item:
+                assert RFC3339.match(item[key]), item[key]
+        if "url" in item:
+            assert item["url"].startswith(("http://", "https://"))
+        for author in item.get("authors", []):
+            assert isinstance(author["name"], str)
+        assert all(k in JSON_FEED_ITEM_KEYS or k.startswith("_") for k in item), item
+
+
+JSON_FEED_ITEM_KEYS = {
+    "id", "url", "external_url", "title", "content_html", "content_text", "summary", "image",
+    "banner_image", "date_published", "date_modified", "authors", "tags", "language",
+    "attachments",
+}  # fmt: skip
+
+
+def test_atom_and_json_feed_read_back_entry_for_entry(crawled: dict[str, Any]) -> None:
+    site, entries = crawled["site"], crawled["entries"]
+    atom = feedparser.parse((site / "river.atom").read_bytes())
+    assert not atom.bozo, atom.get("bozo_exception")
+    assert atom.version == "atom10"
+    assert [e.id for e in atom.entries] == [e["guid"] for e in entries]
+    for got, stored in zip(atom.entries, entries, strict=True):
+        assert got.title == plain_text(stored["title"])
+        if stored["link"].startswith("http"):
+            assert got.link == stored["link"]
+        else:  # the javascript: link is left out
+            assert not got.get("link", "").startswith("javascript")
+        assert time.strftime("%Y-%m-%dT%H:%M:%SZ", got.updated_parsed) == stored["date"]
+        assert got.source.title == crawled["blogs"][stored["blog_id"]]["title"]
+    feed = json.loads((site / "river.json").read_text(encoding="utf-8"))
+    check_json_feed(feed)
+    assert [i["id"] for i in feed["items"]] == [e["guid"] for e in entries]
+    for item, stored in zip(feed["items"], entries, strict=True):
+        assert (
+            item["title"] == plain_text(stored["title"])
+            and item["date_published"] == stored["date"]
+        )
+        assert item.get("url") == (stored["link"] if stored["link"].startswith("http") else None)
+        assert "<" not in item["content_text"]  # the summary as text
+
+
+def test_the_opml_lists_every_main_feed(crawled: dict[str, Any]) -> None:
+    from lxml import etree
+
+    root = etree.parse(str(crawled["site"] / "feeds.opml")).getroot()
+    feeds = {o.get("xmlUrl") for o in root.iter("outline")}
+    assert feeds == {b["feed_url"] for b in crawled["blogs"].values() if b["feed_url"]}
+
+
+# --- in the browser ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium from Debian's packages, driven by Selenium; skipped where not installed
+    (CI installs both: .ci/services.sh)."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        missing = "chromium and chromium-driver are not installed (apt-get install them)"
+        if os.environ.get("CI"):  # .ci/services.sh installs them: CI must run these tests
+            pytest.fail(missing)
+        pytest.skip(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)  # with the driver's path: no Selenium Manager
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1280,900", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                "--disable-background-networking", "--no-first-run", "--lang=en-US"):  # fmt: skip
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # Selenium Manager (which may download a browser or driver) is never needed here: should a
+    # Selenium release call it anyway, it fails loudly instead.
+    saved = os.environ.get("SE_MANAGER_PATH")
+    os.environ["SE_MANAGER_PATH"] = "/nonexistent/selenium-manager"
+    try:
+        driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    finally:
+        if saved is None:
+            del os.environ["SE_MANAGER_PATH"]
+        else:
+            os.environ["SE_MANAGER_PATH"] = saved
+    driver.set_page_load_timeout(60)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def open_page(driver: Any, path: Path) -> None:
+    driver.get(path.resolve().as_uri())
+
+
+def console_errors(driver: Any) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def wait(driver: Any, script: str, seconds: float = 30) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {script}")
+        time.sleep(0.1)
+
+
+def shot(driver: Any, name: str) -> None:
+    """A screenshot of the whole page (the window grown to the page's height, at most 4000 px)."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, min(max(height + 140, 900), 4000))
+    try:
+        driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+def test_overview_page(browser: Any, crawled: dict[str, Any]) -> None:
+    open_page(browser, crawled["site"] / "index.html")
+    assert browser.find_element("id", "n-blogs").text == str(N)
+    assert browser.find_element("id", "n-entries").text == str(len(crawled["entries"]))
+    assert browser.find_element("id", "n-links").text == str(len(crawled["links"]))
+    platforms = browser.find_element("id", "by-platform").text
+    assert "Hexo" in platforms and "WordPress" in platforms and "Hugo" in platforms
+    shot(browser, "overview")
+    assert console_errors(browser) == []
+
+
+def directory_ids(driver: Any) -> list[str]:
+    return driver.execute_script("return window.blogfeedsDirectory.matches()")
+
+
+def set_value(driver: Any, element_id: str, value: str) -> None:
+    driver.execute_script(
+        "var el = document.getElementById(arguments[0]); el.value = arguments[1];"
+        "el.dispatchEvent(new Event(el.tagName === 'SELECT' ? 'change' : 'input'));",
+        element_id,
+        value,
+    )
+
+
+def test_directory_lists_every_blog_and_narrows(browser: Any, crawled: dict[str, Any]) -> None:
+    blogs = crawled["blogs"]
+    open_page(browser, crawled["site"] / "directory.html")
+    wait(browser, "return !!window.blogfeedsDirectory")
+    assert sorted(directory_ids(browser)) == sorted(blogs)
+    rows = browser.find_elements("css selector", "#rows tr")
+    assert len(rows) == N and f"{N} blogs" in browser.find_element("id", "count").text
+    shot(browser, "directory")
+    # sorted by in-degree, most linked first
+    degree = dict.fromkeys(blogs, 0)
+    for source, target in {(x["source_blog_id"], x["target_blog_id"]) for x in crawled["links"]}:
+        if source != target and target in degree:
+            degree[target] += 1
+    assert [degree[b] for b in directory_ids(browser)] == sorted(degree.values(), reverse=True)
+    # search
+    set_value(browser, "q", "blog 1")
+    expected = {b for b, row in blogs.items() if "blog 1" in (row["title"] or "").lower()}
+    assert set(directory_ids(browser)) == expected and expected
+    shot(browser, "directory-search")
+    set_value(browser, "q", "")
+    # language, platform, status, has-feed, minimum in-degree
+    set_value(browser, "lang", "zh")
+    assert set(directory_ids(browser)) == {b for b, r in blogs.items() if r["language"] == "zh-CN"}
+    set_value(browser, "lang", "")
+    set_value(browser, "platform", "WordPress")
+    assert set(directory_ids(browser)) == {
+        b for b, r in blogs.items() if r["platform"] == "WordPress"
+    }
+    set_value(browser, "platform", "")
+    set_value(browser, "status", "no_feed")
+    assert set(directory_ids(browser)) == {bs.host(i) for i in NO_FEED}
+    set_value(browser, "status", "")
+    browser.find_element("id", "has-feed").click()
+    assert set(directory_ids(browser)) == {b for b, r in blogs.items() if r["feed_url"]}
+    browser.find_element("id", "has-feed").click()
+    top = max(degree.values())
+    set_value(browser, "min-in", str(top))
+    assert set(directory_ids(browser)) == {b for b, d in degree.items() if d >= top}
+    set_value(browser, "min-in", "0")
+    set_value(browser, "sort", "title")
+    titles = [(blogs[b]["title"] or b).lower() for b in directory_ids(browser)]
+    assert titles == sorted(titles)
+    # a page at a time: 5 a page, the pages hold every match once, in order
+    browser.execute_script("window.blogfeedsDirectory.setPageSize(5)")
+    paged: list[str] = []
+    for n in range(1, 5):
+        assert browser.find_element("id", "page-of").text == f"Page {n} of 4"
+        rows = browser.find_elements("css selector", "#rows tr")
+        paged += [r.get_attribute("data-blog-id") for r in rows]
+        assert browser.find_element("id", "next").is_enabled() == (n < 4)
+        if n < 4:
+            browser.find_element("id", "next").click()
+    assert paged == directory_ids(browser)
+    browser.find_element("id", "prev").click()
+    assert browser.find_element("id", "page-of").text == "Page 3 of 4"
+    assert console_errors(browser) == []
+
+
+def test_blog_page_matches_the_database(browser: Any, crawled: dict[str, Any]) -> None:
+    blogs, links, entries = crawled["blogs"], crawled["links"], crawled["entries"]
+    for i in (1, HOSTILE, next(iter(NO_FEED))):
+        blog_id = bs.host(i)
+        open_page(browser, crawled["site"] / "blogs" / f"{slug(blog_id)}.html")
+        assert browser.find_element("tag name", "h1").text == blogs[blog_id]["title"]
+        lists = {x["target_blog_id"] for x in links if x["source_blog_id"] == blog_id} - {blog_id}
+        listed = {x["source_blog_id"] for x in links if x["target_blog_id"] == blog_id} - {blog_id}
+        got = {
+            li.get_attribute("data-blog-id")
+            for li in browser.find_elements("css selector", "#friends li[data-blog-id]")
+        }
+        assert got == lists
+        got = {
+            li.get_attribute("data-blog-id")
+            for li in browser.find_elements("css selector", "#listed-by li[data-blog-id]")
+        }
+        assert got == listed
+        shown = [
+            li.get_attribute("data-guid")
+            for li in browser.find_elements("css selector", "#entries li[data-guid]")
+        ]
+        assert shown == [e["guid"] for e in entries if e["blog_id"] == blog_id]
+        for a in browser.find_elements("css selector", "#friends a, #listed-by a"):
+            href = a.get_attribute("href")
+            assert href.startswith(("file://", "http://b")), href
+        shot(browser, f"blog-{i}")
+        assert console_errors(browser) == []
+    # a friend link opens the friend's page
+    open_page(browser, crawled["site"] / "blogs" / f"{slug(bs.host(1))}.html")
+    browser.find_element("css selector", "#friends a").click()
+    assert "/blogs/" in browser.current_url
+    assert console_errors(browser) == []
+
+
+def test_river_order_and_pagination(browser: Any, crawled: dict[str, Any]) -> None:
+    entries = crawled["entries"]
+    seen: list[str] = []
+    open_page(browser, crawled["site"] / "river.html")
+    shot(browser, "river")
+    pages = 0
+    while True:
+        pages += 1
+        items = browser.find_elements("css selector", "#river li[data-guid]")
+        assert 0 < len(items) <= 10
+        seen += [li.get_attribute("data-guid") for li in items]
+        assert console_errors(browser) == []
+        nxt = browser.find_elements("id", "next")
+        if not nxt:
+            break
+        nxt[0].click()
+    assert seen == [e["guid"] for e in entries]
+    assert pages == -(-len(entries) // 10)
+    browser.find_element("id", "prev").click()
+    assert browser.current_url.endswith(f"river-{pages - 1}.html" if pages > 2 else "river.html")
+    # the friend circle of blog 1
+    circle = within_hops(crawled["links"], bs.host(1), 1)
+    open_page(browser, crawled["circle"] / "river.html")
+    guids = [
+        li.get_attribute("data-guid")
+        for li in browser.find_elements("css selector", "#river li[data-guid]")
+    ]
+    assert guids == [e["guid"] for e in entries if e["blog_id"] in circle][:50]
+    shot(browser, "river-circle")
+    assert console_errors(browser) == []
+
+
+def test_graph_has_one_node_per_blog(browser: Any, crawled: dict[str, Any]) -> None:
+    open_page(browser, crawled["site"] / "graph.html")
+    wait(browser, "return !!window.blogfeedsGraph")
+    order = browser.execute_script("return window.blogfeedsGraph.graph.order")
+    nodes = browser.execute_script("return window.blogfeedsGraph.graph.nodes()")
+    assert order == N and sorted(nodes) == sorted(crawled["blogs"])
+    pairs = {
+        (x["source_blog_id"], x["target_blog_id"])
+        for x in crawled["links"]
+        if x["source_blog_id"] != x["target_blog_id"] and x["target_blog_id"] in crawled["blogs"]
+    }
+    assert browser.execute_script("return window.blogfeedsGraph.graph.size") == len(pairs)
+    wait(browser, "return window.blogfeedsGraph.layoutDone", 30)
+    shot(browser, "graph")
+    set_value(browser, "graph-q", bs.host(3))
+    assert browser.execute_script("return window.blogfeedsGraph.focus()") == bs.host(3)
+    time.sleep(0.6)
+    shot(browser, "graph-search")
+    assert console_errors(browser) == []
+    # clicking a node opens its blog's page (a fresh page: the search moved the camera)
+    open_page(browser, crawled["site"] / "graph.html")
+    wait(browser, "return !!window.blogfeedsGraph && window.blogfeedsGraph.layoutDone", 30)
+    time.sleep(0.5)
+    x, y = browser.execute_script(
+        "const r = window.blogfeedsGraph.renderer;"
+        "const g = window.blogfeedsGraph.graph;"
+        "const p = r.graphToViewport(g.getNodeAttributes(arguments[0])); return [p.x, p.y];",
+        bs.host(0),
+    )
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    container = browser.find_element("id", "graph")
+    width, height = container.size["width"], container.size["height"]
+    ActionChains(browser).move_to_element_with_offset(
+        container, int(x - width / 2), int(y - height / 2)
+    ).click().perform()
+    wait(browser, f"return location.href.endsWith('/blogs/{slug(bs.host(0))}.html')", 10)
+    assert console_errors(browser) == []
+
+
+# --- the same site from SQLite and MariaDB; the data helpers -------------------------------------
+
+
+def write_store(url: str) -> None:
+    """Three blogs (one with a ' title, one without feed), links, and entries via a feeds save."""
+    from blogfeeds.extract.feedreader import FeedEntry
+    from blogfeeds.items import Blog, FeedFetch, FeedInfo, FriendLink
+
+    blogs = [
+        Blog("a.example", "https://a.example/", title="A's «notes» 🚀", language="fr",
+             feed_url="https://a.example/feed",
+             feeds=[FeedInfo("https://a.example/feed", "application/rss+xml")],
+             fetched_at="2026-11-01T00:00:00Z"),
+        Blog("b.example", "https://b.example/", title="B", feed_url="https://b.example/atom",
+             feeds=[FeedInfo("https://b.example/atom", "application/atom+xml")],
+             fetched_at="2026-11-01T00:00:00Z"),
+        Blog("c.example", "https://c.example/", title="C", status="no_feed",
+             fetched_at="2026-11-01T00:00:00Z"),
+    ]  # fmt: skip
+    links = [
+        FriendLink("a.example", "https://b.example/", "b.example", "B"),
+        FriendLink("b.example", "https://c.example/", "c.example", "C"),
+        FriendLink("c.example", "https://a.example/", "a.example", "A"),
+    ]
+    with FeedStore.open(url) as store:
+        store.write(blogs, links)
+        store.sync_feeds(iso_minutes("2026-11-02T00:00:00Z"))
+        for blog, days in (("a.example", (3, 5)), ("b.example", (4,))):
+            feed_url = next(b.feed_url for b in blogs if b.blog_id == blog)
+            assert feed_url is not None
+            entries = [
+                FeedEntry(f"https://{blog}/p/{d}", "id", link=f"https://{blog}/p/{d}",
+                          title=f"{blog} day {d}", published=f"2026-11-{d:02d}T12:00:00Z",
+                          summary="<p>x</p>")
+                for d in days
+            ]  # fmt: skip
+            store.save_fetch(
+                FeedFetch(
+                    feed_url, "2026-11-10T00:00:00Z", "ok", 200, entries=entries, blog_id=blog
+                )
+            )
+
+
+def normalised_site(site: Path) -> dict[str, str]:
+    """The site's text files with the build time taken out."""
+    out = {}
+    for path in sorted(site.rglob("*")):
+        if path.is_file() and path.suffix in {".html", ".js", ".atom", ".json"}:
+            text = path.read_text(encoding="utf-8")
+            out[str(path.relative_to(site))] = re.sub(r"Built by blogfeeds on [^<]*", "", text)
+    return out
+
+
+@pytest.mark.services
+def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> None:
+    if bs.mariadb_admin() is None:
+        pytest.skip("MariaDB does not answer at 127.0.0.1:3306")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    sqlite_url = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    write_store(sqlite_url)
+    scrapy(env, "export", "site", str(tmp_path / "from-sqlite"), "--database", sqlite_url)
+    with bs.throwaway_database("site") as mysql_url:
+        write_store(mysql_url)
+        scrapy(env, "export", "site", str(tmp_path / "from-mysql"), "--database", mysql_url)
+        rows = scrapy(env, "export", "entries", "--database", mysql_url).stdout.splitlines()
+    assert [json.loads(r)["title"] for r in rows] == [
+        "a.example day 5", "b.example day 4", "a.example day 3"
+    ]  # fmt: skip
+    sqlite_site = normalised_site(tmp_path / "from-sqlite")
+    assert sqlite_site == normalised_site(tmp_path / "from-mysql")
+    assert "A&#39;s «notes» 🚀" in sqlite_site["blogs/a.example.html"]
+
+
+def test_within_hops_follows_listed_links() -> None:
+    links = [
+        {"source_blog_id": "a", "target_blog_id": "b"},
+        {"source_blog_id": "b", "target_blog_id": "c"},
+        {"source_blog_id": "c", "target_blog_id": "d"},
+        {"source_blog_id": "x", "target_blog_id": "a"},  # lists a: not a's friend
+    ]
+    assert within_hops(links, "a", 0) == {"a": 0}
+    assert within_hops(links, "a", 2) == {"a": 0, "b": 1, "c": 2}
+
+
+def test_entry_date_and_slugs() -> None:
+    seen = "2026-11-10T00:00:00Z"
+    assert entry_date({"published": "2026-11-03T08:00:00+08:00", "first_seen": seen}) == (
+        "2026-11-03T00:00:00Z"
+    )
+    assert entry_date({"updated": "2026-11-04T00:00:00Z", "first_seen": seen}).startswith(
+        "2026-11-04"
+    )
+    assert entry_date({"published": "2030-01-01T00:00:00Z", "first_seen": seen}) == seen
+    assert entry_date({"published": "garbage", "first_seen": seen}) == seen
+    assert slug("b0001.example") == "b0001.example"
+    odd = [
+        slug(s) for s in ("alice.github.io/blog", "alice.github.io_blog", "../x", "", "é.example")
+    ]
+    assert len(set(odd)) == len(odd)
+    assert all("/" not in s and not s.startswith(".") and s for s in odd)
+
+
+def test_a_version_1_database_builds_a_site_without_entries(tmp_path: Path) -> None:
+    """A database from before the feed-revisit tables is read as it is: blogs and graph, an
+    empty river, and the database unchanged."""
+    from blogfeeds.storage.schema import DIALECTS, pending_migrations
+
+    path = tmp_path / "v1.sqlite3"
+    raw = sqlite3.connect(path, isolation_level=None)
+    for statement in dict(pending_migrations(0, DIALECTS["sqlite"]))[1]:
+        raw.execute(statement)
+    raw.execute("INSERT INTO schema_version VALUES (1, '2026-01-01T00:00:00Z')")
+    raw.execute(
+        "INSERT INTO blogs (blog_id, url, title, abstract, language, generator, feed_url, "
+        "friend_count, status, depth, first_seen, fetched_at) VALUES ('old.example', "
+        "'https://old.example/', 'Old', '', 'en', 'Hexo 5', NULL, 0, 'no_feed', 0, "
+        "'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')"
+    )
+    raw.close()
+    before = path.read_bytes()
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    scrapy(env, "export", "site", str(tmp_path / "site"), "--database", f"sqlite:///{path}")
+    assert (tmp_path / "site" / "blogs" / "old.example.html").is_file()
+    assert "No entries stored yet" in (tmp_path / "site" / "river.html").read_text()
+    assert path.read_bytes() == before
+
+
+def test_profile_columns_a_newer_schema_adds_are_shown(tmp_path: Path) -> None:
+    """``description``, ``author``, ``icon_url`` and ``last_post_at`` on the blogs table (another
+    branch adds them) appear on the blog page and in the directory's data; an icon that is not
+    http(s) is not loaded."""
+    db = tmp_path / "profile.sqlite3"
+    write_store(f"sqlite:///{db}")
+    with sqlite3.connect(db) as raw:
+        for column in ("description", "author", "icon_url", "last_post_at"):
+            raw.execute(f"ALTER TABLE blogs ADD COLUMN {column} TEXT")
+        raw.execute(
+            "UPDATE blogs SET description = 'Essays on <b>gardens</b>', author = 'Ann', "
+            "icon_url = 'https://a.example/icon.png', last_post_at = '2026-11-20T00:00:00Z' "
+            "WHERE blog_id = 'a.example'"
+        )
+        raw.execute("UPDATE blogs SET icon_url = 'javascript:alert(1)' WHERE blog_id = 'b.example'")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
+    page = (site / "blogs" / "a.example.html").read_text(encoding="utf-8")
+    assert "Essays on &lt;b&gt;gardens&lt;/b&gt;" in page and ">Ann<" in page
+    assert 'src="https://a.example/icon.png"' in page and "2026-11-20 00:00:00 UTC" in page
+    assert "javascript:" not in (site / "blogs" / "b.example.html").read_text(encoding="utf-8")
+    data = (site / "data" / "directory.js").read_text(encoding="utf-8")
+    directory = json.loads(data.split("=", 1)[1].strip().rstrip(";"))
+    assert {"description", "author", "icon_url"} <= set(directory["columns"])
+    row = next(r for r in directory["rows"] if r[0] == "a.example")
+    assert row[directory["columns"].index("last")] == "2026-11-20T00:00:00Z"
+    assert row[directory["columns"].index("description")] == "Essays on gardens"
