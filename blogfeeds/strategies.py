@@ -75,6 +75,10 @@ CASH_SCALE = 1000
 OPEN_SOURCES = 4096
 """Crawled blogs whose friend links are still matched (more than the requests in flight)."""
 
+RAISING = frozenset({"backlinks", "opic", "big-site-first"})
+"""Strategies whose priorities rise while a blog is queued (re-pushes: module doc); the
+frontier keeps their queued requests in memory to copy them."""
+
 TOKEN_META = "strategy_token"
 """Request meta key: which push of a blog this request is (see the module docstring)."""
 
@@ -168,7 +172,10 @@ class Frontier:
                     if other != blog and other in self.pending:
                         self._raise(other, count)
         token = self._token()
-        self.pending[blog] = _Pending(self.priority(blog, depth, host), depth, host, token, request)
+        # bfs and dfs never raise a queued priority, so they keep no request: a JOBDIR's disk
+        # queue then holds the only copy of a queued request (not memory)
+        keep = request if self.strategy in RAISING else None
+        self.pending[blog] = _Pending(self.priority(blog, depth, host), depth, host, token, keep)
         return token
 
     def crawled(self, blog: str, friends: int) -> None:
