@@ -197,3 +197,27 @@ def test_with_a_jobdir_the_pending_requests_are_on_disk(tmp_path: Path) -> None:
     assert run.stat("scheduler/enqueued/memory") == 0
     queued = [p for p in (jobdir / "requests.queue").rglob("*") if p.is_file()]
     assert sum(p.stat().st_size for p in queued) > 0
+
+
+@pytest.mark.integration
+def test_on_the_redis_frontier_the_pending_requests_are_in_redis(tmp_path: Path) -> None:
+    """With the Redis frontier every queued request is in Redis (the worker holds none in a
+    queue of its own); a crawl stopped early leaves them there for any worker."""
+    if bs.redis_client() is None:
+        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+    routes = trap_web(fanout=4, levels=4)
+    with bs.redis_prefix("caps-pending") as prefix:
+        run = crawl(
+            routes,
+            "http://t.github.io/",
+            tmp_path,
+            prefix,
+            CLOSESPIDER_ITEMCOUNT="30",
+            CONCURRENT_REQUESTS="2",
+        )
+        client = bs.redis_client()
+        assert client is not None
+        queued = client.zcard(f"{prefix}blogs:requests")
+    assert run.stat("scheduler/enqueued/redis") > 30
+    assert run.stat("scheduler/enqueued/memory") == 0
+    assert queued > 0
