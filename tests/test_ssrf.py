@@ -27,6 +27,7 @@ from blogfeeds.middlewares.ssrf import (
     TargetRefused,
     address_kind,
     check_resolver_settings,
+    environment_proxy_hosts,
 )
 from blogfeeds.option import StartupError
 from tests import fake_dns
@@ -356,3 +357,15 @@ def test_crawl_checks_every_redirect_and_meta_refresh(tmp_path: Path, allow: str
     else:
         assert admin in run.hits  # the same crawl with the setting on does follow
         assert "Traceback" not in run.log
+
+
+def test_the_environments_proxies_resolve_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator's proxy may have a private name (``proxy.internal``): the resolver lets
+    its name through, and only its name."""
+    monkeypatch.setenv("http_proxy", "http://Proxy.Internal:3128")
+    monkeypatch.setenv("https_proxy", "squid.lan:3129")
+    assert environment_proxy_hosts() >= {"proxy.internal", "squid.lan"}
+    crawler = get_crawler(settings_dict=GUARDED)
+    built = GuardedResolver.from_crawler(crawler, None)
+    assert {"proxy.internal", "squid.lan"} <= built.trusted
+    assert not built.allow_private
