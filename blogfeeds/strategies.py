@@ -89,7 +89,7 @@ def site_of(url: str) -> str:
     return host.removeprefix("www.")
 
 
-@dataclass
+@dataclass(slots=True)  # one per queued blog: no instance dict
 class _Pending:
     priority: int
     depth: int
@@ -160,7 +160,7 @@ class Frontier:
         the priority to queue it with is then ``self.pending[blog].priority``. A blog queued or
         dispatched already gets a new copy (a shorter path to it: :mod:`blogfeeds.depths`) whose
         token makes the earlier queued copy stale; host counts are not counted twice."""
-        host = site_of(url) if url else ""
+        host = site_of(url) if url and self.strategy == "big-site-first" else ""
         again = blog in self.pending or blog in self.dispatched
         if self.strategy == "big-site-first" and not again:
             count = self.host_pending.get(host, 0) + 1
