@@ -380,3 +380,14 @@ def test_only_raising_strategies_keep_queued_requests_in_memory() -> None:
         frontier.push("a.example", depth=1, url="http://a.example/", request=request)
         kept = frontier.pending["a.example"].request
         assert (kept is request) == (strategy in ("backlinks", "opic", "big-site-first"))
+
+
+def test_the_fetched_copies_are_remembered_within_the_capacity() -> None:
+    frontier = Frontier("bfs", capacity=100)
+    for i in range(10_000):
+        blog = f"b{i}.example"
+        token = frontier.push(blog, depth=1, url=f"http://{blog}/")
+        assert frontier.dispatch(blog, token)
+        assert frontier.dispatch(blog, token)  # a retry of the copy fetched
+    assert len(frontier.dispatched) <= 200 and frontier.dispatched.added == 10_000
+    assert len(frontier) == 0
