@@ -9,7 +9,8 @@ public suffix (all of ``*.github.io`` together), else the registered domain.
 
 :class:`DomainCaps` counts the new blogs the spider accepts per hosting domain; once a domain
 has ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN`` (:class:`blogfeeds.config.CapsConfig`) its further new
-blogs are not requested: counted in ``blogfeeds/domain_cap/refused``, the domain counted once in
+blogs found through friend links are not requested (seeds always are, and count): counted in
+``blogfeeds/domain_cap/refused``, the domain counted once in
 ``blogfeeds/domain_cap/domains`` and named in one INFO line. Blogs known already (a shorter
 path, a re-push) are not counted again. The per-page cap is the friend links read from one
 page (``BLOGFEEDS_MAX_FRIENDS_PER_PAGE``, stat ``blogfeeds/friends_over_cap``).

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
 
 from blogfeeds.caps import DomainCaps, RedisDomainCaps, domain_of
 from blogfeeds.extract.identity import hosting_domain
+from blogfeeds.spiders.blogs import BlogsSpider
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 from tests.robustness import CrawlRun, crawl_blogs
@@ -221,3 +224,15 @@ def test_on_the_redis_frontier_the_pending_requests_are_in_redis(tmp_path: Path)
     assert run.stat("scheduler/enqueued/redis") > 30
     assert run.stat("scheduler/enqueued/memory") == 0
     assert queued > 0
+
+
+def test_seeds_are_never_refused_but_count() -> None:
+    crawler = get_crawler(BlogsSpider, {"BLOGFEEDS_MAX_BLOGS_PER_DOMAIN": 2})
+    spider = BlogsSpider.from_crawler(crawler)
+    crawler.spider = spider
+    crawler.stats = MemoryStatsCollector(crawler)
+    seeds = [r for i in range(3) for r in spider._offer(f"http://s{i}.github.io/", 0)]
+    assert len(seeds) == 3
+    assert list(spider._offer("http://friend.github.io/", 1)) == []
+    assert len(list(spider._offer("http://friend.example.com/", 1))) == 1
+    assert crawler.stats.get_value("blogfeeds/domain_cap/refused") == 1

@@ -226,7 +226,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             if self.max_blogs and self._requested >= self.max_blogs and best is None:
                 self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
                 continue
-            if best is None and not self.caps.admits(url):  # BLOGFEEDS_MAX_BLOGS_PER_DOMAIN
+            # BLOGFEEDS_MAX_BLOGS_PER_DOMAIN: a seed is the operator's, never refused (counted)
+            if best is None and depth and not self.caps.admits(url):
                 continue
             offer = self.depths.offer(bid, depth)
             if offer is None:
