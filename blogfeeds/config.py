@@ -179,6 +179,19 @@ class CrawlConfig(Config):
     )
 
 
+@dataclass(frozen=True)
+class CapsConfig(Config):
+    component: ClassVar[str] = "blogfeeds.caps"
+
+    max_blogs_per_domain: int = option(
+        "BLOGFEEDS_MAX_BLOGS_PER_DOMAIN",
+        10_000,
+        "New blogs crawled per registered domain or hosting platform (all of *.github.io "
+        "count as one), per crawl; 0 = no cap.",
+        low=0,
+    )
+
+
 DATABASE_SETTINGS = ("MYSQL_URL", "BLOGFEEDS_DATABASE_URL")
 """The settings that name the database, the first one set winning."""
 
@@ -400,6 +413,7 @@ CONFIGS: tuple[type[Config], ...] = (
     RetryConfig,
     StrategyConfig,
     CrawlConfig,
+    CapsConfig,
     BlogExtractionConfig,
     FeedDiscoveryConfig,
     FriendsConfig,

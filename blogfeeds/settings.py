@@ -48,8 +48,12 @@ REMOTE_CONTROL_ENABLED = False
 
 # --- Robustness and security (blogfeeds/middlewares/; README "Robustness and security") -------
 DOWNLOADER_MIDDLEWARES = {
-    # Only http(s), only public addresses (checked on the resolved IP, after every redirect).
+    # Only http(s), only public addresses (literal ones here, after every redirect; names in
+    # the resolver below).
     "blogfeeds.middlewares.ssrf.SsrfGuardMiddleware": 50,
+    # A name the resolver refused is stored blocked, not dns, and not retried: after the retry
+    # middleware in process_exception order.
+    "blogfeeds.middlewares.ssrf.RefusedAddressMiddleware": 560,
     # URL length and per-blog request caps against crawler traps.
     "blogfeeds.middlewares.limits.CrawlLimitsMiddleware": 60,
     # Retries of transient failures wait: exponential backoff, Retry-After honoured.
@@ -59,6 +63,9 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "blogfeeds.middlewares.robots.QuietRobotsTxtMiddleware": 100,
 }
+# The reactor's resolver refuses names answering non-public addresses: the address checked is
+# the address connected to (blogfeeds/middlewares/ssrf.py; DNS rebinding gains nothing).
+TWISTED_DNS_RESOLVER = "blogfeeds.middlewares.ssrf.GuardedResolver"
 # The spiders report each failed blog or feed themselves (INFO, with its status): Scrapy's
 # "Gave up retrying" line is DEBUG, not a second report at ERROR.
 RETRY_GIVE_UP_LOG_LEVEL = "DEBUG"

@@ -60,9 +60,10 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.asyncio import create_looping_call
 
-from blogfeeds.config import STRATEGIES, StrategyConfig
+from blogfeeds.config import STRATEGIES, CrawlConfig, StrategyConfig
 from blogfeeds.depths import DepthBook, depth_book
 from blogfeeds.items import Blog, FriendLink
+from blogfeeds.seen import SeenMap
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,10 @@ CASH_SCALE = 1000
 OPEN_SOURCES = 4096
 """Crawled blogs whose friend links are still matched (more than the requests in flight)."""
 
+RAISING = frozenset({"backlinks", "opic", "big-site-first"})
+"""Strategies whose priorities rise while a blog is queued (re-pushes: module doc); the
+frontier keeps their queued requests in memory to copy them."""
+
 TOKEN_META = "strategy_token"
 """Request meta key: which push of a blog this request is (see the module docstring)."""
 
@@ -85,7 +90,7 @@ def site_of(url: str) -> str:
     return host.removeprefix("www.")
 
 
-@dataclass
+@dataclass(slots=True)  # one per queued blog: no instance dict
 class _Pending:
     priority: int
     depth: int
@@ -101,11 +106,13 @@ class Frontier:
     home page was read (with its number of friends), then :meth:`linked` for each of its friend
     links, :meth:`dispatch` when a queued request leaves the queue. After each event,
     :meth:`raised` lists the queued blogs whose priority must rise (re-push them). State lives
-    in memory, O(blogs seen): a resumed crawl (``JOBDIR``, Redis) starts the counts afresh.
-    Raises ``ValueError`` on an unknown strategy.
+    in memory: O(blogs queued) for every strategy (about 0.25 KB each), O(blogs seen) for the
+    in-degrees and cash of ``backlinks`` and ``opic``; the fetched copies are remembered for the
+    last ``capacity`` blogs (``BLOGFEEDS_SEEN_CAPACITY``; 0 = all). A resumed crawl
+    (``JOBDIR``, Redis) starts the counts afresh. Raises ``ValueError`` on an unknown strategy.
     """
 
-    def __init__(self, strategy: str = "bfs") -> None:
+    def __init__(self, strategy: str = "bfs", capacity: int = 0) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(
                 f"unknown crawl strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}"
@@ -113,8 +120,9 @@ class Frontier:
         self.strategy = strategy
         self.pending: dict[str, _Pending] = {}
         """Queued blogs not dispatched yet, by blog id."""
-        self.dispatched: dict[str, str] = {}
-        """Blog id -> token of the copy that went to the downloader."""
+        self.dispatched = SeenMap(capacity)
+        """Blog id -> token of the copy that went to the downloader (the last ``capacity`` at
+        least: ``BLOGFEEDS_SEEN_CAPACITY``; a stale copy of a blog forgotten is fetched)."""
         self.indegree: dict[str, int] = {}
         self.cash: dict[str, float] = {}
         self.history: dict[str, float] = {}
@@ -156,7 +164,7 @@ class Frontier:
         the priority to queue it with is then ``self.pending[blog].priority``. A blog queued or
         dispatched already gets a new copy (a shorter path to it: :mod:`blogfeeds.depths`) whose
         token makes the earlier queued copy stale; host counts are not counted twice."""
-        host = site_of(url) if url else ""
+        host = site_of(url) if url and self.strategy == "big-site-first" else ""
         again = blog in self.pending or blog in self.dispatched
         if self.strategy == "big-site-first" and not again:
             count = self.host_pending.get(host, 0) + 1
@@ -168,7 +176,10 @@ class Frontier:
                     if other != blog and other in self.pending:
                         self._raise(other, count)
         token = self._token()
-        self.pending[blog] = _Pending(self.priority(blog, depth, host), depth, host, token, request)
+        # bfs and dfs never raise a queued priority, so they keep no request: a JOBDIR's disk
+        # queue then holds the only copy of a queued request (not memory)
+        keep = request if self.strategy in RAISING else None
+        self.pending[blog] = _Pending(self.priority(blog, depth, host), depth, host, token, keep)
         return token
 
     def crawled(self, blog: str, friends: int) -> None:
@@ -242,7 +253,7 @@ class Frontier:
                     del self.pending[blog]
             return False
         if fetched is None:
-            self.dispatched[blog] = token
+            self.dispatched.put(blog, token)
             self._settle(blog)
         return True
 
@@ -276,7 +287,8 @@ def frontier_for(crawler: Any) -> Frontier:
     frontier = _FRONTIERS.get(crawler)
     if frontier is None:
         strategy = StrategyConfig.from_settings(crawler.settings).strategy
-        frontier = _FRONTIERS[crawler] = Frontier(strategy)
+        capacity = CrawlConfig.from_settings(crawler.settings).seen_capacity
+        frontier = _FRONTIERS[crawler] = Frontier(strategy, capacity)
     return frontier
 
 
@@ -338,7 +350,7 @@ class StrategyMiddleware(BaseSpiderMiddleware):
             "Strategy %s: frontier %d blogs queued, %d fetched; %d re-pushed, %d stale dropped",
             f.strategy,
             len(f),
-            len(f.dispatched),
+            f.dispatched.added,
             f.repushed,
             f.stale,
         )

@@ -1,4 +1,4 @@
-"""A DNS failure without a DNS query: Scrapy's resolver, except that names under ``.invalid``
+"""A DNS failure without a DNS query: the project's resolver, except that names under ``.invalid``
 (RFC 6761: never resolvable) fail at once, so no lookup leaves the machine.
 
 Use in a ``scrapy crawl`` subprocess (``cwd`` the repository) with the settings :data:`SETTINGS`
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scrapy.resolver import CachingThreadedResolver
 from twisted.internet import defer
 from twisted.internet.error import DNSLookupError
+
+from blogfeeds.middlewares.ssrf import GuardedResolver
 
 SETTINGS = {"TWISTED_DNS_RESOLVER": "tests.offline_dns.InvalidTldResolver"}
 
@@ -23,8 +24,9 @@ def unproxied(*hosts: str) -> dict[str, str]:
     return {"no_proxy": value, "NO_PROXY": value}
 
 
-class InvalidTldResolver(CachingThreadedResolver):
-    """``getHostByName`` fails ``*.invalid`` with ``DNSLookupError``; other names as Scrapy."""
+class InvalidTldResolver(GuardedResolver):
+    """``getHostByName`` fails ``*.invalid`` with ``DNSLookupError``; other names as the
+    project's resolver."""
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
         if name.lower().rstrip(".").endswith(".invalid"):

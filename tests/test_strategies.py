@@ -369,3 +369,25 @@ def test_crawl_visit_order_redis(crawls: dict[str, Batch], strategy: str) -> Non
 def test_redis_ties_by_url() -> None:
     # depth 2 of the breadth-first walk in URL order; F no longer comes after P2
     assert simulate("bfs", ties="url") == "S A B C D E F I J K P1 P2 P3 G".split()
+
+
+def test_only_raising_strategies_keep_queued_requests_in_memory() -> None:
+    """bfs and dfs never re-push for a priority, so a JOBDIR's disk queue holds the only copy of
+    a queued request; the others keep it to copy it."""
+    request = object()
+    for strategy in STRATEGIES:
+        frontier = Frontier(strategy)
+        frontier.push("a.example", depth=1, url="http://a.example/", request=request)
+        kept = frontier.pending["a.example"].request
+        assert (kept is request) == (strategy in ("backlinks", "opic", "big-site-first"))
+
+
+def test_the_fetched_copies_are_remembered_within_the_capacity() -> None:
+    frontier = Frontier("bfs", capacity=100)
+    for i in range(10_000):
+        blog = f"b{i}.example"
+        token = frontier.push(blog, depth=1, url=f"http://{blog}/")
+        assert frontier.dispatch(blog, token)
+        assert frontier.dispatch(blog, token)  # a retry of the copy fetched
+    assert len(frontier.dispatched) <= 200 and frontier.dispatched.added == 10_000
+    assert len(frontier) == 0

@@ -86,7 +86,9 @@ class SummaryBuilder:
 
     def __init__(self) -> None:
         self.blogs: dict[str, tuple[str, str, bool, str]] = {}
-        self.sources: dict[str, set[str]] = {}
+        # target -> its one source, or the set of its sources once there are two: most targets
+        # of a crawl are linked once, and a set per target was most of the summary's memory
+        self.sources: dict[str, str | set[str]] = {}
         self.links = 0
 
     def add_blog(
@@ -106,8 +108,21 @@ class SummaryBuilder:
     def add_link(self, source: str, target: str) -> None:
         """One friend link ``source`` → ``target`` (blog ids)."""
         self.links += 1
-        if source != target:
-            self.sources.setdefault(target, set()).add(source)
+        if source == target:
+            return
+        known = self.sources.get(target)
+        if known is None:
+            self.sources[target] = source
+        elif isinstance(known, str):
+            if known != source:
+                self.sources[target] = {known, source}
+        else:
+            known.add(source)
+
+    def in_degree(self, target: str) -> int:
+        """Distinct blogs linking ``target``."""
+        known = self.sources.get(target)
+        return 0 if known is None else 1 if isinstance(known, str) else len(known)
 
     def summary(self, top: int = 10) -> Summary:
         """The counts so far, with the ``top`` most linked blogs."""
@@ -116,8 +131,8 @@ class SummaryBuilder:
             s.by_status[status] += 1
             s.by_platform[plat] += 1
             s.with_feed += has_feed
-        ranked = sorted(self.sources.items(), key=lambda kv: (-len(kv[1]), kv[0]))[: max(0, top)]
-        s.top = [(b, self.blogs.get(b, ("", "", False, ""))[3], len(src)) for b, src in ranked]
+        ranked = sorted(self.sources, key=lambda b: (-self.in_degree(b), b))[: max(0, top)]
+        s.top = [(b, self.blogs.get(b, ("", "", False, ""))[3], self.in_degree(b)) for b in ranked]
         return s
 
 

@@ -231,6 +231,20 @@ def registered_domain(host: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
+def hosting_domain(host: str) -> str:
+    """The domain a host's blogs are counted under, to cap how many one owner can add: the
+    public suffix itself for a hosting platform of the PSL's private section (every
+    ``*.github.io``, ``*.netlify.app`` and ``*.blogspot.com`` blog counts under that platform),
+    else :func:`registered_domain` (``cnblogs.com`` for its path-hosted blogs, ``example.com``
+    for ``a.example.com`` and ``b.example.com``)."""
+    host = normalize_host(host)
+    ext = _extractor()(host)
+    if ext.is_private and ext.top_domain_under_public_suffix:
+        return ext.suffix
+    return registered_domain(host)
+
+
+@functools.lru_cache(maxsize=4096)
 def blog_id(url: str) -> str:
     """Identity of the blog ``url`` belongs to, e.g. ``alice.github.io`` or ``cnblogs.com/alice``.
 

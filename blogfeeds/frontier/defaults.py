@@ -40,7 +40,8 @@ class FrontierKeys:
     are not durable yet), ``bad`` (LIST of requests that could not be decoded), ``depths`` (HASH
     blog id → best depth, then a space and the re-push token of the copy downloaded) and
     ``friends`` (HASH blog id → its friends' URLs, one a line, once read; '' without a
-    ``DEPTH_LIMIT``).
+    ``DEPTH_LIMIT``) and ``domain_blogs`` (HASH hosting domain → new blogs accepted under it,
+    for ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN``).
     """
 
     prefix: str
@@ -94,6 +95,10 @@ class FrontierKeys:
     def friends(self) -> str:
         return self._key("friends")
 
+    @property
+    def domain_blogs(self) -> str:
+        return self._key("domain_blogs")
+
     def all(self) -> list[str]:
         """The keys shared by every worker (not the per-worker ones)."""
         return [
@@ -105,4 +110,5 @@ class FrontierKeys:
             self.bad,
             self.depths,
             self.friends,
+            self.domain_blogs,
         ]

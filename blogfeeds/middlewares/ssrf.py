@@ -2,60 +2,72 @@
 
 Friend links and feed URLs come from pages anyone can write, so a page could point the crawler
 at ``http://127.0.0.1:6379/``, a router's admin page or the cloud metadata service
-(``http://169.254.169.254/``). :class:`SsrfGuardMiddleware` refuses, before any byte is sent:
+(``http://169.254.169.254/``). The guard has two halves, which refuse before any byte is sent:
 
-- every scheme but ``http`` and ``https`` (``file:``, ``ftp:``, ``data:``, ``s3:`` ...);
-- every target whose host *resolves* to an address that is not globally routable (loopback,
-  RFC 1918 private, carrier-grade NAT, link-local, multicast, reserved, unspecified,
-  documentation and benchmark ranges; IPv4 embedded in IPv6 is unwrapped), so a public name
-  pointing at 127.0.0.1 is refused too;
-- every request whose ``meta["proxy"]`` is such an address (a proxy on loopback reaches
-  whatever the proxy can). The proxy of the environment (``http_proxy``, ``https_proxy``, put
-  in meta by Scrapy's ``HttpProxyMiddleware`` with ``_scheme_proxy``) is the operator's choice
-  and is not checked.
+- :class:`SsrfGuardMiddleware` (downloader middleware) refuses every scheme but ``http`` and
+  ``https`` (``file:``, ``ftp:``, ``data:``, ``s3:`` ...), every target whose host is a literal
+  address that is not globally routable (loopback, RFC 1918 private, carrier-grade NAT,
+  link-local, multicast, reserved, unspecified, documentation and benchmark ranges; IPv4
+  embedded in IPv6 is unwrapped; ``2130706433`` and ``0x7f.1`` are addresses too), and every
+  request whose ``meta["proxy"]`` is such an address (a proxy on loopback reaches whatever the
+  proxy can). It sees every request, the redirected ones (3xx and meta refresh) and robots.txt
+  included, and the spider's out-of-band fetches (``engine.download_async``).
+- :class:`GuardedResolver` (the reactor's resolver, Scrapy's ``TWISTED_DNS_RESOLVER``) resolves
+  every *name* the downloader connects to and fails the lookup of a name that answers a
+  non-public address. The address it checks is the address the connection is made to: there is
+  one lookup, not one for the guard and another for the connection, so a DNS-rebinding server
+  answering a public address first and 127.0.0.1 next gains nothing, and a name that does not
+  resolve is a DNS failure (status ``dns``), never a pass. Answers are cached like Scrapy's
+  (``DNSCACHE_ENABLED``, ``DNSCACHE_SIZE``, ``DNS_TIMEOUT``); a refused answer is refused again.
+  :class:`RefusedAddressMiddleware` (just outside the download handler) turns the DNS failure of
+  a refused name into :class:`TargetRefused`, so the blog is stored ``blocked`` (not ``dns``,
+  and not retried) and the log line says which address was refused.
 
-It is a downloader middleware, so it sees every request, the redirected ones (3xx and meta
-refresh) and robots.txt included, and the spider's out-of-band fetches
-(``engine.download_async``). Names are resolved off the reactor thread (``getaddrinfo`` in a
-worker thread) and cached for :data:`CACHE_TTL` seconds. A name that does not resolve passes:
-Scrapy's own resolver then fails it and the blog gets status ``dns``.
+The proxy of the environment (``http_proxy``, ``https_proxy``, put in meta by Scrapy's
+``HttpProxyMiddleware`` with ``_scheme_proxy``) is the operator's choice: it is not checked, its
+name resolves unchecked, and with it the *proxy* resolves the targets' names, so it must enforce
+the same policy itself. With ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` (:class:`blogfeeds.config.
+SsrfConfig`; for tests and local use) loopback/private targets go through; the scheme check
+stays on. Without it the middleware refuses to start when ``TWISTED_DNS_RESOLVER`` is not a
+:class:`GuardedResolver` or the Twisted reactor is off (a reactorless download handler resolves
+names itself), and refuses every named host when the reactor's resolver is not one (a script's
+``CrawlerRunner`` does not install resolvers).
 
-Settings: ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` (:class:`blogfeeds.config.SsrfConfig`; True lets
-loopback/private targets through, for tests and local use; the scheme check stays on).
 Refusals raise :class:`TargetRefused` (an ``IgnoreRequest``: stored status ``blocked``) and count
 under the stat ``blogfeeds/ssrf/refused/<kind>``.
 
-Limit: the check and Scrapy's connection resolve the name separately; with Scrapy's DNS cache
-(``DNSCACHE_ENABLED``) both normally see the same answer, but a DNS-rebinding server with a
-zero TTL could still answer differently in between. Run crawlers in a network without access to
-internal services where that matters (README, "Robustness and security").
+Limit: IPv4 only (Scrapy's threaded resolver, ``gethostbyname``): a name with only AAAA records
+fails as ``dns``. Twisted connects to the one address the resolver returned, so no lookup
+happens between the check and the connection (docs/security.md).
 """
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import socket
-import time
+import urllib.request
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy import Request
-from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.asyncio import is_asyncio_available
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import threads
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.resolver import CachingThreadedResolver
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.misc import load_object
+from twisted.internet import defer
+from twisted.internet.error import DNSLookupError
 
 from blogfeeds.config import SsrfConfig
+from blogfeeds.option import StartupError
 
 logger = logging.getLogger(__name__)
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
-CACHE_TTL = 300.0
-"""Seconds a resolved address list (or a failure to resolve) is reused."""
-CACHE_SIZE = 10_000
+REFUSED_SIZE = 10_000
+"""Names whose refused answer is remembered (the middlewares look the reason up there)."""
 PRIVATE_HINT = "set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site"
 """Said with every refusal of a non-public address."""
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -68,6 +80,19 @@ class TargetRefused(IgnoreRequest):
 
     def __init__(self, message: str, kind: str):
         super().__init__(message)
+        self.kind = kind
+
+
+class AddressRefused(DNSLookupError):
+    """:class:`GuardedResolver` refused the answer for ``host``: ``address`` is ``kind``.
+
+    A ``DNSLookupError``, so that every connection path of Twisted fails it as a lookup that
+    found nothing (the name resolver interface has no other way to say no)."""
+
+    def __init__(self, host: str, address: str, kind: str):
+        super().__init__(f"{host} resolves to {address} ({kind}): refused by the SSRF guard")
+        self.host = host
+        self.address = address
         self.kind = kind
 
 
@@ -101,52 +126,146 @@ def address_kind(ip: IPAddress) -> str | None:
     return None
 
 
-def _literal(host: str) -> IPAddress | None:
+def literal_address(host: str) -> IPAddress | None:
+    """The address ``host`` spells, or None for a name: dotted quads and IPv6 (brackets and zone
+    dropped), and the other IPv4 forms the C library connects to (``2130706433``, ``0x7f.1``,
+    ``127.1``)."""
+    bare = host.strip("[]").split("%", 1)[0]
     try:
-        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+        return ipaddress.ip_address(bare)
     except ValueError:
+        pass
+    if not bare or not all(c.isalnum() or c == "." for c in bare) or not bare[0].isdigit():
+        return None  # inet_aton reads a name starting with a digit as a number only when it is
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(bare))
+    except OSError:
         return None
 
 
-def _getaddrinfo(host: str, port: int) -> list[str]:
-    infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
+def refusal_kind(address: str) -> str | None:
+    """:func:`address_kind` of an address string (``not_global`` when it is not one)."""
+    ip = literal_address(address)
+    return address_kind(ip) if ip is not None else "not_global"
 
 
-class SsrfGuardMiddleware:
-    """Downloader middleware refusing non-http(s) schemes and non-public targets (module doc)."""
+def environment_proxy_hosts() -> frozenset[str]:
+    """Host names of this process's proxies (``http_proxy``, ``https_proxy``, ...): the
+    operator's, resolved unchecked."""
+    hosts = set()
+    for url in urllib.request.getproxies().values():
+        try:
+            host = urlsplit(url if "://" in url else f"http://{url}").hostname
+        except ValueError:
+            continue
+        if host:
+            hosts.add(host.lower())
+    return frozenset(hosts)
+
+
+class GuardedResolver(CachingThreadedResolver):
+    """Scrapy's caching threaded resolver that fails every name answering a non-public address
+    (:class:`AddressRefused`), unless ``allow_private``; ``trusted`` names (the environment's
+    proxies) resolve unchecked. Installed on the reactor by Scrapy (``TWISTED_DNS_RESOLVER``),
+    it serves both of Twisted's resolver interfaces, so every TCP connection by name goes
+    through it (module doc)."""
 
     def __init__(
         self,
+        reactor: Any,
+        cache_size: int,
+        timeout: float,
+        *,
         allow_private: bool = False,
-        stats: Any = None,
-        dns_timeout: float = 60.0,
-        resolver: Any = None,
+        trusted: Iterable[str] = (),
     ):
+        super().__init__(reactor, cache_size, timeout)
+        self.allow_private = allow_private
+        self.trusted = frozenset(h.lower() for h in trusted)
+        self.refused: OrderedDict[str, AddressRefused] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, reactor: Any) -> GuardedResolver:
+        settings = crawler.settings
+        size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
+        return cls(
+            reactor,
+            size,
+            settings.getfloat("DNS_TIMEOUT"),
+            allow_private=SsrfConfig.from_settings(settings).allow_private_targets,
+            trusted=environment_proxy_hosts(),
+        )
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
+        if self.allow_private or name.lower().rstrip(".") in self.trusted:
+            return super().getHostByName(name, timeout)
+        return super().getHostByName(name, timeout).addCallback(self._check, name)
+
+    def _check(self, address: str, name: str) -> str:
+        kind = refusal_kind(address)
+        if kind is None:
+            return address
+        refused = AddressRefused(name, address, kind)
+        key = name.lower().rstrip(".")
+        self.refused[key] = refused
+        self.refused.move_to_end(key)
+        if len(self.refused) > REFUSED_SIZE:
+            self.refused.popitem(last=False)
+        raise refused
+
+    def refusal(self, host: str) -> AddressRefused | None:
+        """Why the last lookup of ``host`` was refused, if it was."""
+        return self.refused.get(host.lower().rstrip("."))
+
+
+def resolver_class(settings: Any) -> Any:
+    """The resolver class Scrapy installs: ``TWISTED_DNS_RESOLVER``, or the deprecated
+    ``DNS_RESOLVER`` when that one is set above the defaults and above it."""
+    name = "TWISTED_DNS_RESOLVER"
+    old = settings.getpriority("DNS_RESOLVER") or 0
+    if old > SETTINGS_PRIORITIES["default"] and old >= (settings.getpriority(name) or 0):
+        name = "DNS_RESOLVER"
+    return load_object(settings[name])
+
+
+def installed_resolver() -> GuardedResolver | None:
+    """The reactor's resolver when it is a :class:`GuardedResolver` (None when not, or when no
+    reactor is installed)."""
+    from scrapy.utils.reactor import is_reactor_installed  # noqa: PLC0415
+
+    if not is_reactor_installed():
+        return None
+    from twisted.internet import reactor  # noqa: PLC0415 - the installed one
+
+    resolver = getattr(reactor, "resolver", None)
+    return resolver if isinstance(resolver, GuardedResolver) else None
+
+
+class SsrfGuardMiddleware:
+    """Downloader middleware refusing non-http(s) schemes, non-public literal addresses and
+    names the resolver refused before (module doc)."""
+
+    def __init__(self, allow_private: bool = False, stats: Any = None, resolver: Any = None):
         self.allow_private = allow_private
         self.stats = stats
-        self.dns_timeout = dns_timeout
-        self._resolver = resolver  # tests: a callable (host, port) -> list[str]
-        self._cache: OrderedDict[str, tuple[float, tuple[str, ...] | None]] = OrderedDict()
+        self._resolver = resolver  # tests: a GuardedResolver not installed on a reactor
+        self._warned = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> SsrfGuardMiddleware:
         settings = crawler.settings
-        return cls(
-            allow_private=SsrfConfig.from_settings(settings).allow_private_targets,
-            stats=crawler.stats,
-            dns_timeout=settings.getfloat("DNS_TIMEOUT", 60.0),
-        )
+        allow = SsrfConfig.from_settings(settings).allow_private_targets
+        if not allow:
+            check_resolver_settings(settings)
+        return cls(allow_private=allow, stats=crawler.stats)
+
+    def resolver(self) -> GuardedResolver | None:
+        if self._resolver is None:
+            self._resolver = installed_resolver()
+        return self._resolver
 
     def _refuse(self, request: Request, kind: str, why: str) -> TargetRefused:
-        if self.stats is not None:
-            self.stats.inc_value(f"blogfeeds/ssrf/refused/{kind}")
-        # The reason travels in the exception: the spider's "failed: blocked (...)" line is
-        # where a user reads it, once.
-        hint = "" if kind == "scheme" else f"; {PRIVATE_HINT}"
-        refused = TargetRefused(f"SSRF guard: {why}{hint}", kind)
-        logger.debug("SSRF guard refused %s: %s", request.url, refused)
-        return refused
+        return refuse(self.stats, request, kind, why)
 
     async def process_request(self, request: Request) -> None:
         parts = urlsplit(request.url)
@@ -155,11 +274,10 @@ class SsrfGuardMiddleware:
             raise self._refuse(request, "scheme", f"scheme {scheme or '(none)'!r} is not http(s)")
         if self.allow_private:
             return None
-        await self._check(request, parts, "")
+        self._check(request, parts, "")
         proxy = self._proxy(request)
         if proxy:
-            proxy_parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-            await self._check(request, proxy_parts, "proxy ")
+            self._check(request, urlsplit(proxy if "://" in proxy else f"http://{proxy}"), "proxy ")
         return None
 
     @staticmethod
@@ -172,46 +290,119 @@ class SsrfGuardMiddleware:
         proxy = request.meta.get("proxy")
         return proxy if isinstance(proxy, str) and proxy else None
 
-    async def _check(self, request: Request, parts: Any, role: str) -> None:
-        """Refuse ``request`` when the host of ``parts`` (its target, or its ``proxy ``) is not
-        a public address."""
-        scheme = parts.scheme.lower()
+    def _check(self, request: Request, parts: Any, role: str) -> None:
+        """Refuse ``request`` when the host of ``parts`` (its target, or its ``proxy ``) is a
+        non-public address, a name refused already, or a name no guarded resolver will see."""
         try:
             host = parts.hostname or ""
-            port = parts.port or (443 if scheme == "https" else 80)
-        except ValueError:  # a port out of range: the download fails as it would anyway
+        except ValueError:  # the download fails as it would anyway
             return
         if not host:
             return
-        literal = _literal(host)
-        addresses = (str(literal),) if literal is not None else await self.resolve(host, port)
-        for address in addresses or ():
-            ip = _literal(address)
-            kind = address_kind(ip) if ip is not None else "not_global"
+        literal = literal_address(host)
+        if literal is not None:
+            kind = address_kind(literal)
             if kind is not None:
-                raise self._refuse(request, kind, f"{role}{host} resolves to {address} ({kind})")
-
-    async def resolve(self, host: str, port: int) -> tuple[str, ...] | None:
-        """Addresses of ``host`` (cached), or None when it does not resolve in time."""
-        key = host.lower()
-        now = time.monotonic()
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] > now:
-            self._cache.move_to_end(key)
-            return hit[1]
-        lookup = self._resolver or _getaddrinfo
-        try:
-            if is_asyncio_available():
-                loop = asyncio.get_running_loop()
-                found = await asyncio.wait_for(
-                    loop.run_in_executor(None, lookup, host, port), self.dns_timeout
+                raise self._refuse(request, kind, f"{role}{host} is {literal} ({kind})")
+            return
+        resolver = self.resolver()
+        if resolver is None:
+            if not self._warned:
+                self._warned = True
+                logger.error(
+                    "The reactor's DNS resolver is not blogfeeds.middlewares.ssrf."
+                    "GuardedResolver: every named host is refused (set TWISTED_DNS_RESOLVER, "
+                    "run through `scrapy crawl`, or BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 locally)"
                 )
-            else:  # a non-asyncio Twisted reactor
-                found = await maybe_deferred_to_future(threads.deferToThread(lookup, host, port))
-            result: tuple[str, ...] | None = tuple(found) or None
-        except (OSError, UnicodeError, TimeoutError, ValueError):
-            result = None
-        self._cache[key] = (now + CACHE_TTL, result)
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
-        return result
+            raise self._refuse(request, "resolver", "no guarded DNS resolver is installed")
+        refused = resolver.refusal(host)
+        if refused is not None:
+            raise self._refuse(
+                request,
+                refused.kind,
+                f"{role}{host} resolves to {refused.address} ({refused.kind})",
+            )
+
+
+def refuse(stats: Any, request: Request, kind: str, why: str) -> TargetRefused:
+    """Count and log a refusal of ``request``; the exception to raise."""
+    if stats is not None:
+        stats.inc_value(f"blogfeeds/ssrf/refused/{kind}")
+    # The reason travels in the exception: the spider's "failed: blocked (...)" line is where
+    # a user reads it, once.
+    hint = "" if kind == "scheme" else f"; {PRIVATE_HINT}"
+    refused = TargetRefused(f"SSRF guard: {why}{hint}", kind)
+    logger.debug("SSRF guard refused %s: %s", request.url, refused)
+    return refused
+
+
+def check_resolver_settings(settings: Any) -> None:
+    """``StartupError`` unless the downloader's names go through a :class:`GuardedResolver`."""
+    if not settings.getbool("TWISTED_REACTOR_ENABLED", True):
+        raise StartupError(
+            "TWISTED_REACTOR_ENABLED",
+            "the SSRF guard checks names in the Twisted reactor's resolver; without the reactor "
+            "set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 (local use only)",
+        )
+    try:
+        cls = resolver_class(settings)
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
+        raise StartupError("TWISTED_DNS_RESOLVER", f"cannot load it: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, GuardedResolver)):
+        raise StartupError(
+            "TWISTED_DNS_RESOLVER",
+            f"{settings.get('TWISTED_DNS_RESOLVER')} is not a subclass of "
+            "blogfeeds.middlewares.ssrf.GuardedResolver: the SSRF guard would not see the "
+            "addresses connected to",
+        )
+
+
+class RefusedAddressMiddleware:
+    """Downloader middleware just outside the download handler (after the retries in
+    ``process_exception`` order): the DNS failure of a name :class:`GuardedResolver` refused
+    becomes :class:`TargetRefused` (status ``blocked``, not retried, the address logged)."""
+
+    def __init__(self, stats: Any = None, resolver: Any = None):
+        self.stats = stats
+        self._resolver = resolver
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> RefusedAddressMiddleware:
+        return cls(stats=crawler.stats)
+
+    def process_exception(self, request: Request, exception: BaseException) -> None:
+        if not isinstance(exception, CannotResolveHostError | DNSLookupError):
+            return None
+        refused = _refused_in(exception)
+        if refused is None:
+            resolver = self._resolver or installed_resolver()
+            if resolver is None:
+                return None
+            for host in (urlsplit(request.url).hostname, _proxy_host(request)):
+                refused = resolver.refusal(host) if host else None
+                if refused is not None:
+                    break
+        if refused is None:
+            return None
+        why = f"{refused.host} resolves to {refused.address} ({refused.kind})"
+        raise refuse(self.stats, request, refused.kind, why) from exception
+
+
+def _refused_in(exc: BaseException) -> AddressRefused | None:
+    for _ in range(10):
+        if isinstance(exc, AddressRefused):
+            return exc
+        if exc.__cause__ is None:
+            return None
+        exc = exc.__cause__
+    return None
+
+
+def _proxy_host(request: Request) -> str | None:
+    proxy = request.meta.get("proxy")
+    if not isinstance(proxy, str) or not proxy:
+        return None
+    try:
+        return urlsplit(proxy if "://" in proxy else f"http://{proxy}").hostname
+    except ValueError:
+        return None

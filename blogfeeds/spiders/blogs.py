@@ -13,7 +13,8 @@ fetches go through the downloader; this module only routes and maps the report t
 Depth is the hop distance from the nearest seed, exactly (:mod:`blogfeeds.depths`): a blog
 found again through a shorter path has its queued request lowered, or its friends offered again.
 
-Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_PAGES_PER_BLOG``,
+Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN``
+(:mod:`blogfeeds.caps`), ``BLOGFEEDS_MAX_FRIENDS_PER_PAGE``, ``BLOGFEEDS_MAX_PAGES_PER_BLOG``,
 ``BLOGFEEDS_FEED_SCORERS``, ``BLOGFEEDS_FRIEND_SCORERS``; ``DEPTH_LIMIT`` bounds the hops
 (0 = no limit).
 """
@@ -30,6 +31,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
+from blogfeeds.caps import DomainCaps, domain_caps
 from blogfeeds.config import CrawlConfig
 from blogfeeds.depths import DepthBook, depth_book
 from blogfeeds.extensions.startup import check_settings
@@ -127,6 +129,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     depth_limit: int = 0
     config: ExtractConfig = ExtractConfig()
     fetch: Fetch
+    caps: DomainCaps = DomainCaps(0)
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -149,6 +152,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider.max_blogs = crawl.max_blogs
         spider.depth_limit = settings.getint("DEPTH_LIMIT")
         spider.depths = depth_book(crawler)
+        spider.caps = domain_caps(crawler)
         spider._done = SeenSet(crawl.seen_capacity)
         try:
             spider.config = ExtractConfig.from_settings(settings)
@@ -221,8 +225,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         """Requests for a blog reached ``depth`` hops from a seed: its home page when it is new
         or queued at a greater depth; when read already at a greater depth, its friends'
         (one hop further, and so on). Nothing when it is known at that depth or lower, beyond
-        ``DEPTH_LIMIT`` or over the cap. A blog beyond the limit is not recorded: a shorter
-        path found later still schedules it."""
+        ``DEPTH_LIMIT``, over the cap or its domain's cap (:mod:`blogfeeds.caps`). A blog beyond
+        a limit is not recorded: a shorter path found later still schedules it."""
         offers = [(url, depth)]
         while offers:
             url, depth = offers.pop()
@@ -240,11 +244,15 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             if self.max_blogs and self._requested >= self.max_blogs and best is None:
                 self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
                 continue
+            # BLOGFEEDS_MAX_BLOGS_PER_DOMAIN: a seed is the operator's, never refused (counted)
+            if best is None and depth and not self.caps.admits(url):
+                continue
             offer = self.depths.offer(bid, depth)
             if offer is None:
                 continue
             if offer.new:
                 self._requested += 1
+                self.caps.accepted(url)
                 yield self._blog_request(url, bid, depth)
             elif offer.friends is None:  # queued or downloading: this copy supersedes it
                 self.crawler.stats.inc_value("blogfeeds/depth_lowered/queued")
@@ -323,6 +331,14 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
                 logger.warning("Cannot read %s: %s", page.final_url, page.detail)
         for url in report.invalid_urls:
             logger.info("Invalid URL %r on %s: not followed", url, report.friend_source)
+        over = report.counters.get("friends_over_cap", 0)
+        if over:
+            logger.info(
+                "%s lists %d friends more than BLOGFEEDS_MAX_FRIENDS_PER_PAGE=%d: not followed",
+                report.friend_source or report.url,
+                over,
+                self.config.max_friends,
+            )
 
     def _unreadable(self, response: Response, exc: Exception) -> Blog:
         logger.warning("Cannot read %s: %s", response.url, exc)
