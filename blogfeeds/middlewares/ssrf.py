@@ -303,7 +303,8 @@ class SsrfGuardMiddleware:
         if literal is not None:
             kind = address_kind(literal)
             if kind is not None:
-                raise self._refuse(request, kind, f"{role}{host} is {literal} ({kind})")
+                what = f"a {kind} address" if str(literal) == host else f"{literal} ({kind})"
+                raise self._refuse(request, kind, f"{role}{host} is {what}")
             return
         resolver = self.resolver()
         if resolver is None:
