@@ -76,6 +76,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "feeds": data["feeds"],
             "friend_count": len(data["friends"]),
             "status": data["status"],
+            "truncated": data["truncated"],
         },
         "links": [
             {
@@ -320,7 +321,7 @@ def _stored(db: Path) -> dict[str, Any]:
             k: row[k]
             for k in (
                 "blog_id", "url", "title", "abstract", "language", "generator", "platform",
-                "platform_version", "feed_url", "friend_count", "status",
+                "platform_version", "feed_url", "friend_count", "status", "truncated",
             )
         }  # fmt: skip
         feeds = con.execute(
