@@ -413,7 +413,8 @@ def extraction_series() -> list[str]:
     """CPU seconds and peak RSS of reading one link-heavy page of 1, 2, 4 and 8 MB, each in a
     fresh process (``extract_blog``, nothing fetched), with the bounds and without them."""
     code = (
-        "import asyncio, resource, sys, time\n"
+        "import asyncio, sys, time\n"
+        "from blogfeeds.extensions.health import peak_rss_mb\n"
         "from blogfeeds.extract.blog import ExtractConfig, extract_blog\n"
         "from blogfeeds.extract.page import PageLimits\n"
         "from tests.robustness import link_heavy_page\n"
@@ -423,7 +424,7 @@ def extraction_series() -> list[str]:
         "async def none(request): return None\n"
         "t = time.process_time()\n"
         "report = asyncio.run(extract_blog('http://big.example/', body, {}, none, config))\n"
-        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "rss = peak_rss_mb()\n"
         "print(f'{time.process_time() - t:.1f} s CPU, peak RSS {rss:.0f} MB,"
         ' {body.count(b"<a ")} links, truncated {report.truncated}\')\n'
     )

@@ -4,7 +4,9 @@
 (``LoopingCall``); a tick that comes late says how long the reactor thread was held (by a
 callback, a pipeline, extraction on the reactor thread), and the longest lateness is the stat
 ``blogfeeds/reactor/longest_stall_ms``. At close it records ``blogfeeds/peak_rss_mb``, the
-process's resident-set peak (``getrusage``: every moment counts, not only samples).
+process's resident-set peak (every moment counts, not only samples): Linux's ``VmHWM``, since
+``getrusage``'s ``ru_maxrss`` survives ``exec`` and would report the RSS of the process that
+started the crawl when it was bigger.
 """
 
 from __future__ import annotations
@@ -56,5 +58,16 @@ class ReactorHealth:
         if self._loop.running:
             self._loop.stop()
         self.stats.set_value(STALL_STAT, round(self.longest * 1000))
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-        self.stats.set_value(RSS_STAT, round(peak))
+        self.stats.set_value(RSS_STAT, round(peak_rss_mb()))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set, in MiB (``VmHWM``, else ``ru_maxrss``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
