@@ -54,6 +54,26 @@ class ThreadRunner:
             self.pool.stop()
 
 
+_WARM_UP_PAGE = (
+    b"<html><head><title>Warm up</title>"
+    b'<link rel="alternate" type="application/rss+xml" href="/feed.xml"></head>'
+    b"<body><article><p>A first paragraph, long enough to be main text for the abstract.</p>"
+    b'</article><ul class="friends"><li><a href="https://friend.example.com/">Friend</a></li>'
+    b'<li><a href="https://other.github.io/">Other</a></li></ul></body></html>'
+)
+
+
+def _warm_up() -> None:
+    """Read one small page, so that what the extractors build once (the public suffix list's
+    trie, trafilatura's and the feed reader's tables, compiled rules) exists before
+    ``gc.freeze`` rather than being scanned by every full collection of the crawl."""
+    from blogfeeds.extract.blog import analyze_page  # noqa: PLC0415 - crawl time only
+    from blogfeeds.extract.feedreader import read_feed  # noqa: PLC0415
+
+    analyze_page("https://warm-up.example/", _WARM_UP_PAGE)
+    read_feed(b'<?xml version="1.0"?><rss version="2.0"><channel><title>W</title></channel></rss>')
+
+
 def extract_runner(crawler: Any) -> Run:
     """The crawl's runner: a :class:`ThreadRunner` of ``BLOGFEEDS_EXTRACT_THREADS`` threads
     (stopped at ``spider_closed``), or :data:`~blogfeeds.extract.runner.inline` when it is 0.
@@ -67,6 +87,7 @@ def extract_runner(crawler: Any) -> Run:
     threads = CrawlConfig.from_settings(crawler.settings).extract_threads
     if not threads:
         return inline
+    _warm_up()
     gc.freeze()
     from twisted.internet import reactor  # noqa: PLC0415 - the installed one, at crawl time
 
