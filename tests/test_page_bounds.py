@@ -92,6 +92,16 @@ def test_a_huge_link_page_costs_bounded_cpu_and_says_it_was_cut() -> None:
     assert blog.truncated == "links"
 
 
+def test_inspect_shows_what_was_cut() -> None:
+    from blogfeeds.commands.inspect import render_text, report_to_dict
+
+    data = report_to_dict(_extract(link_heavy_page(0.1), ExtractConfig(limits=PageLimits(0, 50))))
+    assert data["truncated"] == "links"
+    assert "Truncated: links" in render_text(data)
+    whole = report_to_dict(_extract(link_heavy_page(0.1)))
+    assert whole["truncated"] == "" and "Truncated" not in render_text(whole)
+
+
 def test_the_abstract_reads_the_first_characters_of_text() -> None:
     filler = " ".join(["word"] * 200)
     body = (
