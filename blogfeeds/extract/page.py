@@ -25,6 +25,7 @@ variant (``shift_jis_2004``, ``euc_jis_2004``), which real Shift_JIS pages often
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
@@ -52,6 +53,17 @@ _LOOKUP = lxml.etree.ElementDefaultClassLookup(
 )
 _PARSER = lxml.html.HTMLParser(recover=True, remove_comments=True, remove_pis=True)
 _PARSER.set_element_class_lookup(_LOOKUP)
+_LOCAL = threading.local()  # a parser per thread: pages are parsed in the crawl's worker threads
+
+
+def _parser() -> lxml.html.HTMLParser:
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = lxml.html.HTMLParser(
+            recover=True, remove_comments=True, remove_pis=True
+        )
+        parser.set_element_class_lookup(_LOOKUP)
+    return parser
 
 
 class DecodeError(ValueError):
@@ -357,7 +369,11 @@ def _bounded_parse(text: str, limits: PageLimits) -> tuple[lxml.html.HtmlElement
     how many characters were fed, and the bound passed (``""`` when none was). libxml2's push
     parser builds the same tree as parsing the whole string at once (every page of the corpus
     and the cases, fed 4 KB or 64 KB at a time), and stopping it early keeps the memory of a
-    huge page to what the bounds read."""
+    huge page to what the bounds read. A page whose ``<`` and ``<a`` cannot reach the bounds
+    is parsed at once (the push parser's events cost a Python object per element)."""
+    if _within(text, limits):
+        root = lxml.etree.fromstring(text, _parser())
+        return (None if root is None else root.getroottree().getroot()), len(text), ""
     parser = lxml.etree.HTMLPullParser(
         events=("start",), encoding="utf-8", recover=True, remove_comments=True, remove_pis=True
     )
@@ -374,6 +390,14 @@ def _bounded_parse(text: str, limits: PageLimits) -> tuple[lxml.html.HtmlElement
             break
     root = parser.close()
     return (None if root is None else root.getroottree().getroot()), fed, reached
+
+
+def _within(text: str, limits: PageLimits) -> bool:
+    """Whether ``text`` cannot pass ``limits``: every element but a few implied ones (``html``,
+    ``head``, ``body``, a ``p`` around stray text) starts at a ``<``, every link at ``<a``."""
+    if limits.max_links and text.count("<a") + text.count("<A") > limits.max_links:
+        return False
+    return not limits.max_elements or 2 * text.count("<") + 8 <= limits.max_elements
 
 
 def _passed(elements: int, links: int, limits: PageLimits) -> str:
