@@ -177,6 +177,26 @@ class CrawlConfig(Config):
         "Blog ids a process remembers exactly, per seen-set (about 110 bytes each); 0 = unbounded.",
         low=0,
     )
+    extract_threads: int = option(
+        "BLOGFEEDS_EXTRACT_THREADS",
+        1,
+        "Threads reading pages off the reactor thread (one page at a time each); 0 = on the "
+        "reactor thread.",
+        low=0,
+    )
+
+
+@dataclass(frozen=True)
+class HealthConfig(Config):
+    component: ClassVar[str] = "blogfeeds.extensions.health"
+
+    stall_tick: float = option(
+        "BLOGFEEDS_STALL_TICK",
+        0.1,
+        "Seconds between the reactor ticks that time its longest stall (stat "
+        "blogfeeds/reactor/longest_stall_ms); 0 = off.",
+        low=0,
+    )
 
 
 @dataclass(frozen=True)
@@ -414,6 +434,7 @@ CONFIGS: tuple[type[Config], ...] = (
     StrategyConfig,
     CrawlConfig,
     CapsConfig,
+    HealthConfig,
     BlogExtractionConfig,
     FeedDiscoveryConfig,
     FriendsConfig,

@@ -64,6 +64,10 @@ class Blog:
     """When the home page was fetched: ISO 8601 UTC, e.g. ``2026-11-29T20:36:29Z``."""
     depth: int = 0
     """Friend-link hops from the nearest seed (0 for a seed)."""
+    truncated: str = ""
+    """The bounds of page size the home page reached, comma-separated (``links``,
+    ``elements``, ``text``, ``friend_page/links``; :attr:`blogfeeds.extract.report.BlogReport.
+    truncated`): the blog was read from the first part of the page only. ``""``: read whole."""
 
 
 @dataclass

@@ -38,6 +38,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         status=report.status,
         fetched_at=fetched_at,
         depth=depth,
+        truncated=",".join(report.truncated),
     )
     links = [
         FriendLink(

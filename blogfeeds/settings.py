@@ -116,6 +116,8 @@ if _defaults["REDIS_URL"]:
 # --- Crawl summary (blogfeeds/extensions/summary.py; `scrapy stats` prints it from the database)
 EXTENSIONS = {
     "blogfeeds.extensions.summary.CrawlSummary": 500,
+    # The reactor's longest stall and the process's peak RSS, as stats.
+    "blogfeeds.extensions.health.ReactorHealth": 510,
     # Bad BLOGFEEDS_* values, database URL or SQLite file, REDIS_URL, Redis down: one ERROR
     # line before the crawl opens anything; an unknown BLOGFEEDS_* setting: a WARNING.
     "blogfeeds.extensions.startup.StartupCheck": 0,

@@ -30,7 +30,7 @@ from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.feedreader import read_document, read_feed, sniff_feed
 from blogfeeds.extract.friends import friends_from_data_source
 from blogfeeds.extract.page import DecodeError
-from tests.littleweb import LittleWeb
+from tests.littleweb import LittleWeb, Route
 
 PAGE_URL = "https://blog.example.com/"
 FEED_URL = "https://blog.example.com/feed.xml"
@@ -359,3 +359,73 @@ def feed_documents(draw: st.DrawFn) -> bytes:
         )
         doc = f"{decl}<opml><body>{outlines}</body></opml>"
     return draw(mutated(doc.encode(draw(st.sampled_from(ENCODINGS)), errors="replace")))
+
+
+# --- hostile pages: huge, link-heavy ------------------------------------------------------------
+
+
+def link_heavy_page(megabytes: float, host: str = "site") -> bytes:
+    """An HTML page of about ``megabytes`` MiB of distinct links (``<a href=...>``), about
+    19,000 a MiB: 7.9 MiB (under the 8 MiB download cap) hold about 150,000."""
+    target = int(megabytes * 1024 * 1024)
+    head = (
+        '<!doctype html><html><head><meta charset="utf-8"><title>All the links</title></head>'
+        "<body><h1>Friends</h1><p>Everyone I know, and everyone they know.</p>\n"
+    )
+    parts, size, n = [head], len(head), 0
+    while size < target:
+        line = f'<a href="http://{host}{n}.example/">Friend {n}</a><br>\n'
+        parts.append(line)
+        size += len(line)
+        n += 1
+    parts.append("</body></html>")
+    return "".join(parts).encode()
+
+
+def slow_blog(name: str) -> bytes:
+    return (
+        f"<html><head><title>{name}</title>"
+        f'<link rel="alternate" type="application/rss+xml" href="/feed.xml"></head>'
+        f"<body><article><p>The slow blog {name} answers in half a second, which is fine."
+        f"</p></article></body></html>"
+    ).encode()
+
+
+def slow_feed(name: str) -> bytes:
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>{name}</title>'
+        f"<link>http://{name}/</link><item><title>One</title><link>http://{name}/1</link>"
+        "<guid>1</guid></item></channel></rss>"
+    ).encode()
+
+
+def big_pages_web(
+    big: int = 6, slow: int = 10, megabytes: float = 7.9, delay: float = 0.5
+) -> tuple[dict[str, Route], list[str]]:
+    """Routes of ``big`` blogs serving a link-heavy page of ``megabytes`` MiB at once, and
+    ``slow`` blogs whose home page and feed answer after ``delay`` seconds; the seeds."""
+    routes: dict[str, Route] = {}
+    seeds = []
+    for i in range(big):
+        host = f"big{i}.example"
+        routes[f"http://{host}/"] = Route(body=link_heavy_page(megabytes, f"b{i}x"))
+        seeds.append(f"http://{host}/")
+    for i in range(slow):
+        host = f"slow{i}.example"
+        routes[f"http://{host}/"] = Route(body=slow_blog(host), delay=delay)
+        routes[f"http://{host}/feed.xml"] = Route(
+            body=slow_feed(host), content_type="application/rss+xml", delay=delay
+        )
+        seeds.append(f"http://{host}/")
+    return routes, seeds
+
+
+BIG_PAGES_SETTINGS = {
+    "DOWNLOAD_TIMEOUT": "3",
+    "RETRY_ENABLED": "False",
+    "BLOGFEEDS_STALL_TICK": "0.02",
+    "CONCURRENT_REQUESTS": "32",
+}
+"""The crawl of :func:`big_pages_web`: a timeout 6× the slow blogs' delay, no retry to hide a
+timeout, the reactor timed every 20 ms. ``BLOGFEEDS_MAX_BLOGS`` (the seeds) is added by the
+caller, so that the big pages' friends are not crawled."""

@@ -52,11 +52,14 @@ def _report(case: cases.Case) -> BlogReport | None:
 
 def stored_view(blog: Blog, links: list[FriendLink]) -> dict[str, Any]:
     """What the crawl stores, in the shape compared below."""
+    # ``type`` tags a record in feed exports (``-O``); it is no stored field.
     return {
         "blog": {
-            k: v for k, v in dataclasses.asdict(blog).items() if k not in ("fetched_at", "depth")
+            k: v
+            for k, v in dataclasses.asdict(blog).items()
+            if k not in ("fetched_at", "depth", "type")
         },
-        "links": [dataclasses.asdict(link) for link in links],
+        "links": [{k: v for k, v in dataclasses.asdict(x).items() if k != "type"} for x in links],
     }
 
 
@@ -76,6 +79,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "feeds": data["feeds"],
             "friend_count": len(data["friends"]),
             "status": data["status"],
+            "truncated": data["truncated"],
         },
         "links": [
             {
@@ -321,7 +325,7 @@ def _stored(db: Path) -> dict[str, Any]:
             k: row[k]
             for k in (
                 "blog_id", "url", "title", "abstract", "language", "generator", "platform",
-                "platform_version", "feed_url", "friend_count", "status",
+                "platform_version", "feed_url", "friend_count", "status", "truncated",
             )
         }  # fmt: skip
         feeds = con.execute(

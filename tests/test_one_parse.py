@@ -23,8 +23,18 @@ from blogfeeds.extract.page import Page, parse_page
 from tests.cases import case_names, load_case
 
 DATA = Path(__file__).parent / "data"
-#: Every way into libxml2's parsers from Python (lxml.html's functions call these).
-ENTRY_POINTS = ("fromstring", "fromstringlist", "HTML", "XML", "parse", "iterparse")
+#: Every way into libxml2's parsers from Python (lxml.html's functions call these; parse_page
+#: feeds a pull parser).
+ENTRY_POINTS = (
+    "fromstring",
+    "fromstringlist",
+    "HTML",
+    "XML",
+    "parse",
+    "iterparse",
+    "HTMLPullParser",
+    "XMLPullParser",
+)
 
 
 @pytest.fixture

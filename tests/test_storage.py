@@ -201,6 +201,17 @@ def test_blogs_store_generator_platform_and_version(store: Store) -> None:
     assert (row["generator"], row["platform"], row["platform_version"]) == ("Hugo", "Hugo", "")
 
 
+def test_blogs_store_the_page_bounds_reached(store: Store) -> None:
+    """Schema version 5: ``truncated`` says a blog was read from the first part of its page; a
+    later read of the whole page clears it, a failed fetch keeps it."""
+    store.write([blog(truncated="links,text")], [])
+    assert [r["truncated"] for r in store.blogs()] == ["links,text"]
+    store.write([blog(status="timeout", fetched_at="2026-01-02T00:00:00Z")], [])
+    assert [r["truncated"] for r in store.blogs()] == ["links,text"]
+    store.write([blog(truncated="")], [])
+    assert [r["truncated"] for r in store.blogs()] == [""]
+
+
 def test_mysql_ddl_fits_key_limits() -> None:
     """Every MySQL key is ≤ 3072 bytes (utf8mb4 = 4 bytes/char): URLs are keyed by hash."""
     steps = [s for _, version in schema.MIGRATIONS for s in version if isinstance(s, str)]

@@ -111,6 +111,7 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "friend_pages": report.friend_pages,
         "followed": [dataclasses.asdict(page) for page in report.followed],
         "rules_fired": report.rules_fired,
+        "truncated": ",".join(report.truncated),
         "counters": report.counters,
     }
 
@@ -135,6 +136,8 @@ def render_text(data: dict[str, Any]) -> str:
     ]
     if "status" in data:
         lines.append(f"Status:    {data['status']}")
+    if data.get("truncated"):
+        lines.append(f"Truncated: {data['truncated']} (read up to the page-size bounds)")
     robots = data.get("robots") or {}
     asked = [name for name in ("noindex", "nofollow") if robots.get(name)]
     effects = {"noindex": "identity only, no metadata or feeds", "nofollow": "no friends"}

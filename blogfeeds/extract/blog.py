@@ -45,12 +45,14 @@ from blogfeeds.extract.friends import (
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
     ABSTRACT_CHARS,
+    ABSTRACT_TEXT,
     PageMetadata,
     cut,
     extract_metadata,
 )
-from blogfeeds.extract.page import DecodeError, Page, header_value, parse_page
+from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
+from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.text import collapse
 from blogfeeds.extract.userrules import RuleSet, UserRule, load_rules, resolve_pages
 from blogfeeds.option import Config, option
@@ -82,6 +84,27 @@ class BlogExtractionConfig(Config):
         "Friend links read from one page (the rest are ignored and counted).",
         low=0,
     )
+    page_max_elements: int = option(
+        "BLOGFEEDS_PAGE_MAX_ELEMENTS",
+        PageLimits.max_elements,
+        "Elements of a page read, in document order (the rest is not parsed, the blog says "
+        "truncated: elements); 0 = all.",
+        low=0,
+    )
+    page_max_links: int = option(
+        "BLOGFEEDS_PAGE_MAX_LINKS",
+        PageLimits.max_links,
+        "<a> links of a page read, in document order (the rest is not parsed, the blog says "
+        "truncated: links); 0 = all.",
+        low=0,
+    )
+    abstract_max_text: int = option(
+        "BLOGFEEDS_ABSTRACT_MAX_TEXT",
+        ABSTRACT_TEXT,
+        "Characters of a page's text the abstract reads, in document order (past it the blog "
+        "says truncated: text); 0 = all.",
+        low=0,
+    )
     rules_file: str = option(
         "BLOGFEEDS_RULES_FILE",
         "",
@@ -107,6 +130,10 @@ class ExtractConfig:
     """Friend links kept per blog (``BLOGFEEDS_MAX_FRIENDS_PER_PAGE``)."""
     abstract_chars: int = ABSTRACT_CHARS
     """Length of the home page's abstract."""
+    limits: PageLimits = field(default_factory=PageLimits)
+    """How much of each page is read (``BLOGFEEDS_PAGE_MAX_ELEMENTS``, ``..._LINKS``)."""
+    abstract_text: int = ABSTRACT_TEXT
+    """Characters of the home page's text the abstract reads (``BLOGFEEDS_ABSTRACT_MAX_TEXT``)."""
 
     @classmethod
     def from_settings(cls, settings: SettingsLike, rules_file: str | None = None) -> ExtractConfig:
@@ -124,6 +151,8 @@ class ExtractConfig:
             user_rules=load_rules(path) if path else None,
             max_pages=crawl.max_pages_per_blog,
             max_friends=crawl.max_friends_per_page,
+            limits=PageLimits(crawl.page_max_elements, crawl.page_max_links),
+            abstract_text=crawl.abstract_max_text,
         )
 
 
@@ -141,6 +170,8 @@ async def extract_blog(
     headers: Mapping[str, str] | None,
     fetch: Fetch,
     config: ExtractConfig,
+    *,
+    run: Run = inline,
 ) -> BlogReport:
     """Read the blog whose home page ``body`` was fetched from ``url`` (the final URL).
 
@@ -150,17 +181,28 @@ async def extract_blog(
     that feed as the main feed (counter ``feed_as_seed``, the feed's reasons say so). Raises
     :class:`~blogfeeds.extract.page.DecodeError` when the home page is not usable HTML and
     ``ValueError`` when ``url`` is not http(s); never for a bad further page.
+
+    ``run`` runs every CPU-bound step (parsing and reading a page, a feed, a friend list;
+    :mod:`~blogfeeds.extract.runner`): the crawl passes a thread pool's, so that the reactor
+    is not held while a page is read. Each page is read up to ``config.limits``;
+    :attr:`BlogReport.truncated` says which bounds the home page reached.
     """
     if not isinstance(body, str):
-        doc = read_feed(body, header_value(headers, "content-type"), url)
+        doc = await run(read_feed, body, header_value(headers, "content-type"), url)
         site = doc.site_url if doc is not None else ""
         if doc is not None and http_url(site) and url_key(site) != url_key(url):
             resp = await fetch(FetchRequest(site, {"Accept": HTML_ACCEPT}))
-            if resp is not None and 200 <= resp.status < 300 and read_feed(resp.body) is None:
-                report = await _extract_home(resp.url, resp.body, resp.headers, fetch, config)
+            if (
+                resp is not None
+                and 200 <= resp.status < 300
+                and await run(read_feed, resp.body) is None
+            ):
+                report = await _extract_home(
+                    resp.url, resp.body, resp.headers, fetch, config, run=run
+                )
                 _seed_feed(report, url, doc, site)
                 return report
-    return await _extract_home(url, body, headers, fetch, config)
+    return await _extract_home(url, body, headers, fetch, config, run=run)
 
 
 def _seed_feed(report: BlogReport, url: str, doc: FeedDocument, site: str) -> None:
@@ -189,17 +231,24 @@ async def _extract_home(
     headers: Mapping[str, str] | None,
     fetch: Fetch,
     config: ExtractConfig,
+    *,
+    run: Run = inline,
 ) -> BlogReport:
     """:func:`extract_blog` for an HTML home page."""
-    analysis = analyze_page(
+    analysis = await run(
+        analyze_page,
         url,
         body,
         headers,
         friend_config=config.friends,
         user_rules=config.user_rules,
         abstract_chars=config.abstract_chars,
+        limits=config.limits,
+        abstract_text=config.abstract_text,
     )
     counters: dict[str, int] = {}
+    for what in analysis.truncated:
+        _count(counters, f"truncated/{what}")
     for what, rule in analysis.rules.items():
         _count(counters, f"rule_fired/{rule}/{what}")
     robots = robots_directives(analysis.page)
@@ -222,22 +271,23 @@ async def _extract_home(
         friend_pages=analysis.friend_pages,
         rules_fired=analysis.rules,
         counters=counters,
+        truncated=list(analysis.truncated),
     )
     if not robots.noindex and analysis.rule_feed is not None:
         report.feeds = [analysis.rule_feed]
     elif not robots.noindex:  # noindex: keep the blog's identity, not its content
-        found = await find_feeds(analysis.page, fetch, config=config.discovery)
+        found = await find_feeds(analysis.page, fetch, config=config.discovery, run=run)
         _count(counters, "feed_discovery/requests", found.requests)
         if found.budget_exhausted:
             _count(counters, "feed_discovery/budget_exhausted")
         report.discovery, report.feeds, report.rejected = found, [*found.feeds], found.rejected
     if not robots.nofollow:
-        await _friends(report, analysis, fetch, config)
+        await _friends(report, analysis, fetch, config, run)
     return report
 
 
 async def _friends(
-    report: BlogReport, analysis: PageAnalysis, fetch: Fetch, config: ExtractConfig
+    report: BlogReport, analysis: PageAnalysis, fetch: Fetch, config: ExtractConfig, run: Run
 ) -> None:
     """Friend links from the blog's friend-link page if one lists any, else from the home page,
     plus the machine-readable lists that page points to; into ``report``."""
@@ -252,13 +302,15 @@ async def _friends(
             report.followed.append(Followed(page_url, FRIEND_PAGE, "not_html", resp.url))
             continue
         try:  # a friend-link page: its friends are read, its abstract never (no trafilatura)
-            sub = analyze_page(
+            sub = await run(
+                analyze_page,
                 resp.url,
                 resp.body,
                 resp.headers,
                 friend_config=config.friends,
                 user_rules=config.user_rules,
                 abstract_chars=0,
+                limits=config.limits,
             )
         except (DecodeError, ValueError) as exc:
             _count(counters, "decode_error")
@@ -267,16 +319,22 @@ async def _friends(
             )
             continue
         listed = len(sub.friends.friends)
+        cut = f"truncated: {', '.join(sub.truncated)}" if sub.truncated else ""
+        for what in sub.truncated:
+            _count(counters, f"truncated/friend_page/{what}")
         if robots_directives(sub.page).nofollow:
             _count(counters, "robots/nofollow_friend_page")
-            report.followed.append(Followed(page_url, FRIEND_PAGE, "nofollow", resp.url, listed))
+            report.followed.append(
+                Followed(page_url, FRIEND_PAGE, "nofollow", resp.url, listed, cut)
+            )
             continue
         if sub.friends.friends or sub.friends.data_sources:
             _count(counters, "friend_page_used")
-            report.followed.append(Followed(page_url, FRIEND_PAGE, "used", resp.url, listed))
+            report.followed.append(Followed(page_url, FRIEND_PAGE, "used", resp.url, listed, cut))
+            report.truncated += [f"friend_page/{what}" for what in sub.truncated]
             found, source = sub.friends, sub.page.url
             break
-        report.followed.append(Followed(page_url, FRIEND_PAGE, "no_friends", resp.url))
+        report.followed.append(Followed(page_url, FRIEND_PAGE, "no_friends", resp.url, 0, cut))
     friends = list(found.friends)
     known = {f.url for f in friends}
     invalid = list(found.invalid_urls)
@@ -284,8 +342,8 @@ async def _friends(
         resp = await _get(fetch, list_url, report, DATA_SOURCE)
         if resp is None:
             continue
-        from_list = friends_from_data_source(
-            resp.url, resp.body, resp.header("Content-Type"), invalid
+        from_list = await run(
+            friends_from_data_source, resp.url, resp.body, resp.header("Content-Type"), invalid
         )
         _count(counters, "data_source_friends", len(from_list))
         report.followed.append(Followed(list_url, DATA_SOURCE, "read", resp.url, len(from_list)))
@@ -342,6 +400,12 @@ class PageAnalysis:
     """User rules that fired (:mod:`blogfeeds.extract.userrules`): what they set (``encoding``,
     ``feed``, ``abstract``, ``friend_pages``, ``friends``) -> rule name."""
 
+    @property
+    def truncated(self) -> tuple[str, ...]:
+        """The bounds the page reached: ``elements`` or ``links`` (the page was read up to
+        there), ``text`` (the abstract read the first characters only)."""
+        return (*self.page.truncated, *self.metadata.truncated)
+
 
 def analyze_page(
     url: str,
@@ -351,6 +415,8 @@ def analyze_page(
     friend_config: FriendConfig | None = None,
     user_rules: RuleSet | None = None,
     abstract_chars: int = ABSTRACT_CHARS,
+    limits: PageLimits | None = None,
+    abstract_text: int = ABSTRACT_TEXT,
 ) -> PageAnalysis:
     """Decode, parse and run every page extractor over one page (nothing is fetched).
 
@@ -360,28 +426,30 @@ def analyze_page(
     :class:`~blogfeeds.extract.userrules.RuleSet`) run before the built-in extractors: a rule's
     encoding, feed, abstract, friend pages and friend cards win; ``rules`` says which fired.
     ``abstract_chars`` is the abstract's length; 0 leaves it empty without running
-    trafilatura (a friend-link page).
+    trafilatura (a friend-link page). ``limits`` bound the elements and links read
+    (:class:`~blogfeeds.extract.page.PageLimits`), ``abstract_text`` the text the abstract
+    reads; :attr:`PageAnalysis.truncated` says which bounds the page reached.
     """
     bid = blog_id(url)
     if not user_rules:
-        page = parse_page(url, body, headers)
+        page = parse_page(url, body, headers, limits)
         return PageAnalysis(
             page=page,
             blog_id=bid,
-            metadata=extract_metadata(page, abstract_chars),
+            metadata=extract_metadata(page, abstract_chars, abstract_text),
             friends=extract_friends(page, config=friend_config),
             friend_pages=find_friend_pages(page),
         )
     fired: dict[str, str] = {}
     early = _first(user_rules.for_url(url), "encoding")
-    page = _parse(url, body, headers, early)
-    metadata = extract_metadata(page, abstract_chars)
+    page = _parse(url, body, headers, early, limits)
+    metadata = extract_metadata(page, abstract_chars, abstract_text)
     matched = user_rules.for_page(page, metadata.generator)
     rule = _first(matched, "encoding")
     if rule is not None and not isinstance(body, str):
         if rule is not early:
-            page = _parse(url, body, headers, rule)
-            metadata = extract_metadata(page, abstract_chars)
+            page = _parse(url, body, headers, rule, limits)
+            metadata = extract_metadata(page, abstract_chars, abstract_text)
         fired["encoding"] = rule.name
     rule_feed = None
     for rule in matched:
@@ -426,10 +494,15 @@ def _first(rules: Sequence[UserRule], what: str) -> UserRule | None:
 
 
 def _parse(
-    url: str, body: bytes | str, headers: Mapping[str, str] | None, rule: UserRule | None
+    url: str,
+    body: bytes | str,
+    headers: Mapping[str, str] | None,
+    rule: UserRule | None,
+    limits: PageLimits | None,
 ) -> Page:
     """Parse with ``rule``'s encoding in place of the HTTP charset (a BOM still wins)."""
     if rule is None or isinstance(body, str):
-        return parse_page(url, body, headers)
+        return parse_page(url, body, headers, limits)
     kept = {k: v for k, v in (headers or {}).items() if k.lower() != "content-type"}
-    return parse_page(url, body, {**kept, "Content-Type": f"text/html; charset={rule.encoding}"})
+    charset = {"Content-Type": f"text/html; charset={rule.encoding}"}
+    return parse_page(url, body, {**kept, **charset}, limits)

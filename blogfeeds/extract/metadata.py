@@ -44,6 +44,15 @@ logging.getLogger("trafilatura").setLevel(logging.ERROR)
 ABSTRACT_CHARS = 100
 """Default abstract length, in characters (not bytes)."""
 
+ABSTRACT_TEXT = 2_000_000
+"""Default of the characters of a page's text (its text nodes, scripts included, in document
+order) the abstract reads: trafilatura's cost grows with the text, and the largest page of the
+corpus holds 1.1 million."""
+
+TEXT = "text"
+"""What :attr:`PageMetadata.truncated` names when the abstract read the first
+``max_text`` characters only."""
+
 NO_SPACE_CHARS = (
     "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f"
     "\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
@@ -88,6 +97,8 @@ class PageMetadata:
     platform: str = ""
     """The platform the generators name (``WordPress``), ``""`` when unknown or absent."""
     platform_version: str = ""
+    truncated: tuple[str, ...] = ()
+    """``(TEXT,)`` when the abstract read the first ``max_text`` characters of the page only."""
 
 
 def _meta(page: Page) -> dict[str, str]:
@@ -241,7 +252,38 @@ def _precise(tree: lxml.html.HtmlElement, url: str, fast: bool) -> str | None:
     )
 
 
-def main_text(page: Page, precise: bool = True) -> str:
+def capped_tree(tree: lxml.html.HtmlElement, max_text: int) -> lxml.html.HtmlElement | None:
+    """A copy of ``tree`` cut after its first ``max_text`` characters of text in document order
+    (an element's text, its children, its tail), or None when it holds no more (or
+    ``max_text`` is 0)."""
+    if max_text <= 0 or sum(len(t) for t in tree.itertext()) <= max_text:
+        return None
+    root = deepcopy(tree)
+    left = max_text
+    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+        text = el.text if event == "start" else el.tail
+        if not text or len(text) <= left:
+            left -= len(text or "")
+            continue
+        if event == "start":
+            el.text = text[:left]
+            for child in list(el):
+                el.remove(child)
+            el.tail = None
+        else:
+            el.tail = text[:left]
+        node = el
+        while (parent := node.getparent()) is not None:
+            for sibling in list(node.itersiblings()):
+                parent.remove(sibling)
+            if node is not el:
+                node.tail = None
+            node = parent
+        break
+    return root
+
+
+def main_text(page: Page, precise: bool = True, tree: lxml.html.HtmlElement | None = None) -> str:
     """The page's main text from ``trafilatura.extract``, one block a line; ``""`` when
     trafilatura finds none or fails (logged at DEBUG). Comments are always left out.
 
@@ -263,15 +305,17 @@ def main_text(page: Page, precise: bool = True) -> str:
 
     ``precise=False`` is trafilatura's default extraction of the unmodified tree (readability
     and jusText included). trafilatura copies a tree it is given before pruning it, so
-    ``page.tree`` is never modified.
+    ``page.tree`` is never modified. ``tree``: read in place of ``page.tree`` (the
+    :func:`capped_tree` of :func:`abstract`).
     """
+    source = page.tree if tree is None else tree
     try:
         if precise:
-            text = _precise(_precise_input(page.tree), page.url, fast=True)
+            text = _precise(_precise_input(source), page.url, fast=True)
             if not text:  # the full extraction, on the unmodified tree
-                text = _precise(page.tree, page.url, fast=False)
+                text = _precise(source, page.url, fast=False)
         else:
-            text = trafilatura.extract(page.tree, url=page.url, include_comments=False)
+            text = trafilatura.extract(source, url=page.url, include_comments=False)
         return text or ""
     except Exception:  # trafilatura on arbitrary HTML: a crawl never dies on one page
         logger.debug("trafilatura failed on %s", page.url, exc_info=True)
@@ -303,7 +347,7 @@ def _join(lines: list[str]) -> str:
     return out
 
 
-def abstract(page: Page, max_chars: int = ABSTRACT_CHARS) -> str:
+def abstract(page: Page, max_chars: int = ABSTRACT_CHARS, max_text: int = ABSTRACT_TEXT) -> str:
     """A short abstract of the page: at most ``max_chars`` characters, whitespace collapsed.
 
     From the precise :func:`main_text`, leading headline-like lines are skipped (lines equal to
@@ -313,13 +357,21 @@ def abstract(page: Page, max_chars: int = ABSTRACT_CHARS) -> str:
     cut by :func:`cut`. Falls back to ``og:description``, then ``<meta name=description>``,
     then the unskipped main text, then trafilatura's default (non-precise, with tables) main
     text. Never raises: returns ``""`` when nothing is found (logged at DEBUG), and at once
-    when ``max_chars`` ≤ 0.
+    when ``max_chars`` ≤ 0. The main text is read from the first ``max_text`` characters of
+    the page's text (:func:`capped_tree`; 0 = all).
     """
+    return _abstract(page, max_chars, max_text)[0]
+
+
+def _abstract(page: Page, max_chars: int, max_text: int) -> tuple[str, bool]:
+    """:func:`abstract`, and whether the text was cut at ``max_text``."""
     if max_chars <= 0:  # every cut would be empty: skip trafilatura
-        return ""
+        return "", False
+    capped = None
     try:
+        capped = capped_tree(page.tree, max_text)
         meta = _meta(page)
-        lines = _lines(main_text(page))
+        lines = _lines(main_text(page, tree=capped))
         headlines = _headlines(page, meta)
         headline_tokens = set().union(*(_tokens(h) for h in headlines))
         start = 0
@@ -330,26 +382,31 @@ def abstract(page: Page, max_chars: int = ABSTRACT_CHARS) -> str:
             lambda: meta.get("og:description", ""),
             lambda: meta.get("description", ""),
             lambda: _join(lines),
-            lambda: _join(_lines(main_text(page, precise=False))),
+            lambda: _join(_lines(main_text(page, precise=False, tree=capped))),
         )
         for candidate in candidates:
             text = candidate()
             if text:
-                return cut(text, max_chars)
+                return cut(text, max_chars), capped is not None
     except Exception:
         logger.debug("no abstract for %s", page.url, exc_info=True)
-    return ""
+    return "", capped is not None
 
 
-def extract_metadata(page: Page, max_chars: int = ABSTRACT_CHARS) -> PageMetadata:
-    """Title, language, generator, platform and abstract of ``page`` (see each function)."""
+def extract_metadata(
+    page: Page, max_chars: int = ABSTRACT_CHARS, max_text: int = ABSTRACT_TEXT
+) -> PageMetadata:
+    """Title, language, generator, platform and abstract of ``page`` (see each function);
+    the abstract reads the first ``max_text`` characters of text (:func:`abstract`)."""
     found = generators(page)
     platform = platform_of(found)
+    text, cut_text = _abstract(page, max_chars, max_text)
     return PageMetadata(
         title=title(page),
         language=language(page),
         generator=found[0] if found else "",
-        abstract=abstract(page, max_chars),
+        abstract=text,
         platform=platform.name,
         platform_version=platform.version,
+        truncated=(TEXT,) if cut_text else (),
     )

@@ -25,8 +25,9 @@ variant (``shift_jis_2004``, ``euc_jis_2004``), which real Shift_JIS pages often
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
@@ -40,23 +41,50 @@ from w3lib.encoding import (
     to_unicode,
 )
 
-_PARSER = lxml.html.HTMLParser(recover=True, remove_comments=True, remove_pis=True)
 # Every element an ``HtmlElement`` through lxml's C-level default lookup: lxml.html's own lookup
 # (``FormElement``, ``InputElement``, ... by tag) is a Python call for every element proxy, and
 # the extractors and trafilatura create hundreds of thousands of them (about 1 µs each); nothing
 # here uses the form classes' extra methods.
-_PARSER.set_element_class_lookup(
-    lxml.etree.ElementDefaultClassLookup(
-        element=lxml.html.HtmlElement,
-        comment=lxml.html.HtmlComment,
-        pi=lxml.html.HtmlProcessingInstruction,
-        entity=lxml.html.HtmlEntity,
-    )
+_LOOKUP = lxml.etree.ElementDefaultClassLookup(
+    element=lxml.html.HtmlElement,
+    comment=lxml.html.HtmlComment,
+    pi=lxml.html.HtmlProcessingInstruction,
+    entity=lxml.html.HtmlEntity,
 )
+_PARSER = lxml.html.HTMLParser(recover=True, remove_comments=True, remove_pis=True)
+_PARSER.set_element_class_lookup(_LOOKUP)
+_LOCAL = threading.local()  # a parser per thread: pages are parsed in the crawl's worker threads
+
+
+def _parser() -> lxml.html.HTMLParser:
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = lxml.html.HTMLParser(
+            recover=True, remove_comments=True, remove_pis=True
+        )
+        parser.set_element_class_lookup(_LOOKUP)
+    return parser
 
 
 class DecodeError(ValueError):
     """The body could not be decoded or parsed as HTML."""
+
+
+@dataclass(frozen=True)
+class PageLimits:
+    """How much of one page the extractors read: the first ``max_elements`` elements and the
+    first ``max_links`` ``<a>`` elements in document order (0 = no bound). The rest of the page
+    is not parsed, so one page's extraction costs bounded time and memory whatever its size:
+    every extractor works element by element, about 20 µs for an ``<a>``.
+    """
+
+    max_elements: int = 50_000
+    max_links: int = 10_000
+
+
+ELEMENTS = "elements"
+LINKS = "links"
+"""What :attr:`Page.truncated` names: the bound of :class:`PageLimits` a page reached."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +101,11 @@ class Page:
     text: str
     tree: lxml.html.HtmlElement
     headers: Mapping[str, str]
+    truncated: tuple[str, ...] = ()
+    """The bounds of ``limits`` the page reached (:data:`ELEMENTS`, :data:`LINKS`): ``tree``
+    and ``text`` then hold the page up to that bound only."""
+    limits: PageLimits = field(default_factory=PageLimits)
+    """The bounds the page was parsed with (a page derived from it is parsed with the same)."""
 
     def absolute(self, href: str) -> str:
         """Resolve ``href`` (whitespace-stripped) against the page's base URL."""
@@ -273,12 +306,19 @@ def decode_html(body: bytes, content_type: str = "", url: str = "") -> tuple[str
     return "utf-8", to_unicode(body, "utf-8")
 
 
-def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = None) -> Page:
-    """Decode ``body`` and parse it into a :class:`Page`.
+def parse_page(
+    url: str,
+    body: bytes | str,
+    headers: Mapping[str, str] | None = None,
+    limits: PageLimits | None = None,
+) -> Page:
+    """Decode ``body`` and parse it into a :class:`Page`, up to ``limits`` (default
+    :class:`PageLimits`; :attr:`Page.truncated` says which bound cut it).
 
     ``url`` is the final URL of the response; ``headers`` the response headers (str → str).
     Raises :class:`DecodeError` when the body is empty or yields no HTML tree.
     """
+    limits = limits or PageLimits()
     headers = dict(headers or {})
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
     if isinstance(body, str):
@@ -292,9 +332,15 @@ def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = 
     if not cleaned.strip():
         raise DecodeError(f"empty document at {url}")
     try:
-        tree = lxml.html.document_fromstring(cleaned, parser=_PARSER)
-    except (lxml.etree.ParserError, ValueError) as exc:
+        tree, fed, reached = _bounded_parse(cleaned, limits)
+    except (lxml.etree.LxmlError, ValueError) as exc:
         raise DecodeError(f"cannot parse HTML at {url}: {exc}") from exc
+    if tree is None:
+        raise DecodeError(f"cannot parse HTML at {url}: Document is empty")
+    truncated: tuple[str, ...] = ()
+    if reached:
+        truncated = _truncate(tree, limits) or (reached,)
+        text = cleaned[:fed]
     base_url = url
     for href in tree.xpath("//base/@href", smart_strings=False)[:1]:
         if href.strip():
@@ -303,5 +349,93 @@ def parse_page(url: str, body: bytes | str, headers: Mapping[str, str] | None = 
             except ValueError:  # a malformed page URL or <base href> ("http://[@0"): ignored
                 base_url = url
     return Page(
-        url=url, base_url=base_url, encoding=encoding, text=text, tree=tree, headers=headers
+        url=url,
+        base_url=base_url,
+        encoding=encoding,
+        text=text,
+        tree=tree,
+        headers=headers,
+        truncated=truncated,
+        limits=limits,
     )
+
+
+PARSE_CHUNK = 64 * 1024
+"""Characters fed to the parser at a time: it stops within one chunk of the bound."""
+
+
+def _bounded_parse(text: str, limits: PageLimits) -> tuple[lxml.html.HtmlElement | None, int, str]:
+    """The tree of ``text`` parsed in chunks until the elements or links seen pass ``limits``,
+    how many characters were fed, and the bound passed (``""`` when none was). libxml2's push
+    parser builds the same tree as parsing the whole string at once (every page of the corpus
+    and the cases, fed 4 KB or 64 KB at a time), and stopping it early keeps the memory of a
+    huge page to what the bounds read. A page whose ``<`` and ``<a`` cannot reach the bounds
+    is parsed at once (the push parser's events cost a Python object per element)."""
+    if _within(text, limits):
+        root = lxml.etree.fromstring(text, _parser())
+        return (None if root is None else root.getroottree().getroot()), len(text), ""
+    parser = lxml.etree.HTMLPullParser(
+        events=("start",), encoding="utf-8", recover=True, remove_comments=True, remove_pis=True
+    )
+    parser.set_element_class_lookup(_LOOKUP)
+    elements = links = fed = 0
+    while fed < len(text):
+        parser.feed(text[fed : fed + PARSE_CHUNK].encode("utf-8", "surrogatepass"))
+        fed = min(fed + PARSE_CHUNK, len(text))
+        for _, el in parser.read_events():
+            elements += 1
+            links += el.tag == "a"
+        reached = _passed(elements, links, limits)
+        if reached:
+            break
+    root = parser.close()
+    return (None if root is None else root.getroottree().getroot()), fed, reached
+
+
+def _within(text: str, limits: PageLimits) -> bool:
+    """Whether ``text`` cannot pass ``limits``: every element but a few implied ones (``html``,
+    ``head``, ``body``, a ``p`` around stray text) starts at a ``<``, every link at ``<a``."""
+    if limits.max_links and text.count("<a") + text.count("<A") > limits.max_links:
+        return False
+    return not limits.max_elements or 2 * text.count("<") + 8 <= limits.max_elements
+
+
+def _passed(elements: int, links: int, limits: PageLimits) -> str:
+    """The bound of ``limits`` that ``elements`` and ``links`` pass, or ``""``."""
+    if limits.max_elements and elements > limits.max_elements:
+        return ELEMENTS
+    if limits.max_links and links > limits.max_links:
+        return LINKS
+    return ""
+
+
+def _truncate(tree: lxml.html.HtmlElement, limits: PageLimits) -> tuple[str, ...]:
+    """Cut ``tree`` before its first element past ``limits`` in document order (that element,
+    its descendants and everything after it); the bound reached, or ``()``."""
+    elements = links = 0
+    for el in tree.iter():
+        if not isinstance(el.tag, str):
+            continue
+        elements += 1
+        links += el.tag == "a"
+        reached = _passed(elements, links, limits)
+        if not reached:
+            continue
+        _cut_from(el)
+        return (reached,)
+    return ()
+
+
+def _cut_from(el: lxml.html.HtmlElement) -> None:
+    """Remove ``el`` and everything after it in document order (following siblings of it and
+    of its ancestors, the ancestors' tails)."""
+    node = el
+    while (parent := node.getparent()) is not None:
+        for sibling in list(node.itersiblings()):
+            parent.remove(sibling)
+        if node is not el:
+            node.tail = None
+        node = parent
+    parent = el.getparent()
+    if parent is not None:
+        parent.remove(el)

@@ -26,7 +26,8 @@ class Followed:
     or JSON friend list). ``outcome``: ``failed`` (no answer, or not 2xx: ``detail`` says
     which), ``not_html``, ``unreadable`` (``detail`` is the decode error), ``nofollow``,
     ``no_friends``, ``used`` (its friends are the blog's) for a friend page; ``failed`` or
-    ``read`` for a data source. ``friends`` is how many friends it listed.
+    ``read`` for a data source. ``friends`` is how many friends it listed. A friend page read
+    up to a bound says so in ``detail`` (``truncated: links``).
     """
 
     url: str
@@ -85,6 +86,11 @@ class BlogReport:
     """Friend URLs of the friend source and its data sources whose host no host may hold
     (:class:`~blogfeeds.extract.identity.InvalidURL`), each once: never a friend, never
     fetched (counter ``invalid_url``)."""
+    truncated: list[str] = field(default_factory=list)
+    """The bounds the home page reached (``elements``, ``links``: the page was read up to
+    there; ``text``: the abstract read its first characters only), then those of the friend
+    page the friends come from (``friend_page/links``, ...); empty for a page read whole.
+    Each is also counted (``truncated/links``, ``truncated/friend_page/links``, ...)."""
     rules_fired: dict[str, str] = field(default_factory=dict)
     """User rules that fired: what they set (``encoding``, ``feed``, ...) -> rule name."""
     counters: dict[str, int] = field(default_factory=dict)

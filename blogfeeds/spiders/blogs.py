@@ -41,6 +41,7 @@ from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
+from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.frontier.spiders import RedisFrontierMixin
@@ -50,6 +51,7 @@ from blogfeeds.report_items import blog_items
 from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet
 from blogfeeds.strategies import StaleRequest
+from blogfeeds.threads import extract_runner
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +132,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     config: ExtractConfig = ExtractConfig()
     fetch: Fetch
     caps: DomainCaps = DomainCaps(0)
+    run: Run = inline
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -157,6 +160,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         try:
             spider.config = ExtractConfig.from_settings(settings)
             spider.fetch = downloader_fetch(crawler)
+            spider.run = extract_runner(crawler)
         except RuleError as exc:  # before anything opens: one clear line (`scrapy crawl`)
             raise StartupError("BLOGFEEDS_RULES_FILE", str(exc)) from None
         return spider
@@ -294,6 +298,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
                 response_headers(response),
                 mark.before(self.fetch),
                 self.config,
+                run=self.run,
             )
         except (DecodeError, ValueError) as exc:
             yield self._unreadable(response, exc)

@@ -67,6 +67,7 @@ _BLOG_COLUMNS = (
     "depth",
     "first_seen",
     "fetched_at",
+    "truncated",
 )
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
 _BLOG_FAILURE_UPDATE = ("status", "fetched_at")
@@ -417,7 +418,8 @@ class Store:
         Each dict also has ``feeds``: its feed rows best first, as dicts with ``url``, ``type``,
         ``title``, ``score``, ``reasons`` (list of str) and ``is_main`` (bool). A database older
         than schema version 4 read without migrating (``read_only``) has no platform columns:
-        ``platform`` and ``platform_version`` are then those of the stored generator.
+        ``platform`` and ``platform_version`` are then those of the stored generator; older
+        than version 5, ``truncated`` is ``""``.
         """
         rows = self._dicts("SELECT * FROM blogs ORDER BY blog_id")
         for row in rows:
@@ -425,6 +427,7 @@ class Store:
             if "platform" not in row:
                 platform = platform_of(row["generator"])
                 row["platform"], row["platform_version"] = platform.name, platform.version
+            row.setdefault("truncated", "")
         feeds: dict[str, list[dict[str, Any]]] = {}
         for feed in self._dicts(
             "SELECT blog_id, url, type, title, score, reasons, is_main FROM feeds "
@@ -462,6 +465,7 @@ def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
         blog.depth,
         blog.fetched_at or now,  # first_seen (kept on update): the first stored fetch
         blog.fetched_at,
+        blog.truncated,
     )
 
 

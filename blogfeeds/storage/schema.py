@@ -7,7 +7,8 @@ Every statement is written once, as a template; the few places where the two SQL
 ``blogs``
     one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
     ``first_seen`` (set on insert to the item's ``fetched_at``, never updated); ``platform`` and
-    ``platform_version`` (version 4) name the platform of the raw ``generator``.
+    ``platform_version`` (version 4) name the platform of the raw ``generator``; ``truncated``
+    (version 5) the page-size bounds its home page reached (``""``: read whole).
 ``feeds``
     the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
     = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
@@ -312,6 +313,8 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             _fill_platforms,
         ],
     ),
+    # Version 5: the page-size bounds a blog's home page reached (blogfeeds.items.Blog).
+    (5, ["ALTER TABLE blogs ADD COLUMN truncated {short} NOT NULL DEFAULT ''"]),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 

@@ -73,6 +73,7 @@ from blogfeeds.extract.discovery.vocabulary import (
 )
 from blogfeeds.extract.feedreader import FeedDocument, read_feed
 from blogfeeds.extract.page import DecodeError, Page, parse_page
+from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.scoring import SettingsLike, build_rules, build_setting
 from blogfeeds.option import Config, option
 
@@ -346,7 +347,7 @@ _KIND_RANK = {"main": 0, "category": 1, "podcast": 1, "other": 1, "comments": 2}
 
 
 async def find_feeds(
-    page: Page, fetch: Fetch, *, config: DiscoveryConfig | None = None
+    page: Page, fetch: Fetch, *, config: DiscoveryConfig | None = None, run: Run = inline
 ) -> FeedReport:
     """The blog's feeds, validated by content, canonical and best first (module docstring).
 
@@ -355,7 +356,8 @@ async def find_feeds(
     ``config.max_requests`` requests and ``config.max_fetch_seconds`` of fetch time are spent.
     Never raises for a bad response: failures become :attr:`FeedReport.rejected` entries. With
     ``config.ruleset == "original"`` nothing is fetched: the original ``<link>`` candidates are
-    returned unvalidated.
+    returned unvalidated. ``run`` runs the CPU-bound steps (reading the page's candidates, a
+    fetched feed, a hopped page: :mod:`~blogfeeds.extract.runner`).
     """
     config = config or DiscoveryConfig()
     if config.ruleset == "original":
@@ -374,19 +376,21 @@ async def find_feeds(
             for c in cands
         ]
         return FeedReport(feeds=feeds, rejected=[], page_url=page.url)
-    run = DiscoveryRun(page, fetch, config)
+    discovery = DiscoveryRun(page, fetch, config, run)
     try:
-        await run.execute()
+        await discovery.execute()
     except BudgetSpent:
         pass
-    return run.report()
+    return discovery.report()
 
 
 class DiscoveryRun:
     """State of one :func:`find_feeds` call, which the stages validate through."""
 
-    def __init__(self, page: Page, fetch: Fetch, config: DiscoveryConfig) -> None:
-        self.page, self.config = page, config
+    def __init__(
+        self, page: Page, fetch: Fetch, config: DiscoveryConfig, run: Run = inline
+    ) -> None:
+        self.page, self.config, self.run = page, config, run
         self.session = Session(fetch, config)
         self.scorers = list(config.scorers)
         self.stages = list(config.stages)
@@ -429,7 +433,7 @@ class DiscoveryRun:
             self._reject(c, f"status {resp.status}")
             return None
         ctype = resp.header("content-type")
-        parsed = read_feed(resp.body, ctype)
+        parsed = await self.run(read_feed, resp.body, ctype)
         if parsed is None:
             self._missed(c, key)
             if hop and self.hopper is not None:
@@ -483,10 +487,11 @@ class DiscoveryRun:
             self._reject(c, reason)
         return kept
 
-    def subscribe_links(self) -> list[str]:
+    async def subscribe_links(self) -> list[str]:
         """The page's subscribe links when the :class:`OneHop` stage is enabled."""
         if self._subscribe is None:
-            self._subscribe = subscribe_links(self.page) if self.hopper is not None else []
+            found = await self.run(subscribe_links, self.page) if self.hopper is not None else []
+            self._subscribe = found
         return self._subscribe
 
     # -- the stages --
@@ -494,16 +499,19 @@ class DiscoveryRun:
     async def execute(self) -> None:
         """Gather and score the page candidates of every stage (following a meta refresh when
         the page advertises nothing), then run each stage in order while it is needed."""
-        self.candidates = self.score(page_candidates(self.page, self.stages, hints=True), self.page)
+        self.candidates = await self.run(self.gather)
         advertised = any(c.source in ADVERTISED for c in self.candidates)
         if not advertised and await self.follow_refresh():
-            self.candidates = self.score(
-                page_candidates(self.page, self.stages, hints=True), self.page
-            )
-        self.platforms = [f"{m.platform.name}: {m.evidence}" for m in detect_platforms(self.page)]
+            self.candidates = await self.run(self.gather)
+        platforms = await self.run(detect_platforms, self.page)
+        self.platforms = [f"{m.platform.name}: {m.evidence}" for m in platforms]
         for stage in self.stages:
             if stage.needed(self):
                 await stage.run(self)
+
+    def gather(self) -> list[FeedCandidate]:
+        """The page candidates of every stage, scored, best first."""
+        return self.score(page_candidates(self.page, self.stages, hints=True), self.page)
 
     async def follow_refresh(self) -> bool:
         """Follow one ``<meta http-equiv=refresh>`` to a different URL; True when the page was
@@ -518,7 +526,9 @@ class DiscoveryRun:
         if resp is None or not 200 <= resp.status < 300:
             return False
         try:
-            self.page = parse_page(resp.url, resp.body, resp.headers)
+            self.page = await self.run(
+                parse_page, resp.url, resp.body, resp.headers, self.page.limits
+            )
         except DecodeError:
             return False
         return True

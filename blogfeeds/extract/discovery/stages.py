@@ -229,7 +229,7 @@ class GuessedPaths(Stage):
         return not run.found and not run.platforms
 
     async def run(self, run: DiscoveryRun) -> None:
-        reserve = 2 if run.subscribe_links() and run.hops < run.config.max_hops else 0
+        reserve = 2 if await run.subscribe_links() and run.hops < run.config.max_hops else 0
         misses = MAX_MISSES * len(blog_roots(run.page.url))  # a path missed at every root
         for c in run.score(guess_candidates(run.page), run.page):
             if run.misses >= misses:
@@ -250,7 +250,7 @@ class OneHop(Stage):
         return not run.found
 
     async def run(self, run: DiscoveryRun) -> None:
-        for url in run.subscribe_links():
+        for url in await run.subscribe_links():
             if run.hops >= run.config.max_hops:
                 break
             if url_key(url) in run.tried:
@@ -265,16 +265,13 @@ class OneHop(Stage):
         if run.hops >= run.config.max_hops or not same_site(resp.url, run.page.url):
             return
         try:
-            hop_page = parse_page(resp.url, resp.body, resp.headers)
+            hop_page = await run.run(parse_page, resp.url, resp.body, resp.headers, run.page.limits)
         except DecodeError:
             return
         run.hops += 1
-        cands = [
-            c
-            for c in page_candidates(hop_page, run.stages, hints=True)
-            if c.source != "platform" and url_key(c.url) not in run.tried
-        ]
+        found = await run.run(page_candidates, hop_page, run.stages, hints=True)
+        cands = [c for c in found if c.source != "platform" and url_key(c.url) not in run.tried]
         for c in cands:
             c.hint, c.source = f"{c.source} on {resp.url}", "hop"
-        for c in run.score(cands, hop_page):
+        for c in await run.run(run.score, cands, hop_page):
             await run.validate(c)
