@@ -319,7 +319,9 @@ def test_crawl_refuses_loopback_seeds_without_sending_a_byte(tmp_path: Path) -> 
     assert run.stat("blogfeeds/ssrf/refused/loopback") == 3
     # the crawl log says why, on the line that reports the failure, and what to do about it
     hint = "; set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site)"
-    for seed, why in zip(seeds, ["is a loopback address", "resolves to 127.0.0.1 (loopback)"]):
+    for seed, why in zip(
+        seeds, ["is a loopback address", "resolves to 127.0.0.1 (loopback)"], strict=True
+    ):
         home = f"Blog {seed} failed: blocked (SSRF guard: {urlsplit(seed).hostname} {why}"
         line = next(line for line in run.log.splitlines() if home in line)
         assert line.endswith(hint)
