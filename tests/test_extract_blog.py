@@ -69,6 +69,15 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "title": data["title"],
             "abstract": data["abstract"],
             "language": data["language"],
+            "language_declared": data["language_declared"],
+            "description": data["description"],
+            "description_source": data["description_source"],
+            "author": data["author"],
+            "icon_url": data["icon_url"],
+            "avatars": [],
+            "last_post_at": data["last_post_at"],
+            "posts_per_month": data["posts_per_month"],
+            "activity": data["activity"],
             "generator": data["generator"],
             "platform": data["platform"],
             "platform_version": data["platform_version"],
@@ -85,6 +94,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
                 "name": f["name"],
                 "container_score": data["container_score"],
                 "source_url": data["friend_source"],
+                "avatar": f["avatar"],
             }
             for f in data["friends"]
             if f["blog_id"] is not None

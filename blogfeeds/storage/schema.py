@@ -7,13 +7,16 @@ Every statement is written once, as a template; the few places where the two SQL
 ``blogs``
     one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
     ``first_seen`` (set on insert to the item's ``fetched_at``, never updated); ``platform`` and
-    ``platform_version`` (version 4) name the platform of the raw ``generator``.
+    ``platform_version`` (version 4) name the platform of the raw ``generator``; the profile
+    (version 5: ``description``, ``author``, ``icon_url``, ``last_post_at``,
+    ``posts_per_month``, ``activity``, ``language_declared``; :class:`blogfeeds.items.Blog`).
 ``feeds``
     the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
     = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
 ``friend_links``
     the blogroll graph: one row per ``(source_blog_id, target_url_hash)`` edge, with
-    ``first_seen`` (insert) and ``last_seen`` (every write).
+    ``first_seen`` (insert) and ``last_seen`` (every write), and (version 5) the ``avatar`` the
+    friend card shows.
 ``feed_aliases`` (version 2)
     other URLs of a known feed (redirects, ``http``/``https``, ``/feed`` vs ``/rss.xml``): one
     row per alias, unique on ``alias_url_hash``, pointing at ``feed_url_hash``.
@@ -52,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blogfeeds.extract.platform import platform_of
+from blogfeeds.storage.profilestore import refresh_all
 
 
 @dataclass(frozen=True)
@@ -286,6 +290,12 @@ def _fill_platforms(cursor: Any, dialect: Dialect) -> None:
         )
 
 
+def _fill_last_posts(cursor: Any, dialect: Dialect) -> None:
+    """Version 5: last post, posting rate and activity of every blog whose scheduled feeds have
+    stored entries (as ``scrapy crawl feeds`` keeps them current from now on)."""
+    refresh_all(cursor, dialect)
+
+
 MIGRATIONS: list[tuple[int, list[Step]]] = [
     (1, _V1),
     (2, _V2),
@@ -310,6 +320,26 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "ALTER TABLE blogs ADD COLUMN platform {short} NOT NULL DEFAULT ''",
             "ALTER TABLE blogs ADD COLUMN platform_version {short} NOT NULL DEFAULT ''",
             _fill_platforms,
+        ],
+    ),
+    # Version 5: the blog profile (blogfeeds.extract.profile) and the avatar a friend card
+    # shows. Texts of any length are nullable {text} (MySQL gives TEXT no literal default);
+    # readers take NULL as "". A re-crawl fills the rows; entries already stored give the
+    # last post of blogs with a scheduled feed (_fill_last_posts).
+    (
+        5,
+        [
+            "ALTER TABLE blogs ADD COLUMN language_declared {short} NOT NULL DEFAULT ''",
+            "ALTER TABLE blogs ADD COLUMN description {text}",
+            "ALTER TABLE blogs ADD COLUMN description_source {short} NOT NULL DEFAULT ''",
+            "ALTER TABLE blogs ADD COLUMN author {text}",
+            "ALTER TABLE blogs ADD COLUMN icon_url {text}",
+            "ALTER TABLE blogs ADD COLUMN last_post_at {short}",
+            "ALTER TABLE blogs ADD COLUMN posts_per_month {real}",
+            "ALTER TABLE blogs ADD COLUMN activity {short} NOT NULL DEFAULT ''",
+            "ALTER TABLE friend_links ADD COLUMN avatar {text}",
+            "{create_index} blogs_activity ON blogs (activity)",
+            _fill_last_posts,
         ],
     ),
 ]
