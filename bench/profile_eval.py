@@ -25,8 +25,9 @@ expected: the build may predate the configuration):
   apart as ``external``);
 * language: the configuration's ``language`` / ``languageCode`` / ``lang`` primary subtag,
   except where the built home page's visible text is mostly Han characters (> 50 % of its
-  letters, kana < 5 %: ``zh``) or mostly kana (``ja``) while the configuration says otherwise
-  (a theme's default ``en`` left in place): the script is the truth then (``script_override``).
+  letters, kana < 20 %: ``zh``) or kana > 20 % of its letters (``ja``) while the
+  configuration says otherwise (a theme's default ``en`` left in place): the script is
+  the truth then (``script_override``).
 
 Usage, from the repository root::
 
@@ -434,9 +435,9 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
     han, kana = len(_HAN.findall(text)), len(_KANA.findall(text))
     letters = max(len(_LETTER.findall(text)), 1)
     override = ""
-    if kana / letters > 0.05 and want != "ja":
+    if kana / letters > 0.2 and want != "ja":
         override = "ja"
-    elif han / letters > 0.5 and kana / letters < 0.05 and want != "zh":
+    elif han / letters > 0.5 and kana / letters < 0.2 and want != "zh":
         override = "zh"
     want = override or want
     verdict("language", bool(want), prof.language, primary(prof.language) == want, want)
@@ -450,10 +451,14 @@ def _visible(raw: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", raw))
 
 
+# Language names some themes take in place of a code (Hugo ``languageCode = "english"``).
+_NAMES = {"english": "en", "chinese": "zh", "japanese": "ja", "german": "de", "french": "fr"}
+
+
 def primary(tag: str) -> str:
     from blogfeeds.extract.profile import primary as _primary
 
-    return _primary(tag) if tag else ""
+    return _NAMES.get(tag.strip().lower(), _primary(tag)) if tag else ""
 
 
 def run(out: Path, part: str) -> dict[str, Any]:

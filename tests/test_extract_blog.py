@@ -240,10 +240,11 @@ def test_a_user_rule_feed_is_kept_unfetched() -> None:
     report, asked = run(
         {}, HOME.format(head="", body='<a class="sub" href="/f.xml">RSS</a>'), config
     )
-    assert asked == []  # max_pages=1: no friend page either
+    # max_pages=1: no friend page either; the page declares no icon: /favicon.ico is checked
+    assert asked == ["https://river.example/favicon.ico"]
     assert [f.url for f in report.feeds] == ["https://river.example/f.xml"]
     assert report.discovery is None and report.rules_fired == {"feed": "btn"}
-    assert report.counters == {"rule_fired/btn/feed": 1}
+    assert report.counters == {"rule_fired/btn/feed": 1, "profile/favicon_requests": 1}
     blog, _ = blog_items(report, fetched_at="t", depth=0)
     assert blog.feed_url == "https://river.example/f.xml" and blog.status == "ok"
 

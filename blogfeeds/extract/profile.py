@@ -69,7 +69,7 @@ _EARLIEST = datetime(1995, 1, 1, tzinfo=UTC)
 _MONTH_DAYS = 30.44
 _MIN_LETTERS = 40  # shorter texts are not checked (a photo blog's captions)
 _OVERRIDE_LETTERS = 200  # a declaration is overruled only by this much text
-_OVERRIDE_PROB = 0.99
+_OVERRIDE_PROB = 0.95
 _DETECT_PROB = 0.9
 _TEXT_CHARS = 6000
 _SKIP_TEXT = {"script", "style", "noscript", "template", "svg", "code", "pre", "textarea"}
@@ -463,12 +463,16 @@ def page_text(page: Page, limit: int = _TEXT_CHARS) -> str:
 @cache
 def _identifier() -> Any:
     """The model, loaded once (about 0.1 s) when a page is first checked."""
-    return LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=True)
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 def detect_language(text: str) -> tuple[str, float]:
     """py3langid's language (ISO 639-1) of ``text`` and its probability."""
-    lang, prob = _identifier().classify(text)
+    identifier = _identifier()  # outside any guard: a model that will not load is a bug
+    try:
+        lang, prob = identifier.classify(text)
+    except (ValueError, IndexError, UnicodeError):  # text the tokenizer cannot take
+        return "", 0.0
     return str(lang), float(prob)
 
 
@@ -485,9 +489,8 @@ def check_language(declared: str, text: str) -> tuple[str, str]:
     letters = len(_LETTER.findall(text))
     if letters < _MIN_LETTERS:
         return (declared, "declared") if declared else ("", "")
-    try:
-        lang, prob = detect_language(text)
-    except Exception:  # a detector failure never loses the declaration
+    lang, prob = detect_language(text)
+    if not lang:
         return (declared, "declared") if declared else ("", "")
     if not declared:
         return (lang, "detected") if prob >= _DETECT_PROB else ("", "")
