@@ -334,15 +334,23 @@ def _stored(db: Path) -> dict[str, Any]:
                 "platform_version", "feed_url", "friend_count", "status",
             )
         }  # fmt: skip
+        for name in (
+            "language_declared", "description", "description_source", "author", "icon_url",
+            "last_post_at", "activity",
+        ):  # fmt: skip
+            blog[name] = row[name] or ""
+        blog["posts_per_month"] = row["posts_per_month"]
+        blog["avatars"] = []
         feeds = con.execute(
             "SELECT url, type, title, score, reasons FROM feeds ORDER BY position"
         ).fetchall()
         blog["feeds"] = [{**dict(f), "reasons": json.loads(f["reasons"])} for f in feeds]
         links = con.execute(
             "SELECT source_blog_id, target_url, target_blog_id, name, container_score, "
-            "source_url FROM friend_links ORDER BY id"
+            "source_url, avatar FROM friend_links ORDER BY id"
         ).fetchall()
-        return {"blog": blog, "links": [dict(link) for link in links]}
+        rows = [{**dict(link), "avatar": link["avatar"] or ""} for link in links]
+        return {"blog": blog, "links": rows}
     finally:
         con.close()
 
