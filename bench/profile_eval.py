@@ -17,8 +17,9 @@ expected: the build may predate the configuration):
   right when it equals one of them (HTML entities decoded, whitespace collapsed, case folded);
 * author: ``author`` (Hexo, Jekyll; a mapping's ``name``), ``params.author`` / ``author``
   (Hugo); right when equal as above;
-* last post: the newest front-matter ``date`` of a post source whose title the built feed or
-  home page shows; right within 36 hours (front-matter dates are local time);
+* last post: the newest front-matter ``date`` of a post source (not a page: about, links,
+  a Hugo page at the top of ``content/``) whose title the built feed lists (the home page
+  shows, without a feed); right within 36 hours (front-matter dates are local time);
 * icon: expected when the built home page declares one or the site has ``/favicon.ico``;
   right when the URL names a file of the built site that is an image by its first bytes (an
   icon on another host counts as right only when its URL ends in an image extension: counted
@@ -71,7 +72,9 @@ FIELDS = ("description", "author", "last_post", "icon", "language")
 CONFIGS = ("_config.yml", "hugo.toml", "config.toml", "hugo.yaml", "config.yaml", "config.yml")
 BUILDS = ("public/", ".deploy_git/", "docs/", "_site/", "build/", "")
 FEEDS = ("atom.xml", "index.xml", "feed.xml", "rss.xml", "rss2.xml", "feed/index.xml")
-POST_DIRS = ("source/_posts/", "content/posts/", "content/post/", "content/blog/", "_posts/")
+# Post sources: Hexo's, Jekyll's, and every Hugo content page with a date (its sections vary).
+POST_DIRS = ("source/_posts/", "content/", "_posts/")
+POST_EXTS = (".md", ".markdown", ".html", ".Rmd", ".Rmarkdown", ".rmd")
 HOLDOUT_SHARE = 0.3
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -183,6 +186,32 @@ def post_date(value: Any) -> datetime | None:
     return None
 
 
+_PAGES = re.compile(
+    r"(?:^|/)(?:about|links?|friends?|flinks?|archives?|search|tags|categories|page|pages)"
+    r"(?:/|\.|$)",
+    re.IGNORECASE,
+)
+
+
+def _not_a_post(name: str) -> bool:
+    """A page, not a post: a Hugo page at the top of ``content/`` or an about/links page."""
+    if name.startswith("content/") and name.count("/") == 1:
+        return True
+    return bool(_PAGES.search(name.split("/", 1)[1] if "/" in name else name))
+
+
+_ITEM_TITLE = re.compile(r"<(?:item|entry)\b.*?<title[^>]*>(.*?)</title>", re.S | re.I)
+
+
+def feed_titles(xml: str) -> set[str]:
+    """The item titles of a built feed (CDATA and entities read), normalised."""
+    titles = set()
+    for raw in _ITEM_TITLE.findall(xml):
+        text = re.sub(r"<!\[CDATA\[(.*?)\]\]>", r"\1", raw, flags=re.S)
+        titles.add(_norm(html.unescape(text)))
+    return titles
+
+
 def _norm(text: str) -> str:
     return " ".join(html.unescape(text).split()).casefold()
 
@@ -291,9 +320,9 @@ def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
     truth = truth_of(load_config(e["config"], config_text), e["generator"])
     posts = []
     for name in files:
-        if not name.startswith(POST_DIRS) or not name.endswith((".md", ".markdown", ".html")):
+        if not name.startswith(POST_DIRS) or not name.endswith(POST_EXTS):
             continue
-        if name.rsplit("/", 1)[-1].startswith("_index"):
+        if name.rsplit("/", 1)[-1].startswith("_index") or _not_a_post(name):
             continue
         text = git(gitdir, "show", f"{commit}:{name}").decode("utf-8", "replace")
         meta = front_matter(text)
@@ -405,10 +434,12 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
         _norm(prof.author) in {_norm(a) for a in truth["authors"]},
         authors or truth["authors"],
     )
+    # A post was built when the built feed lists it (else when the home page shows its title).
+    items = feed_titles(feeds_raw)
     dates = [
         datetime.fromisoformat(p["date"])
         for p in truth["posts"]
-        if p["title"] and _norm(p["title"]) in shown
+        if p["title"] and (_norm(p["title"]) in items if items else _norm(p["title"]) in shown)
     ]
     newest = max(dates) if dates else None
     found_date = prof.last_post_at

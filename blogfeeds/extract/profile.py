@@ -61,6 +61,8 @@ SUBTITLE_SELECTORS = (
     ".site-desc",
     ".subtitle",
     "#subtitle",
+    "header .description",
+    "h2.description",
 )
 """Theme elements that hold a blog's tagline (WordPress ``site-description``, Hexo NexT
 ``site-subtitle``, Ghost/Casper ``site-description``, ...), in order."""
@@ -75,6 +77,15 @@ _TEXT_CHARS = 6000
 _SKIP_TEXT = {"script", "style", "noscript", "template", "svg", "code", "pre", "textarea"}
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _EMAIL = re.compile(r"\s*\(?[\w.+-]+@[\w-]+(?:\.[\w-]+)+\)?\s*")
+_URL_IN_TEXT = re.compile(r"https?://\S+")
+_NO_AUTHOR = {"", "author", "作者", "admin", "administrator", "your name", "john doe", "name"}
+# A footer's copyright line: "© 2019-2024 Ana Lima", "Copyright © 2023, JetGirl. All rights".
+_COPYRIGHT = re.compile(
+    r"(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-–~]\s*(?:\d{4}|present|now))?)?"
+    r"\s*[,.]?\s*(?:by\s+)?(?P<name>[^|©·•,.<>()\n]{1,40}?)\s*"
+    r"(?:[|·•,.(]|all rights|powered|版权|保留|$)",
+    re.IGNORECASE,
+)
 _SIZES = re.compile(r"(\d+)\s*[xX×]\s*(\d+)")
 # Generators' placeholders in a feed's description: not the blog's tagline.
 _PLACEHOLDER = re.compile(
@@ -212,12 +223,60 @@ def describe(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> tup
     for source, text in candidates:
         if text and _usable(text, title):
             return text, source
+    if (text := json_ld_site_description(page)) and _usable(text, title):
+        return text, "json_ld"
     for selector in SUBTITLE_SELECTORS:
         for element in _css(page.tree, selector):
             text = collapse(element.text_content())
             if text and len(text) <= 300 and _usable(text, title):
                 return text, "theme"
+    if text := _under_title(page, title):
+        return text, "theme"
     return "", ""
+
+
+def _under_title(page: Page, title: str) -> str:
+    """The short line a theme's header puts right after the site's name (``<h1>R &
+    Census</h1><h2>explore census data with R</h2>``): the element following the first
+    ``<h1>`` whose text is the site title, when it is a heading or a paragraph."""
+    names = {collapse(t).casefold() for t in (title, _page_title(page)) if t}
+    for h1 in page.tree.iter("h1"):
+        if collapse(h1.text_content()).casefold() not in names:
+            continue
+        following = h1.getnext()
+        if following is not None and following.tag in ("h2", "h3", "p", "span", "div"):
+            text = collapse(following.text_content())
+            if text and len(text) <= 200 and _usable(text, title):
+                return text
+        return ""
+    return ""
+
+
+_SITE_TYPES = {"website", "blog", "webpage", "organization", "person"}
+
+
+def json_ld_site_description(page: Page) -> str:
+    """The ``description`` of the page's JSON-LD ``WebSite``/``Blog`` node, ``""`` when none."""
+    for node in _json_ld_nodes(page):
+        kind = node.get("@type")
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not any(isinstance(k, str) and k.lower() in _SITE_TYPES for k in kinds):
+            continue
+        value = node.get("description")
+        if isinstance(value, str) and (text := collapse(value)):
+            return text
+    return ""
+
+
+def _json_ld_nodes(page: Page) -> Iterable[dict[str, Any]]:
+    for script in page.tree.iter("script"):
+        if (script.get("type") or "").strip().lower() != "application/ld+json":
+            continue
+        try:
+            data = json.loads(script.text or "")
+        except (ValueError, RecursionError):
+            continue
+        yield from _walk(data, 0)
 
 
 def _page_title(page: Page) -> str:
@@ -235,15 +294,19 @@ def _css(tree: lxml.html.HtmlElement, css: str) -> list[lxml.html.HtmlElement]:
 
 
 def _person(value: str) -> str:
-    """An author value without its e-mail address; ``""`` when nothing else is left."""
-    name = collapse(_EMAIL.sub(" ", value)).strip(" ,;()")
+    """An author value without its e-mail address and URLs; ``""`` when nothing else is left,
+    or when it is a theme's placeholder (``作者``, ``Your Name``)."""
+    name = collapse(_URL_IN_TEXT.sub(" ", _EMAIL.sub(" ", value))).strip(" ,;:()|-–—")
+    if name.casefold() in _NO_AUTHOR or name.startswith(("http://", "https://")):
+        return ""
     return name if len(name) <= 200 else ""
 
 
 def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> tuple[str, str]:
     """The blog's author and where it came from (module docstring), or ``("", "")``."""
-    if name := _person(meta.get("author", "")):
-        return name, "meta"
+    for key in ("author", "article:author"):
+        if name := _person(meta.get(key, "")):
+            return name, "meta"
     if feed is not None:
         if name := _person(feed.author):
             return name, "feed"
@@ -264,25 +327,38 @@ def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> 
             return name, "h_card"
     if name := json_ld_author(page):
         return name, "json_ld"
+    if name := copyright_holder(page):
+        return name, "copyright"
     return "", ""
+
+
+def copyright_holder(page: Page) -> str:
+    """The name of a footer's copyright line (``© 2019–2024 Ana Lima``), ``""`` when none:
+    read from ``<footer>`` and elements whose class or id says footer or copyright."""
+    for element in page.tree.iter():
+        if not isinstance(element.tag, str):
+            continue
+        marks = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+        if element.tag != "footer" and "footer" not in marks and "copyright" not in marks:
+            continue
+        # one text a piece: "Ana<a>Hexo</a>" is "Ana | Hexo", not "AnaHexo"
+        text = " | ".join(t.strip() for t in element.itertext() if t.strip())
+        for match in _COPYRIGHT.finditer(collapse(text)):
+            name = _person(match.group("name"))
+            if name and not name[0].isdigit() and "powered" not in name.lower():
+                return name
+    return ""
 
 
 def json_ld_author(page: Page) -> str:
     """The first ``author`` name of the page's JSON-LD (``{"author": {"name": ...}}``, a list
     of them, or a plain string); ``""`` when none or the JSON is bad."""
-    for script in page.tree.iter("script"):
-        if (script.get("type") or "").strip().lower() != "application/ld+json":
-            continue
-        try:
-            data = json.loads(script.text or "")
-        except (ValueError, RecursionError):
-            continue
-        for node in _walk(data, 0):
-            author = node.get("author")
-            for one in author if isinstance(author, list) else [author]:
-                value = one.get("name") if isinstance(one, dict) else one
-                if isinstance(value, str) and (name := _person(value)):
-                    return name
+    for node in _json_ld_nodes(page):
+        author = node.get("author")
+        for one in author if isinstance(author, list) else [author]:
+            value = one.get("name") if isinstance(one, dict) else one
+            if isinstance(value, str) and (name := _person(value)):
+                return name
     return ""
 
 
@@ -402,9 +478,46 @@ def last_post(
     if dates:
         return dates[0], "feed"
     found = [_plausible(_parse_date(meta.get("article:published_time", "")), now)]
-    found += [_plausible(_parse_date(t.get("datetime") or ""), now) for t in page.tree.iter("time")]
+    found += [
+        _plausible(_parse_date(t.get("datetime") or ""), now)
+        for t in page.tree.iter("time")
+        if not _updated(t)
+    ]
     dated = [d for d in found if d is not None]
+    if not dated:  # themes that print the date as text: "<span class=post-date>2024-07-02"
+        dated = [d for d in _dated_texts(page, now) if d is not None]
     return (max(dated), "page") if dated else (None, "")
+
+
+_UPDATED = ("updated", "modified", "更新", "修改", "datemodified")
+_TEXT_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})(?!\d)")
+
+
+def _updated(element: lxml.html.HtmlElement) -> bool:
+    """A date element that says it is an update, not a publication (Butterfly's
+    ``title="更新于 …"``, ``itemprop=dateModified``, ``class=post-updated``)."""
+    marks = " ".join(element.get(a) or "" for a in ("title", "class", "itemprop", "id")).lower()
+    parent = element.getparent()
+    if parent is not None:
+        marks += " " + (parent.get("class") or "").lower() + " " + (parent.get("title") or "")
+    return any(word in marks for word in _UPDATED)
+
+
+def _dated_texts(page: Page, now: datetime) -> list[datetime | None]:
+    """Dates written as text in elements whose class says date or time (not update)."""
+    found: list[datetime | None] = []
+    for element in page.tree.iter():
+        if not isinstance(element.tag, str) or element.tag in ("script", "style"):
+            continue
+        marks = (element.get("class") or "").lower()
+        if not any(w in marks for w in ("date", "time", "publish")) or _updated(element):
+            continue
+        for y, m, d in _TEXT_DATE.findall(element.text_content()[:200]):
+            try:
+                found.append(_plausible(datetime(int(y), int(m), int(d), tzinfo=UTC), now))
+            except ValueError:
+                continue
+    return found
 
 
 def posts_per_month(feed: FeedDocument | None, now: datetime) -> float | None:
