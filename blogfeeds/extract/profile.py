@@ -82,7 +82,7 @@ _NO_AUTHOR = {"", "author", "作者", "admin", "administrator", "your name", "jo
 # A footer's copyright line: "© 2019-2024 Ana Lima", "Copyright © 2023, JetGirl. All rights".
 _COPYRIGHT = re.compile(
     r"(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-–~]\s*(?:\d{4}|present|now))?)?"
-    r"\s*[,.]?\s*(?:by\s+)?(?P<name>[^|©·•,.<>()\n]{1,40}?)\s*"
+    r"\s*[,.|]?\s*(?:by\s+)?(?P<name>[^|©·•,.<>()\n]{1,40}?)\s*"
     r"(?:[|·•,.(]|all rights|powered|版权|保留|$)",
     re.IGNORECASE,
 )
@@ -327,9 +327,43 @@ def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> 
             return name, "h_card"
     if name := json_ld_author(page):
         return name, "json_ld"
+    if name := byline(page):
+        return name, "byline"
     if name := copyright_holder(page):
         return name, "copyright"
     return "", ""
+
+
+def _taxonomy(element: lxml.html.HtmlElement) -> bool:
+    """Whether an element holds a link to a category or tag page."""
+    for link in element.iter("a"):
+        marks = f"{link.get('href') or ''} {link.get('class') or ''}".lower()
+        if any(w in marks for w in ("categor", "/tags/", "/tag/", "post-tag")):
+            return True
+    return False
+
+
+def byline(page: Page) -> str:
+    """The name the post cards' bylines give (elements whose class names an author, such as
+    ``publish-author``, ``post-author``): the most frequent one, when it is on at least two
+    cards or is the only one."""
+    names: Counter[str] = Counter()
+    for element in page.tree.iter():
+        if not isinstance(element.tag, str) or element.tag in ("img", "i", "meta", "link"):
+            continue
+        classes = (element.get("class") or "").lower()
+        if "author" not in classes or "avatar" in classes or "description" in classes:
+            continue
+        if _taxonomy(element):  # Hexo Matery's "publish-author" holds the category when set
+            continue
+        text = collapse(element.text_content())
+        name = _person(text) if 0 < len(text) <= 40 else ""
+        if name and not name[0].isdigit():
+            names[name] += 1
+    if not names:
+        return ""
+    (name, count), *rest = names.most_common(2)
+    return name if count >= 2 or not rest else ""
 
 
 def copyright_holder(page: Page) -> str:
