@@ -137,3 +137,11 @@ def test_crawl_feeds_store_keeps_the_last_post_and_activity_current(url: str) ->
     assert row["last_post_at"] == "2026-11-20T10:00:00Z"
     assert row["activity"] == "active"
     assert row["posts_per_month"] == pytest.approx(3.04, abs=0.01)
+
+
+def test_an_unreachable_blog_is_dead_and_keeps_its_profile(url: str) -> None:  # noqa: F811
+    with Store.open(url) as store:
+        store.write([blog(description="Notes", activity="active")], [])
+        store.write([blog(status="timeout", description="", activity="dead")], [])
+        [row] = store.blogs()
+    assert (row["status"], row["activity"], row["description"]) == ("timeout", "dead", "Notes")

@@ -86,7 +86,8 @@ _PROFILE_TEXTS = (
     "activity",
 )
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
-_BLOG_FAILURE_UPDATE = ("status", "fetched_at")
+# A failure keeps what the last answered crawl read, except that an unreachable blog is dead.
+_BLOG_FAILURE_UPDATE = ("status", "fetched_at", "activity")
 _FEED_COLUMNS = (
     "blog_id",
     "url",
