@@ -290,6 +290,33 @@ def _fill_platforms(cursor: Any, dialect: Dialect) -> None:
         )
 
 
+def _duplicate_column(exc: Exception) -> bool:
+    """MySQL error 1060 or SQLite's "duplicate column name": the column is there already."""
+    return (exc.args[:1] == (1060,)) or "duplicate column name" in str(exc)
+
+
+def _add_columns(table: str, columns: list[str]) -> Callable[[Any, Dialect], None]:
+    """A step adding ``columns`` (templates) to ``table``: on MySQL in ONE ``ALTER TABLE``
+    (atomic, one table change: a migration of many short statements can take longer than a
+    flaky connection lives), on SQLite one ``ADD COLUMN`` each (it takes one at a time). A
+    column already there (a re-run after a lost version row) is skipped."""
+
+    def step(cursor: Any, dialect: Dialect) -> None:
+        defs = [dialect.render(c) for c in columns]
+        if dialect.name == "mysql":
+            statements = [f"ALTER TABLE {table} " + ", ".join(f"ADD COLUMN {d}" for d in defs)]
+        else:
+            statements = [f"ALTER TABLE {table} ADD COLUMN {d}" for d in defs]
+        for statement in statements:
+            try:
+                cursor.execute(statement)
+            except Exception as exc:
+                if not _duplicate_column(exc):
+                    raise
+
+    return step
+
+
 def _fill_last_posts(cursor: Any, dialect: Dialect) -> None:
     """Version 5: last post, posting rate and activity of every blog whose scheduled feeds have
     stored entries (as ``scrapy crawl feeds`` keeps them current from now on)."""
@@ -329,15 +356,20 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
     (
         5,
         [
-            "ALTER TABLE blogs ADD COLUMN language_declared {short} NOT NULL DEFAULT ''",
-            "ALTER TABLE blogs ADD COLUMN description {text}",
-            "ALTER TABLE blogs ADD COLUMN description_source {short} NOT NULL DEFAULT ''",
-            "ALTER TABLE blogs ADD COLUMN author {text}",
-            "ALTER TABLE blogs ADD COLUMN icon_url {text}",
-            "ALTER TABLE blogs ADD COLUMN last_post_at {short}",
-            "ALTER TABLE blogs ADD COLUMN posts_per_month {real}",
-            "ALTER TABLE blogs ADD COLUMN activity {short} NOT NULL DEFAULT ''",
-            "ALTER TABLE friend_links ADD COLUMN avatar {text}",
+            _add_columns(
+                "blogs",
+                [
+                    "language_declared {short} NOT NULL DEFAULT ''",
+                    "description {text}",
+                    "description_source {short} NOT NULL DEFAULT ''",
+                    "author {text}",
+                    "icon_url {text}",
+                    "last_post_at {short}",
+                    "posts_per_month {real}",
+                    "activity {short} NOT NULL DEFAULT ''",
+                ],
+            ),
+            _add_columns("friend_links", ["avatar {text}"]),
             "{create_index} blogs_activity ON blogs (activity)",
             _fill_last_posts,
         ],
