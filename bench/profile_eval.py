@@ -19,7 +19,9 @@ expected: the build may predate the configuration):
   (Hugo); right when equal as above;
 * last post: the newest front-matter ``date`` of a post source (not a page: about, links,
   a Hugo page at the top of ``content/``) whose title the built feed lists (the home page
-  shows, without a feed); right within 36 hours (front-matter dates are local time);
+  shows, without a feed), or the newest day of a built post page under a dated permalink
+  (``2022/02/26/<slug>/index.html``: builds hold posts whose sources the repository lacks);
+  right within 36 hours (front-matter dates are local time);
 * icon: expected when the built home page declares one or the site has ``/favicon.ico``;
   right when the URL names a file of the built site that is an image by its first bytes (an
   icon on another host counts as right only when its URL ends in an image extension: counted
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import html
 import json
@@ -74,7 +77,11 @@ BUILDS = ("public/", ".deploy_git/", "docs/", "_site/", "build/", "")
 FEEDS = ("atom.xml", "index.xml", "feed.xml", "rss.xml", "rss2.xml", "feed/index.xml")
 # Post sources: Hexo's, Jekyll's, and every Hugo content page with a date (its sections vary).
 POST_DIRS = ("source/_posts/", "content/", "_posts/")
-POST_EXTS = (".md", ".markdown", ".html", ".Rmd", ".Rmarkdown", ".rmd")
+POST_EXTS = (".md", ".markdown", ".html", ".Rmd", ".Rmarkdown", ".rmd", ".org")
+# A built post page under a dated permalink (Hexo's default ``:year/:month/:day/:title/``).
+_DATED_PAGE = re.compile(r"^((?:19|20)\d\d)/(\d\d)/(\d\d)/[^/]+/index\.html$")
+_ORG_DATE = re.compile(r"^#\+DATE:\s*<?(\d{4}-\d{2}-\d{2})", re.M | re.I)
+_ORG_TITLE = re.compile(r"^#\+TITLE:\s*(.+)$", re.M | re.I)
 HOLDOUT_SHARE = 0.3
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -231,7 +238,11 @@ def discover(mirrors: Path) -> list[dict[str, Any]]:
             continue
         try:
             commit = git(gitdir, "rev-parse", "HEAD").decode().strip()
-            files = set(git(gitdir, "ls-tree", "-r", "--name-only", commit).decode().split("\n"))
+            files = set(
+                git(gitdir, "ls-tree", "-r", "-z", "--name-only", commit)
+                .decode("utf-8", "replace")
+                .split("\0")
+            )
         except subprocess.CalledProcessError:
             continue
         config = next((c for c in CONFIGS if c in files), "")
@@ -304,7 +315,11 @@ def build(mirrors: Path, out: Path) -> None:
 def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
     commit, prefix = e["commit"], e["build"]
     dest.mkdir(parents=True, exist_ok=True)
-    files = git(gitdir, "ls-tree", "-r", "--name-only", commit).decode().split("\n")
+    files = (
+        git(gitdir, "ls-tree", "-r", "-z", "--name-only", commit)
+        .decode("utf-8", "replace")
+        .split("\0")
+    )
     site = sorted(f[len(prefix) :] for f in files if f.startswith(prefix) and f)
     (dest / "files.json").write_text(json.dumps(site), encoding="utf-8")
     (dest / "site").mkdir(exist_ok=True)
@@ -326,6 +341,9 @@ def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
             continue
         text = git(gitdir, "show", f"{commit}:{name}").decode("utf-8", "replace")
         meta = front_matter(text)
+        if name.endswith(".org") and (org := _ORG_DATE.search(text)):
+            title = _ORG_TITLE.search(text)
+            meta = {"date": org.group(1), "title": title.group(1).strip() if title else ""}
         when = post_date(meta.get("date"))
         if when is None or meta.get("draft") is True or meta.get("published") is False:
             continue
@@ -340,7 +358,14 @@ def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
             if path and path in site:
                 head = git(gitdir, "show", f"{commit}:{prefix}{path}")[:16]
                 icons[path] = head.hex()
-    truth.update(posts=posts, icons=icons)
+    # Posts built under a dated permalink, their sources absent from the repository or not.
+    built = []
+    for name in site:
+        if match := _DATED_PAGE.match(name):
+            y, m, d = (int(g) for g in match.groups())
+            with contextlib.suppress(ValueError):
+                built.append(datetime(y, m, d, tzinfo=UTC).isoformat())
+    truth.update(posts=posts, icons=icons, built_post_dates=built)
     (dest / "truth.json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
 
 
@@ -441,6 +466,9 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
         for p in truth["posts"]
         if p["title"] and (_norm(p["title"]) in items if items else _norm(p["title"]) in shown)
     ]
+    # ... or built under a dated permalink (the build may hold posts whose sources it lacks);
+    # a permalink's day is local time, like the front matter's.
+    dates += [datetime.fromisoformat(d) for d in truth.get("built_post_dates", [])]
     newest = max(dates) if dates else None
     found_date = prof.last_post_at
     close = False

@@ -275,7 +275,7 @@ EVAL_OUT = Path("~/.cache/blogfeeds/profile-eval").expanduser()
 FLOORS = {
     "description": (0.90, 0.95),
     "author": (0.80, 0.95),
-    "last_post": (0.95, 0.80),
+    "last_post": (0.95, 0.90),
     "icon": (0.95, 0.85),
     "language": (0.97, 0.95),
 }
