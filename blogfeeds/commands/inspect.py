@@ -169,7 +169,7 @@ def render_text(data: dict[str, Any]) -> str:
         f"Described: {_sourced(data, 'description')}",
         f"Author:    {_sourced(data, 'author')}",
         f"Icon:      {_sourced(data, 'icon_url', 'icon_source')}",
-        f"Last post: {_sourced(data, 'last_post_at')}",
+        f"Last post: {_sourced(data, 'last_post_at', 'last_post_source')}",
         f"Activity:  {_activity(data)}",
     ]
     if "status" in data:
