@@ -88,6 +88,7 @@ CREDIT_HOSTS = frozenset(
     "example.com your-blog-url.com yoursite.com".split()
 )
 BUILD_PREFIXES = ("public/", "docs/", "_site/", "dist/", ".deploy_git/", "")
+FEED_PATH = re.compile(r"/(?:feed|rss|atom|feeds/posts/default)/?$|/[^/]*\.(?:xml|rss|atom)$", re.I)
 URL_IN_TEXT = re.compile(r"""(?:https?:)?//[^\s"'<>()\\]+""")
 
 
@@ -125,17 +126,18 @@ def data_urls(data: Any) -> list[str]:
     """Friend site URLs in a parsed data file, in order (nested groups walked)."""
     found: list[str] = []
 
+    from blogfeeds.extract.friends.filters import repair_href
+
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                if (
-                    str(key).lower() in URL_KEYS
-                    and isinstance(value, str)
-                    and re.match(r"^(?:https?:)?//", value.strip())
-                ):
-                    found.append(value.strip())
-                elif isinstance(value, (dict, list)):
-                    walk(value)
+                if not (str(key).lower() in URL_KEYS and isinstance(value, str)):
+                    if isinstance(value, (dict, list)):
+                        walk(value)
+                    continue
+                url = repair_href(value) or value.strip()  # a friend is there, link broken
+                if re.match(r"^(?:https?:)?//", url):
+                    found.append(url)
         elif isinstance(node, list):
             for item in node:
                 walk(item)
@@ -184,25 +186,67 @@ def site_of(host: str) -> str:
     return ".".join(labels[-keep:])
 
 
+def feed_site(url: str) -> str | None:
+    """The site of a feed URL (``https://x.org/feed/`` → ``https://x.org/``; ``""`` for a feed
+    service's URL, whose blog only the feed names), None when ``url`` is not a feed's. A
+    friend listed by its feed is the blog: the feed is a known feed, never a friend URL."""
+    if url.startswith("//"):
+        url = "https:" + url
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if host.startswith(("feeds.", "feeds2.", "feedproxy.")) or "feedburner" in host:
+        return ""  # a feed service: the blog is known only from the feed's own link
+    if not FEED_PATH.search(parts.path):
+        return None
+    return f"{parts.scheme or 'https'}://{parts.netloc}/"
+
+
+def not_a_blog(url: str) -> str | None:
+    """Why a listed URL is no friend's blog by the project's own definitions (a platform or
+    service page that is not a blog hosted there, a badge, a circle), or None. The truth applies
+    the definitions that docs/friend-links.md states; which links of a page are friends stays
+    the extractor's problem."""
+    from blogfeeds.extract.friends.filters import filters
+
+    verdict = filters().url_verdict(url if "//" not in url[:2] else "https:" + url)
+    return verdict if verdict in ("platform", "badge", "circle") else None
+
+
 def expected_friends(
     page_url: str, page_html: str, data: Any, owner: str = ""
-) -> tuple[list[str], list[str]]:
-    """``(expected, unrendered)``: the data file's friend URLs on the page, and the others."""
+) -> tuple[list[str], list[str], list[str]]:
+    """``(expected, unrendered, excluded)``: the data file's friend URLs on the page, the ones
+    not on it, and the ones that are no friend's blog (:func:`not_a_blog`; a feed URL stands
+    for its site, :func:`feed_site`)."""
     own = site_of(url_key(page_url).split("/")[0])
     rendered = rendered_keys(page_html)
     expected: list[str] = []
     unrendered: list[str] = []
+    excluded: list[str] = []
     seen: set[str] = set()
-    for url in data_urls(data):
-        key = url_key(url)
+    listed = data_urls(data)
+    hosts = {url_key(u).split("/")[0] for u in listed if feed_site(u) is None}
+    for listed_url in listed:
+        url, key = listed_url, url_key(listed_url)
         if key in seen or not key or site_of(key.split("/")[0]) == own or is_credit(key, owner):
             continue
         seen.add(key)
-        if key in rendered:
-            expected.append(re.sub(r"/index\.html?$", "/", url))
-        else:
+        if key not in rendered:
             unrendered.append(url)
-    return expected, unrendered
+            continue
+        site = feed_site(url)
+        if site is not None:
+            excluded.append(f"{url} (feed)")
+            if not site or key.split("/")[0] in hosts or url_key(site) in seen:
+                continue  # the blog itself is listed too, or unknown without the feed
+            url, key = site, url_key(site)
+            seen.add(key)
+        reason = not_a_blog(url)
+        if reason:
+            excluded.append(f"{url} ({reason})")
+            continue
+        expected.append(re.sub(r"/index\.html?$", "/", url))
+    return expected, unrendered, excluded
 
 
 # --- manifest ------------------------------------------------------------------------------
@@ -276,9 +320,10 @@ class Tally:
     fp: int = 0
     fn: int = 0
     unrendered: int = 0
+    excluded: int = 0
 
     def add(self, other: Tally) -> None:
-        for name in ("pages", "exact", "tp", "fp", "fn", "unrendered"):
+        for name in ("pages", "exact", "tp", "fp", "fn", "unrendered", "excluded"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
@@ -296,6 +341,7 @@ class Result:
     tally: Tally
     missed: list[str] = field(default_factory=list)
     false: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
 
 
 def judge_entry(e: Entry, out: Path) -> Result | None:
@@ -311,12 +357,15 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
     body = page_file.read_bytes()
     data = parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)
     page_html = body.decode("utf-8", errors="replace")
-    expected, unrendered = expected_friends(e.page_url, page_html, data, e.repo.split("/")[0])
+    owner = e.repo.split("/")[0]
+    expected, unrendered, excluded = expected_friends(e.page_url, page_html, data, owner)
     page = parse_page(e.page_url, body, {"Content-Type": "text/html"})
     reported = [(f.url, "") for f in extract_friends(page).friends]
     verdict = judge_friends({"expected_friend_links": [{"url": u} for u in expected]}, reported)
-    tally = Tally(1, int(verdict.passed), verdict.tp, verdict.fp, verdict.fn, len(unrendered))
-    result = Result(e, tally)
+    tally = Tally(
+        1, int(verdict.passed), verdict.tp, verdict.fp, verdict.fn, len(unrendered), len(excluded)
+    )
+    result = Result(e, tally, excluded=excluded)
     for problem in verdict.problems:
         if problem.startswith("missing "):
             result.missed = ast.literal_eval(problem[len("missing ") :])
@@ -327,13 +376,13 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
 
 def table(title: str, rows: dict[str, Tally]) -> list[str]:
     lines = [
-        f"| {title} | pages | exact | precision | recall | links | unrendered |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| {title} | pages | exact | precision | recall | links | unrendered | not blogs |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, t in sorted(rows.items(), key=lambda kv: (-kv[1].pages, kv[0])):
         lines.append(
             f"| {name} | {t.pages} | {t.exact} ({t.exact / t.pages:.0%}) | {t.precision:.3f} "
-            f"| {t.recall:.3f} | {t.tp + t.fn} | {t.unrendered} |"
+            f"| {t.recall:.3f} | {t.tp + t.fn} | {t.unrendered} | {t.excluded} |"
         )
     return lines
 
@@ -370,6 +419,10 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
                     print(f"  missed {url}")
                 for url in r.false:
                     print(f"  false  {url}")
+        print("\nlisted, not expected (no friend's blog, or a feed standing for its site):")
+        for r in results:
+            for url in r.excluded:
+                print(f"  {r.entry.id}: {url}")
     return 0
 
 

@@ -122,3 +122,20 @@ def failure_status(failure: Failure | BaseException) -> str:
     ):
         return "unreachable"
     return "error"
+
+
+REASON_CHARS = 300
+"""A failure reason is cut to this many characters (one log line)."""
+
+
+def failure_reason(failure: Failure | BaseException) -> str:
+    """Why a fetch failed, in words, for the log line beside its status (``failed: blocked
+    (SSRF guard: ...)``): the exception's message on one line, cut to :data:`REASON_CHARS`;
+    its type name when it has no message."""
+    exc = failure.value if isinstance(failure, Failure) else failure
+    if exc is None:
+        return "no reason given"
+    if isinstance(exc, HttpError):
+        return f"HTTP {exc.response.status}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."

@@ -1,7 +1,9 @@
 """Items yielded by the spiders: plain dataclasses, one module, documented field by field.
 
 Scrapy handles dataclass items natively (``itemadapter``); the feed exports (``-O blogs.jsonl``)
-and the storage pipelines read the same fields.
+and the storage pipelines read the same fields. Every item's first field is ``type`` (``blog``,
+``friend_link``, ``feed_fetch``): one export file holds several kinds of record, and a reader
+tells them apart by it. It is not a constructor argument (``init=False``): it names the class.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class FeedInfo:
 class Blog:
     """One blog, identified by :func:`blogfeeds.extract.identity.blog_id`."""
 
+    type: str = field(default="blog", init=False)
+    """The record type in an export: always ``blog``."""
     blog_id: str
     """Stable identity: registered domain or hosted-platform user part (``alice.github.io``)."""
     url: str
@@ -92,6 +96,8 @@ class Blog:
 class FriendLink:
     """A graph edge: blog ``source_blog_id`` lists ``target_url`` as a friend."""
 
+    type: str = field(default="friend_link", init=False)
+    """The record type in an export: always ``friend_link``."""
     source_blog_id: str
     """Identity of the blog whose page lists the link."""
     target_url: str
@@ -106,12 +112,17 @@ class FriendLink:
     """The page the link was read from (home page or friend-link page)."""
     avatar: str = ""
     """The picture the friend card shows for the friend (absolute URL), or ``""``."""
+    feed: str = ""
+    """The friend's feed when the page lists it beside the friend's site (not stored in the
+    database yet: the feed is found again when the friend's blog is read)."""
 
 
 @dataclass
 class FeedFetch:
     """One revisit of a feed by ``scrapy crawl feeds``: its new schedule state and new entries."""
 
+    type: str = field(default="feed_fetch", init=False)
+    """The record type in an export: always ``feed_fetch``."""
     feed_url: str
     """The URL the feed was scheduled under (the key of its ``schedule`` row)."""
     fetched_at: str

@@ -57,6 +57,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
             container_score=round(report.container_score, 3),  # no float noise (2999.9999...)
             source_url=report.friend_source,
             avatar=edge.friend.avatar,
+            feed=edge.friend.feed,
         )
         for edge in report.edges()
         if edge.blog_id is not None

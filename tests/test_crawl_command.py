@@ -137,7 +137,7 @@ RULE_SETS_NOTHING = '[[rule]]\nname = "pals"\nblog = "alice.example"\n'
             {"BLOGFEEDS_DATABASE_URL": "sqlite:////etc/hosts/blogs.sqlite3"},
             {},
             "BLOGFEEDS_DATABASE_URL: cannot open the SQLite database "
-            "'sqlite:////etc/hosts/blogs.sqlite3': [Errno 17] File exists: '/etc/hosts'",
+            "'sqlite:////etc/hosts/blogs.sqlite3': '/etc/hosts' is not a directory",
         ),
         (
             {"BLOGFEEDS_DATABASE_URL": "sqlite:///{tmp}/notes.txt"},
@@ -444,7 +444,10 @@ def test_dns_failure_is_one_info_line_and_status_dns(tmp_path: Path) -> None:
         for line in log_lines(run.log, level)
         if "nosuchhost.invalid" in line
     ]
-    assert about_host == ["[blogfeeds.spiders.blogs] Blog http://nosuchhost.invalid/ failed: dns"]
+    assert len(about_host) == 1, about_host
+    assert about_host[0].startswith(
+        "[blogfeeds.spiders.blogs] Blog http://nosuchhost.invalid/ failed: dns (DNS lookup failed"
+    ), about_host
     assert run.stat("blogfeeds/robots_txt_failed/dns") == 1
     scores = {link["container_score"] for link in run.links}
     assert scores == {3000.0}, scores

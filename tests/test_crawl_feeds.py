@@ -255,6 +255,43 @@ def test_first_run_fetches_everything_and_stores_entries(timeline: dict[str, Any
         assert "If-None-Match" not in hit.headers and "If-Modified-Since" not in hit.headers
 
 
+def last_record(log: str) -> str:
+    """The last log record (with its continuation lines), without its time stamp."""
+    records = re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[)", log.strip())
+    return records[-1].split(" ", 2)[2]
+
+
+def test_each_run_ends_with_its_summary_after_the_stats_dump(timeline: dict[str, Any]) -> None:
+    r1, r2 = timeline["r1"], timeline["r2"]
+    assert "Feeds worker " in r1["log"]
+    assert "; virtual time 2024-03-04T00:00:00Z (BLOGFEEDS_NOW)" in r1["log"]
+    assert r1["log"].index("Dumping Scrapy stats") < r1["log"].index("Feeds summary (finished)")
+    assert last_record(r1["log"]) == (
+        "[blogfeeds.spiders.feeds] INFO: Feeds summary (finished):\n"
+        "Fetched: 7; not modified (304): 0; changed: 0; new entries: 9\n"
+        "Failures: http_5xx 1\n"
+        "Paused hosts: busy.example until 2024-03-04T02:00:00Z\n"
+        # busy2, held by the pause, is the next due; it was due after the run started
+        "Next feed due at 2024-03-04T02:00:00Z (in 2 h); 8 feeds in the schedule"
+    )
+    summary = last_record(r2["log"]).splitlines()
+    assert summary[1] == "Fetched: 8; not modified (304): 2; changed: 0; new entries: 2"
+    assert summary[2] == "Failures: html 1, http_5xx 1"
+    assert summary[3] == "Paused hosts: none"
+    assert re.fullmatch(
+        r"Next feed due at 2024-03-04T0\d:\d\d:\d\dZ \(in .+\); 8 feeds .*", summary[4]
+    )
+
+
+def test_the_start_line_says_virtual_time_only_when_it_is(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.sqlite3'}"
+    for env, virtual in (({}, False), ({"BLOGFEEDS_NOW": iso(T0)}, True)):
+        crawler = get_crawler(FeedsSpider, {"BLOGFEEDS_DATABASE_URL": url, **env})
+        task = FeedsSpider.from_crawler(crawler)._task(T0)
+        assert task.startswith("fetching the feeds due at 2024-03-04T00:00:00Z, then exiting")
+        assert ("virtual time" in task) is virtual, task
+
+
 def test_retry_after_pauses_the_whole_host(timeline: dict[str, Any]) -> None:
     r1, rows1, rows2 = timeline["r1"], timeline["rows1"], timeline["rows2"]
     assert urls(r1).count(BUSY1) == 1  # 429 is never retried at once
@@ -405,6 +442,13 @@ def test_loop_mode_sleeps_until_the_next_feed_is_due(tmp_path: Path) -> None:
         )  # starts 3 s before the feed is due, stops after 7 s
     assert looped["reason"] == "closespider_timeout"
     assert urls(looped) == [ALPHA]
+    # it says what it waits for when it goes to sleep, and what each pass did
+    log = looped["log"]
+    assert re.search(r"INFO: Next feed due at \S+ \(in [0-9] s\); sleeping [0-9] s", log), log
+    passed = log[log.index("Feeds pass summary:") :]
+    assert "Fetched: 1; not modified (304): 0; changed: 0; new entries: 0" in passed
+    assert re.search(r"Next feed due at \S+ \(in 3 h 20 min\); sleeping \d+ s", passed)
+    assert last_record(log).startswith("[blogfeeds.spiders.feeds] INFO: Feeds summary (closespider")
     fetched = iso_minutes(rows(db)[ALPHA]["last_fetch"])
     assert due <= fetched <= due + 5 / 60
 

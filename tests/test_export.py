@@ -39,6 +39,7 @@ from blogfeeds.failures import STATUSES
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.seeds import load_seeds
 from blogfeeds.storage.db import Store, connect
+from blogfeeds.storage.feedstore import FeedStore, iso, iso_minutes
 from blogfeeds.storage.schema import DIALECTS, pending_migrations, url_hash
 from tests import blogosphere as bs
 
@@ -411,15 +412,27 @@ def test_platform_label(platform: str | None, generator: str | None, label: str)
     assert platform_label(platform, generator) == label
 
 
-def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture) -> None:
-    crawler = get_crawler(settings_dict={"BLOGFEEDS_SUMMARY_TOP": 1})
+def test_crawl_summary_extension(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    earlier = Blog(blog_id="old.example", url="http://old.example/", status="dns")
+    with Store.open(url) as store:  # as the storage pipeline leaves it, plus an earlier crawl's
+        store.write([earlier, *BLOGS], LINKS)
+    settings = {"BLOGFEEDS_SUMMARY_TOP": 1, "BLOGFEEDS_DATABASE_URL": url}
+    crawler = get_crawler(settings_dict=settings)
     ext = CrawlSummary.from_crawler(crawler)
     for item in [*BLOGS, *LINKS]:
         ext.item_scraped(item)
     with caplog.at_level(logging.INFO, logger="blogfeeds.extensions.summary"):
         ext.spider_closed(None, "finished")
+        assert "Crawl summary" not in caplog.text  # logged after Scrapy's stats dump:
+        ext.engine_stopped()
     assert "Crawl summary (finished):\nBlogs: 6, with a feed: 4 (67 %)" in caplog.text
     assert "3  bob.example  Bob" in caplog.text
+    # where the blogs are, and that the database keeps the earlier crawls' too
+    assert caplog.text.rstrip().endswith(
+        f"Database {url}: 7 blogs (1 from earlier crawls), {len(LINKS)} friend links in all; "
+        "`scrapy stats` summarises them; another BLOGFEEDS_DATABASE_URL starts afresh"
+    )
     off = get_crawler(settings_dict={"BLOGFEEDS_SUMMARY_ENABLED": False})
     with pytest.raises(NotConfigured):
         CrawlSummary.from_crawler(off)
@@ -454,6 +467,23 @@ def test_export_and_stats_commands(tmp_path: Path) -> None:
     assert summary["blogs"] == 6 and summary["with_feed"] == 4
     assert summary["top_in_degree"] == [{"blog_id": "bob.example", "title": "Bob", "in_degree": 3}]
     assert summary["by_platform"] == {"Hexo": 2, "Hugo": 2, "WordPress": 1, "(none)": 1}
+    assert summary["feeds_scheduled"] == 0 and summary["entries"] == 0
+    # the feeds part: what `scrapy crawl feeds` scheduled and stored
+    now = iso_minutes("2024-03-04T00:00:00Z")
+    with FeedStore.open(url) as store:
+        store.sync_feeds(now)
+    stats = subprocess.run(
+        [*scrapy, "stats", "--json"], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+    feeds = json.loads(stats.stdout)
+    assert (feeds["feeds_scheduled"], feeds["feeds_by_status"]) == (3, {"new": 3})
+    assert (feeds["entries"], feeds["latest_entry_seen"]) == (0, None)
+    assert feeds["next_feed_due"] == iso(now)
+    text = subprocess.run(
+        [*scrapy, "stats"], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    ).stdout
+    assert "Feeds scheduled: 3; by status: new 3\nEntries: 0\n" in text
+    assert "Next feed due at 2024-03-04T00:00:00Z (overdue by " in text
     hexo = subprocess.run(
         [*scrapy, "stats", "--json", "--platform", "HEXO,wordpress"],
         cwd=REPO, env=env, capture_output=True, text=True, check=False,

@@ -106,7 +106,7 @@ def stats_of(log: str) -> dict[str, int]:
 
 
 def owner_of(log: str) -> str:
-    found = re.search(r"Feeds worker (\S+),", log)
+    found = re.search(r"Feeds worker (\S+):", log)
     assert found, log[-3000:]
     return found[1]
 

@@ -755,3 +755,124 @@ def test_friend_names_lose_control_characters() -> None:
     got = friends_from_data_source("https://me-example.com/links.json", json.dumps(data).encode())
     assert [f.name for f in got] == ["Al[31mpha"]
     assert clean_name("Be\x00ta\x9b\x1b") == "Beta"
+
+
+def test_a_feed_listed_beside_its_friends_site_is_that_friends_feed_not_another_friend() -> None:
+    def item(site: str, name: str, feed: str) -> str:
+        return f'<li><a href="{site}">{name}</a> <em><a href="{feed}">(Feed)</a></em></li>'
+
+    body = (
+        "<h2>Blogroll</h2><ul>"
+        + item("https://alpha-example.org/", "Alpha", "https://alpha-example.org/feed/")
+        + item("https://beta-example.net/", "Beta", "http://feeds.feedburner.com/BetaBlog")
+        + item("https://gamma-example.com/", "Gamma", "https://gamma-example.com/index.xml")
+        + '<li><a href="https://delta-example.org/atom.xml">Delta</a></li>'
+        + "</ul>"
+    )
+    result = run(body)
+    assert [(f.url, f.kind, f.feed) for f in result.friends] == [
+        ("https://alpha-example.org/", "", "https://alpha-example.org/feed/"),
+        ("https://beta-example.net/", "", "http://feeds.feedburner.com/BetaBlog"),
+        ("https://gamma-example.com/", "", "https://gamma-example.com/index.xml"),
+        ("https://delta-example.org/atom.xml", "feed", ""),  # listed by its feed alone
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tools", "sub"),
+    [("📚 收藏站", "在线工具"), ("Resources", "Frontend"), ("鸣谢", "主题作者")],
+)
+def test_a_section_of_tools_or_credits_is_not_friends_but_thanking_friends_is(
+    tools: str, sub: str
+) -> None:
+    body = (
+        "<h2>感谢这些朋友</h2>"
+        + ul(*THREE)
+        + f"<h2>{tools}</h2><h3>{sub}</h3>"
+        + ul(("https://tool-example.net/", "Tool"), ("https://icons-example.io/", "Icons"))
+        + "<h3>More</h3>"  # a sub-heading stays inside the section
+        + ul(("https://colors-example.org/", "Colors"), ("https://fonts-example.dev/", "Fonts"))
+    )
+    assert urls(run(body)) == [u for u, _ in THREE]
+
+
+def test_hrefs_broken_in_an_obvious_way_are_repaired_and_say_so() -> None:
+    body = "<h2>Friends</h2>" + ul(
+        ("hhttps://alpha-example.org/", "Alpha"),
+        ("/beta-example.net", "Beta"),
+        ("https//gamma-example.com/blog/", "Gamma"),
+        ("/about/", "About"),  # a path of the page's own site stays one
+        ("/feed.xml", "Feed"),
+    )
+    result = run(body)
+    assert [(f.url, f.repaired) for f in result.friends] == [
+        ("https://alpha-example.org/", "hhttps://alpha-example.org/"),
+        ("https://beta-example.net/", "/beta-example.net"),
+        ("https://gamma-example.com/blog/", "https//gamma-example.com/blog/"),
+    ]
+
+
+def test_cards_that_link_by_script_or_data_attribute_are_friends() -> None:
+    def card(attrs: str, name: str) -> str:
+        return f'<div class="card" {attrs}><img src="/a.png"><span>{name}</span></div>'
+
+    body = (
+        '<h2>友情链接</h2><div class="cards">'
+        + card("onclick=\"window.open('https://alpha-example.org/', '_blank')\"", "Alpha")
+        + card('onclick="location.href=&quot;https://beta-example.net/&quot;"', "Beta")
+        + card('data-href="https://gamma-example.com/"', "Gamma")
+        + card('data-url="https://delta-example.org/friends.json"', "Delta list")
+        + card('data-href="tab-2"', "Tab")
+        + "</div>"
+    )
+    result = run(body)
+    assert pairs(result) == [
+        ("https://alpha-example.org/", "Alpha"),
+        ("https://beta-example.net/", "Beta"),
+        ("https://gamma-example.com/", "Gamma"),
+    ]
+
+
+def test_a_blogroll_group_whose_entries_carry_descriptions_is_kept_with_its_siblings() -> None:
+    def described(*links: tuple[str, str]) -> str:
+        words = "a weekly letter about books, fountain pens and the small web, always free"
+        return (
+            "<ul>" + "".join(f'<li><a href="{h}">{t}</a> {words}.</li>' for h, t in links) + "</ul>"
+        )
+
+    newsletters = (
+        ("https://delta-example.org/", "Delta"),
+        ("https://epsilon-example.net/", "Epsilon"),
+        ("https://zeta-example.com/", "Zeta"),
+    )
+    body = (
+        '<div class="post-content"><h2>Personal blogs</h2>'
+        + ul(*THREE)
+        + "<h2>Newsletters</h2>"
+        + described(*newsletters)
+        + "</div>"
+    )
+    assert urls(run(body, title="Blogroll")) == [u for u, _ in (*THREE, *newsletters)]
+
+
+def test_a_theme_widget_of_few_links_does_not_hide_the_friend_pages_own_list() -> None:
+    # Icarus: a "links" widget in the sidebar (one theme link) beside the article's friends.
+    avatars = "".join(
+        f'<a target="_blank" href="{h}"><img src="https://img-example.org/{t}.png"></a>'
+        for h, t in THREE
+    )
+    body = (
+        '<div class="column-main"><article><h1>My Friends</h1>'
+        f'<div class="content"><p>{avatars}</p></div></article></div>'
+        '<div class="column-side"><div class="card widget" data-type="links"><h3>Links</h3>'
+        '<ul class="menu-list"><li><a class="level is-mobile" href="https://theme-example.dev/">'
+        '<span class="level-left"><span class="level-item">Theme</span></span></a></li></ul>'
+        "</div></div>"
+    )
+    head = (
+        '<meta name="generator" content="Hexo 6.3.0">'
+        '<link rel="stylesheet" href="/css/hexo-theme-icarus.css">'
+    )
+    found = urls(run(body, head=head, title="Friends"))
+    assert [u for u, _ in THREE] == [u for u in found if u in dict(THREE)]
+    assert len(found) == 4, found

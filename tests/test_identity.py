@@ -55,6 +55,13 @@ CASES = [
     # IDN: Unicode form whether written as punycode or not
     ("https://blog.xn--fsqu00a.xn--fiqs8s/", "例子.中国"),
     ("https://blog.例子.中国/", "例子.中国"),
+    # a ~user directory is its user's own site, on any host (tilde servers, universities)
+    ("https://tilde.club/~alice/", "tilde.club/~alice"),
+    ("https://ctrl-c.club/~Bob/blog/post.html", "ctrl-c.club/~bob"),
+    ("https://utcc.utoronto.ca/~cks/space/blog/", "utcc.utoronto.ca/~cks"),
+    ("http://www.cs.uni.example/%7Ejoe/", "cs.uni.example/~joe"),
+    ("https://tilde.club/", "tilde.club"),
+    ("https://host.example/~/", "host.example"),
 ]
 
 

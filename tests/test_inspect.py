@@ -41,6 +41,7 @@ def test_inspect_file_json_explains_a_real_blogroll() -> None:
         proc = _inspect(*MATERY, "--url", MATERY_URL, "--json", env=web.env())
         fetched = web.urls_fetched()
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # no Scrapy banner, no INFO log, no trafilatura warning
     data: dict[str, Any] = json.loads(proc.stdout)
     assert data["blog_id"] == "blinkfox.github.io"
     assert data["title"]
@@ -118,9 +119,10 @@ def test_a_dns_failure_is_one_line_naming_it() -> None:
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr and "ERROR" not in proc.stderr, proc.stderr
-    assert proc.stderr.splitlines()[-1].startswith(
-        "Could not fetch http://nosuchhost.invalid/: dns ("
-    )
+    (line,) = proc.stderr.splitlines()  # the one line, not after a hundred lines of log
+    assert line.startswith("Could not fetch http://nosuchhost.invalid/: dns (")
+    told = _inspect("http://nosuchhost.invalid/", "-L", "INFO", *settings, env=env)
+    assert "[scrapy.core.engine] INFO: Spider opened" in told.stderr  # a log asked for is there
     quiet = _inspect("http://nosuchhost.invalid/", "--nolog", *settings, env=env)
     assert quiet.returncode == 1
     assert len(quiet.stderr.splitlines()) == 1, quiet.stderr

@@ -402,6 +402,51 @@ def test_an_idle_worker_waits_for_work_then_closes(
     assert elapsed >= 3 + 4
 
 
+def test_a_worker_says_what_it_waits_for_and_a_seen_seed_how_to_recrawl_it(
+    little_web: tuple[bs.Blogosphere, LittleWeb],
+    prefix: str,
+    mysql_url: str,
+    tmp_path: Path,
+) -> None:
+    """A second crawl of a seed the frontier crawled already fetches nothing: it says so, and
+    what it waits for; ``scrapy seed --recrawl`` makes it fetched and stored again."""
+    _, served = little_web
+    env = worker_env(served, prefix, mysql_url)
+
+    def crawl(name: str) -> str:
+        log = tmp_path / f"{name}.log"
+        cmd = worker_cmd(name, tmp_path, "BLOGFEEDS_MAX_BLOGS=1")
+        assert bs.start_worker(cmd, env, log).wait(timeout=90) == 0
+        return log.read_text("utf-8", "replace")
+
+    served.clear_hits()
+    seed(env, bs.home(1))
+    first = crawl("first")
+    assert bs.home(1) in served.urls_fetched()
+    waiting = (
+        f"Nothing to crawl: waiting for seeds in Redis list {prefix}blogs:start_urls "
+        "(`scrapy seed URL|FILE` pushes them), 3 s (MAX_IDLE_TIME_BEFORE_CLOSE) before closing"
+    )
+    assert waiting in first
+    served.clear_hits()
+    seed(env, bs.home(1))
+    again = crawl("again")
+    assert bs.home(1) not in served.urls_fetched()
+    assert (
+        f"Seed {bs.home(1)} was crawled before by this Redis frontier (keys {prefix}blogs:*): "
+        f"not fetched again; `scrapy seed --recrawl {bs.home(1)}` crawls it again"
+    ) in again
+    assert waiting in again
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy", "seed", "--recrawl", bs.home(1)],
+        cwd=bs.REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    crawl("recrawl")
+    assert bs.home(1) in served.urls_fetched()
+    assert stored(mysql_url)[0][bs.host(1)] == 1
+
+
 def test_bad_seeds_in_redis_are_logged_and_counted(
     little_web: tuple[bs.Blogosphere, LittleWeb],
     redis: Any,

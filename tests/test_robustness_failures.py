@@ -29,7 +29,7 @@ from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseNeverReceived
 
-from blogfeeds.failures import STATUSES, TRANSIENT, failure_status
+from blogfeeds.failures import REASON_CHARS, STATUSES, TRANSIENT, failure_reason, failure_status
 from blogfeeds.middlewares.limits import CrawlLimitsMiddleware, LimitReached
 from blogfeeds.middlewares.retry import (
     NOT_BEFORE,
@@ -77,6 +77,15 @@ def test_failure_status(status: str, exc: Exception) -> None:
     assert failure_status(exc) == status
     assert failure_status(Failure(exc)) == status
     assert status in STATUSES
+
+
+def test_failure_reason_is_one_line_saying_why() -> None:
+    refused = TargetRefused("SSRF guard: a resolves to 127.0.0.1 (loopback); set X", "loopback")
+    assert failure_reason(Failure(refused)) == str(refused)
+    assert failure_reason(HttpError(Response("http://a.example/", status=404), "")) == "HTTP 404"
+    assert failure_reason(ResponseDataLossError()) == "ResponseDataLossError"
+    long = failure_reason(RuntimeError("line one\nline two " + "x" * 1000))
+    assert long.startswith("line one line two") and len(long) == REASON_CHARS
 
 
 def test_every_failure_kind_of_the_issue_is_a_status() -> None:

@@ -163,6 +163,10 @@ def test_crawl_refuses_loopback_seeds_without_sending_a_byte(tmp_path: Path) -> 
     assert {b["status"] for b in run.blogs.values()} == {"blocked"}
     assert len(run.blogs) == 2
     assert run.stat("blogfeeds/ssrf/refused/loopback") == 2
+    # the crawl log says why, on the line that reports the failure, and what to do about it
+    home = f"Blog {seeds[0]} failed: blocked (SSRF guard: 127.0.0.1 resolves to"
+    line = next(line for line in run.log.splitlines() if home in line)
+    assert "(loopback); set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site)" in line
 
 
 @pytest.mark.integration

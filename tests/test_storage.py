@@ -358,6 +358,7 @@ def test_sqlite_relative_absolute_and_memory_urls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
     with Store.open("sqlite:///data/rel.sqlite3") as store:
         store.upsert_blogs([blog()])
     assert (tmp_path / "data" / "rel.sqlite3").is_file()
@@ -392,6 +393,21 @@ def test_bad_urls_raise_value_error(url: str, message: str) -> None:
         connect(url)
     with pytest.raises(ValueError, match=message):
         blocking_io(url)
+
+
+def test_a_missing_directory_is_refused_not_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError) as caught:
+        Store.open("sqlite:///nodir/x/db.sqlite3")
+    assert str(caught.value) == (
+        f"the directory 'nodir/x' (relative to {tmp_path}) does not exist: create it first, "
+        "or give an absolute path: sqlite:////nodir/x/db.sqlite3"
+    )
+    with pytest.raises(FileNotFoundError, match=r"^the directory '/\S+/gone' does not exist: c"):
+        Store.open(f"sqlite:///{tmp_path / 'gone' / 'db.sqlite3'}")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_dialect_of_opens_nothing(tmp_path: Path) -> None:

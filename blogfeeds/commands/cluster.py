@@ -38,6 +38,8 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.conf import closest_scrapy_cfg
 
+from blogfeeds.commands import clear_help
+
 ACTIONS = ("deploy", "schedule", "jobs", "cancel", "targets")
 ACTIVE = ("pending", "running")
 
@@ -111,6 +113,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         parser.add_argument(
             "-t", "--target", action="append", default=[], help="a [deploy:NAME] (repeatable)"
         )

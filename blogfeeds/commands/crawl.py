@@ -13,21 +13,27 @@
 - ``2``: nothing could be crawled: a bad setting (a
   :class:`~blogfeeds.option.StartupError`, logged as one ERROR line that names the
   setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
-  seed and nothing to resume).
+  seed and nothing to resume), or no spider of that name (one line naming the spiders that
+  exist, before Scrapy starts: ``scrapy crawl blog`` says ``no spider named 'blog' (did you mean
+  'blogs'?); the spiders are: blogs, feeds``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
-from argparse import Namespace
+import sys
+from argparse import ArgumentParser, Namespace
 from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
+from scrapy.spiderloader import get_spider_loader
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
+from blogfeeds.commands import clear_help
 from blogfeeds.extensions.startup import ServiceDown
 from blogfeeds.option import StartupError
 
@@ -39,6 +45,19 @@ other reason exits 0."""
 
 
 class Command(ScrapyCrawlCommand):
+    def add_options(self, parser: ArgumentParser) -> None:
+        super().add_options(parser)
+        clear_help(parser)
+
+    def process_options(self, args: list[str], opts: Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        if len(args) == 1:
+            unknown = unknown_spider(args[0], get_spider_loader(self.settings).list())
+            if unknown:  # before the crawler process logs Scrapy's banner
+                print(f"scrapy crawl: {unknown}", file=sys.stderr)
+                raise SystemExit(2)
+
     def run(self, args: list[str], opts: Namespace) -> None:
         # Scrapy's run(), keeping the crawler (for its finish reason) and the task (for the
         # exception that stopped it at start-up).
@@ -61,6 +80,16 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 1
         else:
             self.exitcode = EXIT_STATUS.get(str(crawler.stats.get_value("finish_reason")), 0)
+
+
+def unknown_spider(name: str, spiders: list[str]) -> str | None:
+    """The one line saying ``name`` is not a spider, naming those that are (and the nearest
+    one); None when it is one."""
+    if name in spiders:
+        return None
+    near = difflib.get_close_matches(name, spiders, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"no spider named {name!r}{hint}; the spiders are: {', '.join(sorted(spiders))}"
 
 
 def _report_startup_error(running: Any, errors: list[StartupError | ServiceDown]) -> None:

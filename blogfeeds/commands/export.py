@@ -48,13 +48,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import formatdate
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from lxml import etree
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import STATUSES
@@ -317,11 +317,15 @@ def write_graphml(
     return len(nodes), len(edges)
 
 
-def open_store(url: str) -> Store:
-    """Open the database read-only (:meth:`Store.open` with ``read_only``: nothing is created or
-    migrated); ``UsageError`` (one line, exit status 2) when it cannot be: no URL, an SQLite
-    file that does not exist, a database without the blogfeeds tables or newer than this code,
-    a server that refuses the connection. An export never creates a database."""
+_S = TypeVar("_S", bound=Store)
+
+
+def open_store(url: str, kind: type[_S]) -> _S:
+    """Open the database as a ``kind`` (:class:`Store` or a subclass) read-only (``read_only``:
+    nothing is created or migrated); ``UsageError`` (one line, exit status 2) when it cannot
+    be: no URL, an SQLite file that does not exist, a database without the blogfeeds tables or
+    newer than this code, a server that refuses the connection. An export never creates a
+    database."""
     if not url:
         raise UsageError("no database: set BLOGFEEDS_DATABASE_URL or MYSQL_URL, or --database")
     try:
@@ -331,7 +335,7 @@ def open_store(url: str) -> Store:
     if path is not None and not Path(path).is_file():
         raise UsageError(f"no SQLite database at {path!r}", print_help=False)
     try:
-        return Store.open(url, read_only=True)
+        return kind.open(url, read_only=True)
     except Exception as exc:
         raise UsageError(f"cannot open {redact(url)}: {exc}", print_help=False) from exc
 
@@ -421,6 +425,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
         add_filter_options(parser)
         parser.add_argument(
@@ -442,7 +447,7 @@ class Command(ScrapyCommand):
         if opts.min_in_degree < 0:
             raise UsageError("--min-in-degree must be 0 or more")
         filters = filters_from(opts)  # before the database: a bad filter opens nothing
-        store = open_store(database_url(self.settings, opts.database))
+        store = open_store(database_url(self.settings, opts.database), Store)
         try:
             blogs, links = store.blogs(), store.friend_links()
         finally:

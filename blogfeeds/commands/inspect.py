@@ -36,10 +36,11 @@ import scrapy
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.http import Response, TextResponse
+from scrapy.settings import SETTINGS_PRIORITIES
 from twisted.python.failure import Failure
 from w3lib.url import is_url
 
-from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.config import unknown_settings
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extensions.summary import platform_label
@@ -115,6 +116,8 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
                 "how": e.friend.how,
                 "avatar": e.friend.avatar,
                 "blog_id": e.blog_id,
+                "feed": e.friend.feed,
+                "repaired": e.friend.repaired,
             }
             for e in report.edges()
         ],
@@ -194,7 +197,9 @@ def render_text(data: dict[str, Any]) -> str:
         lines.append(f"              {'; '.join(box['reasons'])}")
     lines += ["", f"Friend links ({len(data['friends'])}):"]
     lines += [
-        f"  {f['url']}  {f['name']}" + (f"  [{f['how']}]" if f.get("how") else "")
+        f"  {f['url']}  {f['name']}"
+        + (f"  [{f['how']}]" if f.get("how") else "")
+        + (f"  (repaired from {f['repaired']!r})" if f.get("repaired") else "")
         for f in data["friends"]
     ]
     if data.get("friend_source"):
@@ -218,8 +223,6 @@ async def _no_fetch(request: FetchRequest) -> Fetched | None:
 
 
 class Command(ScrapyCommand):
-    # the report is the output: Scrapy's INFO log would bury it (-s LOG_LEVEL=INFO shows it)
-    default_settings = {"LOG_LEVEL": "WARNING"}  # noqa: RUF012 - read by Scrapy
     requires_project = True
 
     def syntax(self) -> str:
@@ -230,6 +233,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         parser.add_argument("--file", help="read the page from this file instead of fetching")
         parser.add_argument("--url", help="the page's URL (with --file)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -241,6 +245,15 @@ class Command(ScrapyCommand):
             action="store_true",
             help="with --file: fetch nothing (feed candidates, friend-link pages, data sources)",
         )
+
+    def process_options(self, args: list[str], opts: Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        # The report is the output: Scrapy's banner and INFO log (a hundred lines) would bury
+        # it. Over the project's LOG_LEVEL (a command's default_settings rank below it); a
+        # level given on this command line (-L INFO, -s LOG_LEVEL=INFO) wins.
+        if (self.settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
+            self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None

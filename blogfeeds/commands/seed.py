@@ -13,21 +13,28 @@ without it; exit code 2 and one line ``ERROR: REDIS_URL: problem`` when redis-py
 URL's form or Redis refuses its credentials; exit code 3 and one line ``ERROR: Redis at
 host:port is unreachable: ...`` (with how many seeds were pushed before) when Redis does not
 answer. ``--spider`` (default ``blogs``) names the crawl; ``--dry-run`` prints the JSON payloads
-instead of pushing them.
+instead of pushing them; ``--recrawl`` first makes the frontier forget the seeds' blogs
+(:func:`blogfeeds.frontier.dupefilter.forget_blog`: the dupefilter's fingerprint, the shared
+depth, the blog-id claim), so that a blog crawled before is fetched and stored again.
 """
 
 from __future__ import annotations
 
 import sys
 from argparse import ArgumentParser, Namespace
+from contextlib import suppress
 from typing import Any
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from blogfeeds.commands import clear_help
 from blogfeeds.config import FrontierConfig
 from blogfeeds.extensions.startup import redis_error, redis_server
+from blogfeeds.extract.directives import crawl_url
+from blogfeeds.extract.identity import blog_id
 from blogfeeds.frontier.defaults import FrontierKeys
+from blogfeeds.frontier.dupefilter import forget_blog
 from blogfeeds.frontier.spiders import seed_payload
 from blogfeeds.option import StartupError
 from blogfeeds.seeds import Seed, SeedError, load_seeds
@@ -79,9 +86,15 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         parser.add_argument("--spider", default="blogs", help="crawl to seed (default: blogs)")
         parser.add_argument(
             "--dry-run", action="store_true", help="print the JSON payloads, push nothing"
+        )
+        parser.add_argument(
+            "--recrawl",
+            action="store_true",
+            help="crawl these blogs again although the frontier has crawled them",
         )
 
     def run(self, args: list[str], opts: Namespace) -> None:
@@ -97,7 +110,7 @@ class Command(ScrapyCommand):
                 print(line)
         elif payloads:
             try:
-                key = self._push(payloads, opts.spider)
+                key = self._push(payloads, opts.spider, seeds if opts.recrawl else [])
             except StartupError as exc:
                 print(f"ERROR: {exc}", file=sys.stderr)
                 self.exitcode = 2
@@ -111,7 +124,7 @@ class Command(ScrapyCommand):
             print(f"{len(errors)} bad seeds (not pushed)", file=sys.stderr)
             self.exitcode = 1
 
-    def _push(self, payloads: list[str], spider: str) -> str:
+    def _push(self, payloads: list[str], spider: str, forget: list[Seed]) -> str:
         """Push ``payloads``, 1000 per ``RPUSH``; the key. ``StartupError`` on ``REDIS_URL``
         (malformed, credentials refused), :class:`RedisDown` when Redis does not answer."""
         assert self.settings is not None
@@ -124,6 +137,10 @@ class Command(ScrapyCommand):
         key = FrontierKeys(config.redis_prefix, spider, "").start_urls
         pushed = 0
         try:
+            keys = FrontierKeys(config.redis_prefix, spider, "")
+            for seed in forget:
+                with suppress(ValueError):  # a seed without a blog id: nothing to forget
+                    forget_blog(server, keys, blog_id(crawl_url(seed.url)))
             for start in range(0, len(payloads), 1000):
                 chunk = payloads[start : start + 1000]
                 server.rpush(key, *chunk)

@@ -1,21 +1,25 @@
 """``scrapy stats``: the crawl summary of everything stored (blogs, with a feed, by status, by
 platform, the most linked blogs); the same report ``scrapy crawl blogs`` logs at its end
-(:mod:`blogfeeds.extensions.summary`). ``--json`` prints it as one JSON object; the filters of
-``scrapy export`` (``--status``, ``--lang``, ``--min-in-degree``, ``--has-feed``, ``--platform``)
-apply."""
+(:mod:`blogfeeds.extensions.summary`), then the feeds ``scrapy crawl feeds`` revisits: the
+schedule by status, the stored entries, the next due time (:mod:`blogfeeds.feeds.summary`).
+``--json`` prints it as one JSON object; the filters of ``scrapy export`` (``--status``,
+``--lang``, ``--min-in-degree``, ``--has-feed``, ``--platform``) apply to the blogs part."""
 
 from __future__ import annotations
 
 import json
+import time
 from argparse import ArgumentParser, Namespace
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from blogfeeds.commands import quiet_broken_pipe
+from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.commands.export import add_filter_options, filters_from, open_store, select
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import summarize
+from blogfeeds.feeds.summary import stored_feeds
+from blogfeeds.storage.feedstore import FeedStore
 
 
 class Command(ScrapyCommand):
@@ -26,10 +30,11 @@ class Command(ScrapyCommand):
         return "[--top N] [--json] [filters]"
 
     def short_desc(self) -> str:
-        return "Summarise the stored blogs: feeds, statuses, platforms, most linked"
+        return "Summarise the stored blogs (feeds, statuses, platforms, most linked) and entries"
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        clear_help(parser)
         add_filter_options(parser)
         parser.add_argument("--top", type=int, default=10, help="most linked blogs to list")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -39,9 +44,10 @@ class Command(ScrapyCommand):
         if args:
             raise UsageError("scrapy stats takes no arguments")
         filters = filters_from(opts)  # before the database: a bad filter opens nothing
-        store = open_store(database_url(self.settings, opts.database))
+        store = open_store(database_url(self.settings, opts.database), FeedStore)
         try:
             blogs, links = store.blogs(), store.friend_links()
+            feeds = stored_feeds(store)
         finally:
             store.close()
         chosen = select(blogs, links, filters)
@@ -50,6 +56,8 @@ class Command(ScrapyCommand):
         summary = summarize(chosen, kept, top=opts.top)
         with quiet_broken_pipe(self):  # `scrapy stats | head -1`
             if opts.json:
-                print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
+                data = {**summary.as_dict(), **feeds.as_dict()}
+                print(json.dumps(data, ensure_ascii=False, indent=2))
             else:
                 print(summary.render())
+                print(feeds.render(time.time() / 60.0))

@@ -84,9 +84,9 @@ def check_database_url(settings: Any) -> None:
 
 def check_sqlite(setting: str, url: str) -> None:
     """``StartupError`` naming ``setting`` when the SQLite database ``url`` cannot be opened
-    and read (its directory cannot be made, the path is not a file one can write, the file is
+    and read (its directory does not exist, the path is not a file one can write, the file is
     not a SQLite database, its schema is newer than this code). Opens it as the storage will
-    (creating the file, and the directories above it, when missing) and closes it again;
+    (creating the file when missing, never its directory) and closes it again;
     ``:memory:`` is not checked."""
     try:
         store = Store(connect(url))  # not migrated: only read

@@ -21,8 +21,10 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from blogfeeds.config import SummaryConfig
+from blogfeeds.config import SummaryConfig, database_url
 from blogfeeds.items import Blog, FriendLink
+from blogfeeds.storage.db import Store
+from blogfeeds.storage.url import redact
 
 logger = logging.getLogger(__name__)
 
@@ -140,14 +142,18 @@ def summarize(
 
 
 class CrawlSummary:
-    """Extension: logs the :class:`Summary` of the crawl's items when the spider closes (only
-    when it scraped a blog) and stores the totals in the stats (``blogfeeds/summary/*``).
-    ``NotConfigured`` when ``BLOGFEEDS_SUMMARY_ENABLED`` is False."""
+    """Extension: the :class:`Summary` of the crawl's items (only when it scraped a blog): its
+    totals go to the stats when the spider closes (``blogfeeds/summary/*``, in Scrapy's stats
+    dump), and it is logged when the engine has stopped, after that dump, so that it is the
+    last thing a user reads (Scrapy 2.19 sends ``spider_closed``, dumps the stats, logs
+    "Spider closed", then sends ``engine_stopped``). ``NotConfigured`` when
+    ``BLOGFEEDS_SUMMARY_ENABLED`` is False."""
 
     def __init__(self, crawler: Any, top: int) -> None:
         self.crawler = crawler
         self.top = top
         self.builder = SummaryBuilder()
+        self.text: str | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlSummary:
@@ -157,6 +163,7 @@ class CrawlSummary:
         ext = cls(crawler, config.top)
         crawler.signals.connect(ext.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
 
     def item_scraped(self, item: Any) -> None:
@@ -180,4 +187,29 @@ class CrawlSummary:
         stats.set_value("blogfeeds/summary/blogs", summary.blogs)
         stats.set_value("blogfeeds/summary/with_feed", summary.with_feed)
         stats.set_value("blogfeeds/summary/friend_links", summary.links)
-        logger.info("Crawl summary (%s):\n%s", reason, summary.render())
+        self.text = f"Crawl summary ({reason}):\n{summary.render()}{self._database(summary)}"
+
+    def _database(self, summary: Summary) -> str:
+        """The line saying where the blogs went and what else that database holds: it keeps
+        every crawl's blogs (a first try's failed seed too), and ``scrapy stats`` counts them
+        all. Read when the pipelines have closed (before ``spider_closed``); "" when storage
+        is off or the database cannot be read."""
+        url = database_url(self.crawler.settings)
+        if not url:
+            return ""
+        try:
+            with Store.open(url, read_only=True) as store:
+                blogs, links = store.count("blogs"), store.count("friend_links")
+        except Exception as exc:  # the crawl's own errors said why; the summary stands
+            logger.debug("cannot count the stored blogs: %s", exc)
+            return ""
+        earlier = blogs - summary.blogs
+        more = f" ({earlier} from earlier crawls)" if earlier > 0 else ""
+        return (
+            f"\nDatabase {redact(url)}: {blogs} blogs{more}, {links} friend links in all; "
+            "`scrapy stats` summarises them; another BLOGFEEDS_DATABASE_URL starts afresh"
+        )
+
+    def engine_stopped(self) -> None:
+        if self.text is not None:
+            logger.info("%s", self.text)

@@ -144,6 +144,13 @@ def _extractor() -> tldextract.TLDExtract:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def under_public_suffix(host: str) -> bool:
+    """Whether ``host`` is a name under a public suffix (``example.com``, not ``index.html``)."""
+    ext = _extractor()(host)
+    return bool(ext.suffix and ext.domain)
+
+
 def normalize_host(host: str) -> str:
     """Lower-case, IDNA-decode (``xn--`` labels to Unicode) and strip a trailing dot."""
     host = host.strip().rstrip(".").lower()
@@ -236,7 +243,22 @@ def blog_id(url: str) -> str:
         user = rule.user_path(segments)
         if user is not None:
             return f"{_WWW.sub('', host)}/{user.lower()}"
+    tilde = tilde_user(segments)
+    if tilde is not None:
+        return f"{_WWW.sub('', host)}/{tilde.lower()}"
     return registered_domain(host)
+
+
+def tilde_user(segments: list[str]) -> str | None:
+    """The ``~user`` directory a path starts in (``tilde.club/~alice/``, a university's
+    ``/~cks/space/blog/``), as written with ``~``, or None. A user directory is its user's own
+    site on any host (Apache ``UserDir``), so it is a blog of its own."""
+    if not segments:
+        return None
+    first = segments[0]
+    if first[:3].lower() == "%7e":
+        first = "~" + first[3:]
+    return first if len(first) > 1 and first[0] == "~" else None
 
 
 def blog_prefix(url: str) -> str | None:
@@ -249,6 +271,8 @@ def blog_prefix(url: str) -> str | None:
         return None
     rule = path_rule(host)
     user = rule.user_path(segments) if rule is not None else None
+    if user is None:
+        user = tilde_user(segments)
     if user is None:
         return None
     parts = urlsplit(url.strip())

@@ -37,6 +37,9 @@ from blogfeeds.extract.platform import platform_of
 from blogfeeds.extract.text import collapse
 
 logger = logging.getLogger(__name__)
+# trafilatura warns "discarding data" for every page without main text: an answer here (the
+# abstract falls back to the description), not news, in a crawl's log or under `scrapy inspect`.
+logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
 ABSTRACT_CHARS = 100
 """Default abstract length, in characters (not bytes)."""

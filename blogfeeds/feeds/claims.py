@@ -31,6 +31,10 @@ loop mode ends with finish reason ``database_down`` (exit status 1)."""
 Deliver = Callable[[list[ScheduledFeed]], int]
 """Where claimed feeds go: queues them, schedules their requests, returns how many."""
 
+Sleeping = Callable[[float | None, float], None]
+"""Told when a loop worker goes to sleep: the next due time (epoch minutes, None when nothing
+is scheduled) and the seconds until it wakes."""
+
 
 def lease_owner(worker: str) -> str:
     """The ``lease_owner`` of this process's claims: ``worker:pid:random`` (≤ 255 characters).
@@ -78,6 +82,9 @@ class Claims:
         self.timer: CallLaterResult | None = None  # loop mode: the next wake
         self.idle_failures = 0  # failed idle claims in a row (not loop mode)
         self.closing = False
+        self.on_sleep: Sleeping | None = None
+        self.final_due: float | None = None  # after close(): the next due time, and
+        self.scheduled: int | None = None  # the number of schedule rows
 
     def first(self, now: float, feed_url: str | None = None) -> list[ScheduledFeed]:
         """The run's first claim: ``feed_url`` alone (scheduled if unknown), else the due feeds
@@ -194,6 +201,8 @@ class Claims:
         if scheduled:
             return  # spider_idle comes again once they are done
         delay = max_sleep if due is None else min(max((due - now) * 60.0, 0.0), max_sleep)
+        if self.on_sleep is not None:
+            self.on_sleep(due, delay)
         self.timer = call_later(delay + 0.05, self._wake, deliver)
 
     def error(self, message: str) -> None:
@@ -222,9 +231,9 @@ class Claims:
 
     async def close(self) -> None:
         """Release every lease this worker holds, count the schedule rows per level
-        (``level_<n>``) and close the stores; with a refill claim or a release in flight (a
-        close by signal or by a CLOSESPIDER limit), once it has committed, so that a claim's
-        leases are released too."""
+        (``level_<n>``), note the next due time (``final_due``) and close the stores; with a
+        refill claim or a release in flight (a close by signal or by a CLOSESPIDER limit), once
+        it has committed, so that a claim's leases are released too."""
         self.closing = True
         if self.timer is not None:
             self.timer.cancel()
@@ -237,8 +246,11 @@ class Claims:
             self.claimer = None
         try:
             self.store.release(self.owner)
-            for level, count in sorted(self.store.level_counts().items()):
+            levels = self.store.level_counts()
+            for level, count in sorted(levels.items()):
                 self.stats.set_value(f"blogfeeds/feeds/level_{level}", count)
+            self.scheduled = sum(levels.values())
+            self.final_due = self.store.next_due(self.clock.now())
         except Exception as exc:
             logger.error(
                 "Cannot release this worker's leases (they expire in %d minutes): %s",

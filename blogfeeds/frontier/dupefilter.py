@@ -34,6 +34,23 @@ def normalize_url(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
 
 
+def blog_fingerprint(blog: str) -> str:
+    """The dupefilter's fingerprint of the home-page request of ``blog`` (a blog id)."""
+    return sha1(f"blog {blog}".encode(), usedforsecurity=False).hexdigest()
+
+
+def forget_blog(redis: Any, keys: FrontierKeys, blog: str) -> None:
+    """Make the frontier forget that it crawled ``blog``: its home page's fingerprint, its
+    shared depth and its blog-id claim (``scrapy seed --recrawl``), so that a seed of it is
+    fetched and stored again. One transaction."""
+    pipe = redis.pipeline(transaction=True)
+    pipe.srem(keys.dupefilter, blog_fingerprint(blog))
+    pipe.hdel(keys.depths, blog)
+    pipe.hdel(keys.friends, blog)
+    pipe.hdel(keys.blog_ids, blog)
+    pipe.execute()
+
+
 class RFPDupeFilter(redis_dupefilter.RFPDupeFilter):
     """The scrapy-redis dupefilter (a Redis SET of SHA-1 hex fingerprints, ≈ 80 B each) with our
     fingerprint and key prefix.
@@ -54,8 +71,7 @@ class RFPDupeFilter(redis_dupefilter.RFPDupeFilter):
     def request_fingerprint(self, request: scrapy.Request) -> str:
         blog = request.meta.get("blog_id")
         if blog and not request.meta.get("redirect_urls"):
-            basis = f"blog {blog}"
-        else:
-            body = (request.body or b"").hex()
-            basis = f"{request.method} {normalize_url(request.url)} {body}"
+            return blog_fingerprint(blog)
+        body = (request.body or b"").hex()
+        basis = f"{request.method} {normalize_url(request.url)} {body}"
         return sha1(basis.encode("utf-8"), usedforsecurity=False).hexdigest()

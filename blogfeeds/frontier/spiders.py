@@ -152,6 +152,23 @@ class RedisFrontierMixin:
         request.meta[LEASE_META] = lease
         return request
 
+    def _say_waiting(self, frontier: Scheduler | None) -> None:
+        """One line when the worker runs out of work: what it waits for and until when (an
+        empty frontier otherwise waits in silence)."""
+        if frontier is None or frontier.keys is None:
+            return
+        until = (
+            "until stopped (MAX_IDLE_TIME_BEFORE_CLOSE=0; Ctrl-C)"
+            if self._max_idle <= 0
+            else f"{self._max_idle:g} s (MAX_IDLE_TIME_BEFORE_CLOSE) before closing"
+        )
+        logger.info(
+            "Nothing to crawl: waiting for seeds in Redis list %s (`scrapy seed URL|FILE` "
+            "pushes them), %s",
+            frontier.keys.start_urls,
+            until,
+        )
+
     def _frontier_busy(self, request: Any, spider: Any) -> None:
         self._idle_since = None
 
@@ -170,6 +187,7 @@ class RedisFrontierMixin:
         now = time.monotonic()
         if self._idle_since is None:
             self._idle_since = now
+            self._say_waiting(frontier)
         if self._max_idle <= 0 or now - self._idle_since < self._max_idle:
             raise DontCloseSpider
         logger.info(

@@ -56,6 +56,8 @@ ALLOWED_SCHEMES = frozenset({"http", "https"})
 CACHE_TTL = 300.0
 """Seconds a resolved address list (or a failure to resolve) is reused."""
 CACHE_SIZE = 10_000
+PRIVATE_HINT = "set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site"
+"""Said with every refusal of a non-public address."""
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -139,13 +141,12 @@ class SsrfGuardMiddleware:
     def _refuse(self, request: Request, kind: str, why: str) -> TargetRefused:
         if self.stats is not None:
             self.stats.inc_value(f"blogfeeds/ssrf/refused/{kind}")
-        logger.info(
-            "SSRF guard refused %s: %s (BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 allows private and "
-            "loopback targets for local use)",
-            request.url,
-            why,
-        )
-        return TargetRefused(f"SSRF guard: {why}", kind)
+        # The reason travels in the exception: the spider's "failed: blocked (...)" line is
+        # where a user reads it, once.
+        hint = "" if kind == "scheme" else f"; {PRIVATE_HINT}"
+        refused = TargetRefused(f"SSRF guard: {why}{hint}", kind)
+        logger.debug("SSRF guard refused %s: %s", request.url, refused)
+        return refused
 
     async def process_request(self, request: Request) -> None:
         parts = urlsplit(request.url)

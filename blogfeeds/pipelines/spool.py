@@ -76,6 +76,7 @@ def _spool_item(line: str, where: str) -> StoredItem:
     try:
         record = json.loads(line)
         fields = record["item"]
+        fields.pop("type", None)  # the item's record type names its class: not an argument
         if record["type"] == "Blog":
             feeds = [FeedInfo(**feed) for feed in fields.pop("feeds")]
             return Blog(**fields, feeds=feeds)

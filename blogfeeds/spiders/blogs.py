@@ -40,7 +40,7 @@ from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
-from blogfeeds.failures import failure_status
+from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
 from blogfeeds.option import StartupError
@@ -139,8 +139,6 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         self.depths = DepthBook()
         self._done = SeenSet()
         self._requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
-        # trafilatura warns "discarding data" for every page without main text: not news here.
-        logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
@@ -166,7 +164,10 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
         usable = 0
         for seed in seeds:
-            for request in self._offer(seed.url, 0):
+            offered = list(self._offer(seed.url, 0))
+            if not offered:
+                self._seen_seed(seed.url)
+            for request in offered:
                 usable += 1
                 yield request
         # Nothing to crawl (no Redis frontier, no JOBDIR queue to resume): finish reason
@@ -179,6 +180,21 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             raise CloseSpider("no_seeds")
         async for request in self.frontier_seeds():  # seeds pushed to Redis (`scrapy seed`)
             yield request
+
+    def _seen_seed(self, url: str) -> None:
+        """A seed the Redis frontier has crawled already: it is not fetched again, say so and
+        how to re-crawl it (a seed repeated in one crawl without Redis is silently one)."""
+        frontier = self.frontier()
+        if frontier is None or frontier.keys is None:
+            return
+        self.crawler.stats.inc_value("blogfeeds/seed_already_crawled")
+        logger.info(
+            "Seed %s was crawled before by this Redis frontier (keys %s): not fetched again; "
+            "`scrapy seed --recrawl %s` crawls it again",
+            url,
+            frontier.keys.start_urls.rsplit(":", 1)[0] + ":*",
+            url,
+        )
 
     def _resumed(self) -> bool:
         """The scheduler holds requests already (a crawl resumed from its ``JOBDIR``)."""
@@ -193,6 +209,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if problem is not None:
             raise ValueError(problem)
         requests = list(self._offer(url, 0))
+        if not requests:
+            self._seen_seed(url)
         for extra in requests[1:]:
             self.crawler.engine.crawl(extra)
         return requests[0] if requests else None
@@ -317,7 +335,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             return None
         status = failure_status(failure)
         self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
-        logger.info("Blog %s failed: %s", request.url, status)
+        logger.info("Blog %s failed: %s (%s)", request.url, status, failure_reason(failure))
         return self._failed_blog(request.url, request.meta, status)
 
     def _failed_blog(self, url: str, meta: dict[str, Any], status: str) -> Blog:

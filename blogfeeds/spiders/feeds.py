@@ -53,13 +53,14 @@ from twisted.python.failure import Failure
 
 from blogfeeds.config import database_url
 from blogfeeds.extensions.startup import check_settings
-from blogfeeds.failures import failure_status
+from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.feeds.claims import Claims, lease_owner
 from blogfeeds.feeds.clock import VirtualClock
 from blogfeeds.feeds.config import FeedsConfig
 from blogfeeds.feeds.hostqueue import HostQueues
 from blogfeeds.feeds.item import fetch_item
 from blogfeeds.feeds.response import FetchRead, permanent_move, read_response
+from blogfeeds.feeds.summary import Tally, next_due_text
 from blogfeeds.items import FeedFetch
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
@@ -105,6 +106,10 @@ class FeedsSpider(scrapy.Spider):
         self.clock = VirtualClock()
         self.database_url = ""
         self.owner = ""
+        self.run_tally: Tally | None = None  # what this run did
+        self.pass_tally: Tally | None = None  # loop mode: what this pass did
+        self.summary: str | None = None  # logged last, when the engine has stopped
+        self.said_due: float | None = None  # loop mode: the due time last logged
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -127,6 +132,9 @@ class FeedsSpider(scrapy.Spider):
         spider.owner = lease_owner(config.worker)
         crawler.signals.connect(spider.on_idle, signals.spider_idle)
         crawler.signals.connect(spider.on_closed, signals.spider_closed)
+        # After Scrapy's stats dump (logged when spider_closed handlers are done): the summary
+        # is the last thing a user reads.
+        crawler.signals.connect(spider.log_summary, signals.engine_stopped)
         return spider
 
     # --- start: the first claim -----------------------------------------------------------------
@@ -149,11 +157,26 @@ class FeedsSpider(scrapy.Spider):
             stats=self.crawler.stats,
             single=bool(self.feed_arg),
         )
-        logger.info("Feeds worker %s, virtual time %s", self.owner, iso(now))
+        self.run_tally = Tally(self.crawler.stats)
+        self.pass_tally = Tally(self.crawler.stats)
+        self.claims.on_sleep = self.on_sleep
+        logger.info("Feeds worker %s: %s", self.owner, self._task(now))
         if isinstance(self.policy, EstimatingPolicy):
             self.policy.warm(self.store.states())
         for request in self._enqueue(self.claims.first(now, self.feed_arg)):
             yield request
+
+    def _task(self, now: float) -> str:
+        """What this run does, for its first line."""
+        if self.feed_arg:
+            task = f"fetching {self.feed_arg} now"
+        elif self.config.loop:
+            task = "fetching feeds as they come due, until stopped (loop)"
+        else:
+            task = f"fetching the feeds due at {iso(now)}, then exiting"
+        if self.config.start is not None:
+            task += f"; virtual time {iso(now)} (BLOGFEEDS_NOW)"
+        return task
 
     # --- per-host queues ------------------------------------------------------------------------
 
@@ -242,7 +265,7 @@ class FeedsSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
         kind = failure_status(failure)
-        logger.info("Feed %s failed: %s", feed.url, kind)
+        logger.info("Feed %s failed: %s (%s)", feed.url, kind, failure_reason(failure))
         read = FetchRead.failure(self.clock.now(), kind)
         return [self._finish(feed, request.meta["state"], read, None), *self._after(feed.url)]
 
@@ -265,6 +288,9 @@ class FeedsSpider(scrapy.Spider):
             host = slot_of(feed.url)
             self.hosts.pause(host, new_state)
             stats.inc_value("blogfeeds/feeds/throttled")
+            for tally in (self.run_tally, self.pass_tally):
+                if tally is not None:
+                    tally.pause(host, item.host_pause_until)
             logger.info("Host %s asked for a pause until %s", host, item.host_pause_until)
         if new_state.dead:
             stats.inc_value("blogfeeds/feeds/dead")
@@ -279,10 +305,40 @@ class FeedsSpider(scrapy.Spider):
         if self.claims is not None:
             self.claims.on_idle(self._deliver)
 
+    def on_sleep(self, due: float | None, delay: float) -> None:
+        """Loop mode, going to sleep: the pass summary after a pass that claimed feeds, else
+        one line when the next due time changed (every wake-up finds the same one)."""
+        if self.pass_tally is None:
+            return
+        now = self.clock.now()
+        nap = f"; sleeping {round(delay)} s, then checking again"
+        if self.pass_tally.active():
+            summary = self.pass_tally.since()
+            summary.next_due, summary.now = due, now
+            logger.info("%s%s", summary.render("Feeds pass summary"), nap)
+            self.pass_tally.restart()
+        elif due != self.said_due:
+            logger.info("%s%s", next_due_text(due, now), nap)
+        else:
+            logger.debug("%s%s", next_due_text(due, now), nap)
+        self.said_due = due
+
     async def on_closed(self, reason: str) -> None:
         """Release every lease this worker holds and close the stores, once any claim or
-        release in flight has committed (Scrapy awaits this handler)."""
+        release in flight has committed (Scrapy awaits this handler); then the run's summary
+        (its ``next_due`` in the stats)."""
         if self.claims is not None:
             claims, self.claims = self.claims, None
             await claims.close()
+            if self.run_tally is not None:
+                summary = self.run_tally.since()
+                summary.next_due, summary.now = claims.final_due, self.clock.now()
+                summary.scheduled = claims.scheduled
+                for key, value in summary.as_stats().items():
+                    self.crawler.stats.set_value(key, value)
+                self.summary = summary.render(f"Feeds summary ({reason})")
         self.store = self.claimer = None
+
+    def log_summary(self) -> None:
+        if self.summary is not None:
+            logger.info("%s", self.summary)

@@ -147,13 +147,31 @@ def _connect_sqlite(url: str, read_only: bool = False) -> sqlite3.Connection:
         uri = f"{Path(path).resolve().as_uri()}?mode=ro"
         return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
     if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _check_directory(path)
     # isolation_level=None: no implicit transactions; Store issues BEGIN/COMMIT itself.
     conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+def _check_directory(path: str) -> None:
+    """``FileNotFoundError`` saying what to do when the directory of the database file
+    ``path`` does not exist. It is not made: ``sqlite:///`` with three slashes is a path
+    relative to the working directory, so a URL meant as absolute (four slashes) would quietly
+    grow directories inside the checkout; sqlite3 and SQLAlchemy refuse a missing directory
+    too."""
+    parent = Path(path).parent
+    if parent.is_dir():
+        return
+    if parent.exists():
+        raise NotADirectoryError(f"{str(parent)!r} is not a directory")
+    where = "" if parent.is_absolute() else f" (relative to {Path.cwd()})"
+    hint = "" if parent.is_absolute() else f", or give an absolute path: sqlite:////{path}"
+    raise FileNotFoundError(
+        f"the directory {str(parent)!r}{where} does not exist: create it first{hint}"
+    )
 
 
 def _connect_mysql(url: str, read_only: bool = False) -> Any:

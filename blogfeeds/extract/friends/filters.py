@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
-from blogfeeds.extract.identity import blog_id, normalize_host
+from blogfeeds.extract.identity import blog_id, normalize_host, under_public_suffix
 
 _WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.+)$", re.I)
 _INDEX = re.compile(r"/index\.html?$", re.I)
@@ -30,6 +30,41 @@ _PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CH
 _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
 """A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
+
+
+_SCHEME_TYPO = re.compile(r"^(h?h?t?tps?|htps?)(:?)(/*)(?=[a-z0-9])", re.IGNORECASE)
+_DOMAIN_PATH = re.compile(r"^/((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})(/.*)?$")
+_FILE_SUFFIXES = frozenset(
+    "html htm php asp aspx jsp xml json rss atom md txt pdf js css png jpg jpeg gif svg webp "
+    "ico zip gz sh py rb go rs".split()
+)
+
+
+def repair_href(href: str) -> str | None:
+    """The URL an href broken in an obvious way means, or None when it is not broken so.
+
+    A scheme typo (``hhttps://x.org/``, ``htps://``, ``https//x.org``, ``http:/x.org``) or a
+    domain written as a root path (``/x.org``, ``/www.x.org/blog/``: an absolute URL that lost
+    its scheme): the friend's domain is there, so the link is read as that site. A root path
+    naming a file (``/feed.xml``, ``/notes.md``) or without a public suffix stays a path.
+    """
+    href = href.strip()
+    m = _SCHEME_TYPO.match(href)
+    if m:
+        scheme, colon, slashes = m.group(1).lower(), m.group(2), m.group(3)
+        if scheme in ("http", "https") and colon and len(slashes) == 2:
+            return None  # well formed
+        if not (colon or slashes):
+            return None  # "https-guide.html", a relative path
+        fixed = "https" if scheme.endswith("s") else "http"
+        return f"{fixed}://{href[m.end() :]}"
+    m = _DOMAIN_PATH.match(href)
+    if m is None:
+        return None
+    host = m.group(1)
+    if host.rsplit(".", 1)[-1] in _FILE_SUFFIXES or not under_public_suffix(host):
+        return None
+    return f"https://{host}{m.group(2) or '/'}"
 
 
 def unwrap_wayback(url: str) -> str:

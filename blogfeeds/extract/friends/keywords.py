@@ -20,6 +20,17 @@ DEAD_HEADING = re.compile(
 )
 """Group headings under which owners keep friends that no longer answer."""
 
+SERVICE_HEADING = re.compile(
+    r"工具|收藏|资源|导航|鸣谢|致谢|赞助|服务|ツール|リソース|謝辞|スポンサー|"
+    r"\b(?:tools?|resources?|services?|credits?|thanks|acknowledge?ments?|sponsors?|bookmarks?|"
+    r"powered by|built with|werkzeuge|danksagung|herramientas|recursos|agradecimientos|"
+    r"ferramentas|outils|ressources)\b",
+    re.IGNORECASE,
+)
+"""Headings of sections that list tools, services and credits rather than people ("在线工具",
+"鸣谢", "Resources", "Powered by"): a heading that also holds a friend keyword is a friend
+list ("感谢这些朋友")."""
+
 XFN = frozenset(
     "friend acquaintance contact met co-worker colleague co-resident neighbor child parent "
     "sibling spouse kin muse crush date sweetheart".split()
@@ -45,6 +56,12 @@ def has_keyword(text: str) -> bool:
     """:data:`KEYWORDS` in a short text (labels and headings repeat across pages and sites:
     "Home", "Tags:", "友情链接", so each is searched once)."""
     return bool(KEYWORDS.search(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def is_service_heading(text: str) -> bool:
+    """:data:`SERVICE_HEADING` in a short heading."""
+    return bool(SERVICE_HEADING.search(text))
 
 
 def is_label(text: str) -> bool:

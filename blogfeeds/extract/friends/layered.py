@@ -47,13 +47,14 @@ A class with a ``from_settings(settings)`` classmethod is built by it.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-from blogfeeds.extract.friends.candidates import Found
+from blogfeeds.extract.friends.candidates import Candidate, Found
 from blogfeeds.extract.friends.filters import DATED_POST, filters, friend_key
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
@@ -118,6 +119,8 @@ def extract_layered(
     owner = owner_of(page, scan, flt)
     for link in scan.links:
         link.verdict = owner_reason(link, owner) or flt.url_verdict(link.parts, link.rels)
+        if link.verdict is None and scan.service[link.node]:
+            link.verdict = "service-section"
     found = Found(
         owner=owner,
         filters=flt,
@@ -167,10 +170,13 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     for c in cands:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
             deep_urls.setdefault(friend_key(c.url), set()).add(c.url)
+    feeds = _listed_feeds(cands)
     friends: list[Friend] = []
     excluded: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
-    for c in cands:
+    for i, c in enumerate(cands):
+        if i in feeds.values():
+            continue  # a feed beside its friend's site: that friend's known feed
         name = clean_name(c.name)
         reason = c.verdict
         if reason is None and c.link is not None:
@@ -199,7 +205,11 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             continue
         seen[key] = len(friends)
         kind = "feed" if _FEED_URL.search(c.url) else ""
-        friends.append(Friend(c.url, name, c.score, c.avatar, c.how, c.rels, c.listed_as, kind))
+        feed = cands[feeds[i]].url if i in feeds else ""
+        repaired = c.link.repaired if c.link is not None else ""
+        friends.append(
+            Friend(c.url, name, c.score, c.avatar, c.how, c.rels, c.listed_as, kind, feed, repaired)
+        )
     _rescale(friends)
     circles: list[Friend] = []
     circle_seen: set[str] = set()
@@ -221,6 +231,47 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         ruleset="blogfeeds",
         invalid_urls=list(dict.fromkeys(found.invalid_urls)),
     )
+
+
+ITEM_LEVELS = 3
+"""Ancestors of a feed link searched for the one item (``li``, card, row) it shares with its
+friend's site link."""
+_LISTS = frozenset({"ul", "ol", "dl", "table", "tbody", "section", "article", "main", "body"})
+ITEM_ELEMENTS = 200
+"""Elements read per ancestor: an item is small; a larger ancestor is a list, not an item."""
+
+
+def _listed_feeds(cands: list[Candidate]) -> dict[int, int]:
+    """Feeds listed beside their friend's site (``<li><a>Krebs</a> (<a>Feed</a>)</li>``, a
+    blogroll of sites and feeds): the candidate index of each site → that of its feed.
+
+    A feed link's item is its nearest ancestor (within :data:`ITEM_LEVELS`, below any list
+    element) holding another candidate link; it pairs when that ancestor holds exactly one, a
+    site's. A feed alone stays
+    a friend listed by its feed (``Friend.kind``: the crawl reads the blog from the feed).
+    """
+    index = {c.link.el: i for i, c in enumerate(cands) if c.link is not None}
+    pairs: dict[int, int] = {}
+    for i, c in enumerate(cands):
+        if c.link is None or not _FEED_URL.search(c.url):
+            continue
+        el = c.link.el
+        for _ in range(ITEM_LEVELS):
+            el = el.getparent()
+            if el is None or el.tag in _LISTS:
+                break  # past the item: a list holds many friends
+            others = [
+                index[a]
+                for a in itertools.islice(el.iter(), ITEM_ELEMENTS)
+                if a in index and a is not c.link.el
+            ]
+            if not others:
+                continue
+            site = others[0]
+            if len(others) == 1 and not _FEED_URL.search(cands[site].url) and site not in pairs:
+                pairs[site] = i
+            break
+    return pairs
 
 
 def _rescale(friends: list[Friend]) -> None:

@@ -22,8 +22,8 @@ import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.friends.datasource import is_data_source
-from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, zone_match
-from blogfeeds.extract.friends.keywords import has_keyword, is_label
+from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, repair_href, zone_match
+from blogfeeds.extract.friends.keywords import has_keyword, is_label, is_service_heading
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
 from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, path_rule
 from blogfeeds.extract.page import Page
@@ -38,6 +38,11 @@ _DATA_ATTRS = ("api", "data-api", "data-json", "data-source", "data-url", "data-
 _DATA_XPATH = lxml.etree.XPath(" | ".join(f"//@{a}" for a in _DATA_ATTRS))
 """The data-source attributes of the page (their elements are their parents): selecting the
 attributes is several times faster in libxml2 than testing six attributes on every element."""
+_SCRIPTED_XPATH = lxml.etree.XPath("//@onclick | //@data-href | //@data-url | //@data-link")
+_SCRIPTED_URL = re.compile(
+    r"""(?:window\.open|location\.assign|location(?:\.href)?\s*=)\s*\(?\s*"""
+    r"""(?:'|"|&quot;)(https?://[^'"\s&]+)"""
+)
 
 
 @dataclass
@@ -56,6 +61,9 @@ class Link:
     """No query and at most one path level below the blog's root (the formula counts it)."""
     owner_zone: bool
     """Inside an author card, social corner or site switcher."""
+    repaired: str = ""
+    """The ``href`` as written when it was broken and read as :attr:`url`
+    (:func:`~.filters.repair_href`), else ``""``."""
     verdict: str | None = None
     """Why the filters drop it (set after owner detection), or None."""
 
@@ -78,6 +86,9 @@ class Scan:
     chrome: list[bool] = field(default_factory=list)
     anchored: list[bool] = field(default_factory=list)
     labelled: list[bool] = field(default_factory=list)
+    service: list[bool] = field(default_factory=list)
+    """Inside a section whose heading names tools, resources or thanks, and no friend keyword
+    (:data:`~.keywords.SERVICE_HEADING`): its links are not friends."""
     extra_text: dict[int, int] = field(default_factory=dict)
     """Characters of the tails of comments and of the children of text-less elements, by
     parent (the original formula counts them as the parent's text)."""
@@ -193,11 +204,14 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     links = _Resolver(page, flt)
     # Elements carrying a data-source attribute, found by one XPath instead of six lookups each.
     with_data = {attr.getparent() for attr in _DATA_XPATH(page.tree)}
+    scripted = _scripted_links(page)
     nodes, parents, texts, ltexts = out.nodes, out.parent, out.text, out.ltext
     is_links, chromes, anchoreds, labelled = out.is_link, out.chrome, out.anchored, out.labelled
     owners: list[bool] = []
     linkeds: list[bool] = []
     armed: list[bool] = []  # a friend-keyword heading precedes the next child of this node
+    services = out.service
+    serving: list[int] = []  # rank (1-7) of a service heading before the next child, or 0
     anchor_children: list[int] = []
     sibling: list[int] = []  # children seen so far
     no_text: list[bool] = []
@@ -220,11 +234,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             continue
         parent = el.getparent() if i else None
         if parent is None:
-            up, in_link, chrome, owner, anchored = -1, False, False, False, False
+            up, in_link, chrome, owner, anchored, service = -1, False, False, False, False, False
         else:
             up = index[parent]
             in_link, chrome, owner = linkeds[up], chromes[up], owners[up]
             anchored = anchoreds[up] or armed[up]
+            service = services[up] or serving[up] > 0
             position = sibling[up]
             sibling[up] = position + 1
             if tag == "a":
@@ -237,6 +252,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if heading is not None:
                 headings.append((up, position, el, heading))
                 armed[up] = len(heading) <= 40 and has_keyword(heading)
+                if tag in HEADINGS:  # a card's description ("翻译服务") is no section heading
+                    rank = int(tag[1])
+                    if len(heading) <= 40 and not armed[up] and is_service_heading(heading):
+                        serving[up] = min(serving[up], rank) if serving[up] else rank
+                    elif rank <= serving[up]:
+                        serving[up] = 0  # a heading of the same rank or higher ends it
         index[el] = i
         nodes.append(el)
         parents.append(up)
@@ -250,7 +271,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if not chrome and (tag in chrome_tags or el.get("role") in _CHROME_ROLES):
                 chrome = True
         is_link = tag == "a" and el.get("href") is not None
-        linked = in_link or is_link
+        target = scripted.get(el) if scripted and not (is_link or in_link) else None
+        linked = in_link or is_link or target is not None
         silent = tag in _NO_TEXT_TAGS
         own_text = 0
         label_kw = False
@@ -266,6 +288,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         linkeds.append(linked)
         anchoreds.append(anchored)
         armed.append(False)
+        services.append(service)
+        serving.append(0)
         anchor_children.append(0)
         sibling.append(0)
         no_text.append(silent)
@@ -283,8 +307,11 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
                     ltexts[up] += count
                 elif not labelled[up]:
                     labelled[up] = is_label(tail)
+        if target is not None:
+            is_link = True
+            is_links[-1] = True
         if is_link:
-            link = links.link(el, i, owner)
+            link = links.link(el, i, owner, target)
             if link is not None:
                 out.link_at[i] = len(out.links)
                 out.links.append(link)
@@ -352,6 +379,26 @@ def _note_fact(out: Scan, page: Page, el: lxml.html.HtmlElement, tag: str) -> No
         out.title = text_of(el)
 
 
+def _scripted_links(page: Page) -> dict[lxml.html.HtmlElement, str]:
+    """Cards that link without ``<a>``: an element whose ``onclick`` opens an absolute URL
+    (``window.open('https://…')``, ``location.href='…'``) or whose ``data-href``/``data-url``/
+    ``data-link`` is one (not a machine-readable list, :func:`is_data_source`). Read as links
+    to that URL."""
+    found: dict[lxml.html.HtmlElement, str] = {}
+    for attr in _SCRIPTED_XPATH(page.tree):
+        el, value = attr.getparent(), str(attr).strip()
+        if el.tag == "a" or el in found:
+            continue
+        if attr.attrname == "onclick":
+            m = _SCRIPTED_URL.search(value)
+            url = m.group(1) if m else ""
+        else:
+            url = value if value.lower().startswith(("http://", "https://")) else ""
+        if url and not is_data_source(url, el.get("class") or ""):
+            found[el] = url
+    return found
+
+
 def _note_data(out: Scan, page: Page, el: lxml.html.HtmlElement) -> None:
     """Record the machine-readable friend lists an element's data attributes point to."""
     for attr in _DATA_ATTRS:
@@ -366,7 +413,7 @@ class _Resolver:
 
     def __init__(self, page: Page, flt: Filters) -> None:
         self.page, self.flt = page, flt
-        self.cache: dict[str, tuple[Cleaned, str, bool] | None] = {}
+        self.cache: dict[str, tuple[Cleaned, str, bool, str] | None] = {}
         self.invalid: list[str] = []
         try:
             self.own: str | None = blog_id(page.url)
@@ -376,9 +423,12 @@ class _Resolver:
         # Links to the page's own host are the page's blog, unless blogs share the host.
         self.own_host = host if self.own is not None and path_rule(host) is None else ""
 
-    def link(self, el: lxml.html.HtmlElement, node: int, owner_zone: bool) -> Link | None:
-        """The link an ``<a href>`` makes, or None (empty, ``#fragment`` or not a web URL)."""
-        href = (el.get("href") or "").strip()
+    def link(
+        self, el: lxml.html.HtmlElement, node: int, owner_zone: bool, href: str | None = None
+    ) -> Link | None:
+        """The link an ``<a href>`` (or a scripted card's ``href``) makes, or None (empty,
+        ``#fragment`` or not a web URL)."""
+        href = (el.get("href") if href is None else href or "").strip()
         if not href or href.startswith("#"):
             return None
         if href in self.cache:
@@ -387,14 +437,15 @@ class _Resolver:
             hit = self.cache[href] = self._resolve(href)
         if hit is None:
             return None
-        parts, identity, counted = hit
+        parts, identity, counted, repaired = hit
         rels = tuple((el.get("rel") or "").lower().split())
         blank = (el.get("target") or "").strip().lower() == "_blank"
-        return Link(el, node, parts, identity, rels, blank, counted, owner_zone)
+        return Link(el, node, parts, identity, rels, blank, counted, owner_zone, repaired)
 
-    def _resolve(self, href: str) -> tuple[Cleaned, str, bool] | None:
+    def _resolve(self, href: str) -> tuple[Cleaned, str, bool, str] | None:
+        fixed = repair_href(href)
         try:
-            clean = self.flt.clean_href(href, self.page.base_url)
+            clean = self.flt.clean_href(fixed or href, self.page.base_url)
             own_host = self.own_host and clean.web and clean.host == self.own_host
             identity = self.own if own_host and self.own else blog_id(clean.url)
         except InvalidURL:
@@ -403,4 +454,4 @@ class _Resolver:
         except ValueError:
             return None
         depth = sum(1 for s in clean.path.split("/") if s) - identity.count("/")
-        return clean, identity, not clean.query and depth <= 1
+        return clean, identity, not clean.query and depth <= 1, href if fixed else ""

@@ -87,6 +87,8 @@ class ScoredContainer:
     score: float
     reasons: list[str]
     rejected: bool = False
+    weak: bool = False
+    """Rejected for its score alone (below the minimum), not by a rule that found it wrong."""
 
     @property
     def tag(self) -> str:
@@ -122,7 +124,10 @@ class Friend:
     ``opml``, ``json``); ``rels`` the XFN relationship values on the link (XFN 1.1);
     ``listed_as`` is ``"dead"`` when the owner lists it under a lost/invalid heading;
     ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its site (Blogger
-    BlogList, OPML ``xmlUrl``).
+    BlogList, OPML ``xmlUrl``); ``feed`` is the friend's feed when the owner listed it beside
+    the site (``<li><a>Site</a> (<a>Feed</a>)</li>``): a known feed, not another friend;
+    ``repaired`` is the ``href`` as written when it was broken in an obvious way
+    (``hhttps://``, ``/example.com``) and read as ``url``.
     """
 
     url: str
@@ -133,6 +138,8 @@ class Friend:
     rels: tuple[str, ...] = ()
     listed_as: str = ""
     kind: str = ""
+    feed: str = ""
+    repaired: str = ""
 
 
 @dataclass

@@ -79,7 +79,8 @@ def score_containers(
         try:
             score, reasons = apply_rules(c, rules, page, 0.0)
         except Reject as exc:
-            scored.append(ScoredContainer(c, 0.0, list(getattr(exc, "reasons", [])), True))
+            reasons = list(getattr(exc, "reasons", []))
+            scored.append(ScoredContainer(c, 0.0, reasons, True, isinstance(exc, BelowMinimum)))
             continue
         scored.append(ScoredContainer(c, score, reasons))
     scored.sort(key=lambda s: (s.rejected, -s.score))  # stable
@@ -146,7 +147,12 @@ class MinimumScore:
 
     def __call__(self, c: Container, score: float, page: Page) -> None:
         if score < self.minimum:
-            raise Reject(f"score {score:.6g} < {self.minimum:g}")
+            raise BelowMinimum(f"score {score:.6g} < {self.minimum:g}")
+
+
+class BelowMinimum(Reject):
+    """A container rejected for its score alone (no rule found it wrong): a blogroll group
+    beside an accepted one may still be taken (:func:`.statistical._sibling_groups`)."""
 
 
 @dataclass(frozen=True)

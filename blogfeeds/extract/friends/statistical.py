@@ -58,13 +58,22 @@ class Containers:
     union of the qualifying ones."""
 
     def friends(self, page: Page, scan: Scan, found: Found) -> None:
-        """Score the containers; unless a layer found cards, propose the union's links."""
+        """Score the containers; unless a layer found cards, propose the union's links (on a
+        friend page, also a list away from the cards that outnumbers them)."""
         found.containers = score_containers(
             _containers(scan, found.owner.identity), found.scorers, page
         )
         if not found.cards:
             for s in _union(found.containers, found.friend_page):
                 _propose(s, scan, found)
+        elif found.friend_page:
+            # A theme's widget (a sidebar's few links) is not the friend page's own list: a
+            # container holding none of the cards and more friends than they are is proposed.
+            cards = [c.order for c in found.candidates if c.verdict is None]
+            for s in _union(found.containers, True):
+                lo, hi = s.container.span
+                if s.container.friends > len(cards) and not any(lo <= n < hi for n in cards):
+                    _propose(s, scan, found)
 
 
 def _union(scored: list[ScoredContainer], friend_page: bool) -> list[ScoredContainer]:
@@ -104,15 +113,16 @@ def _sibling_groups(
     scored: list[ScoredContainer], accepted: list[ScoredContainer]
 ) -> list[ScoredContainer]:
     """On a friend page, the other groups of a blogroll split under headings: containers of
-    an accepted one's tag in the same enclosing container, with repeated cards, that scored
-    (not rejected) but below the union's share because their entries carry descriptions."""
+    an accepted one's tag in the same enclosing container, with repeated cards each linking
+    one friend, that scored below the union's share (or below the minimum, never rejected by
+    a rule) because their entries carry descriptions."""
     if not accepted:
         return []
     parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
     extra: list[ScoredContainer] = []
     for s in scored:
         c = s.container
-        if s.rejected or s in accepted or c.cards < 2:
+        if (s.rejected and not s.weak) or s in accepted or c.cards < 2 or c.cards < c.friends:
             continue
         if (c.tag, _enclosing(c.span, scored)) not in parents:
             continue
@@ -162,6 +172,10 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if any(w in lowered for w in flt.commercial_words):
             cand.verdict = "sponsored"
         found.candidates.append(cand)
+
+
+CARD_PARTS = 2
+"""Elements inside a link that make it a card of its own (an avatar and a name)."""
 
 
 def _containers(scan: Scan, own: str | None) -> list[Container]:
@@ -214,7 +228,13 @@ def _containers(scan: Scan, own: str | None) -> list[Container]:
         counts[up] += counts[i]
         labelled[up] = labelled[up] or labelled[i]
         child_text[up] += scan.text[i]
-        if not scan.is_link[i] and not many[i] and len(ids[i] or ()) == 1:
+        # A card links one blog: a block around a link, or a link holding the card's parts
+        # (avatar, name, description); a plain text link is a list entry, not a card.
+        if (
+            (not scan.is_link[i] or tags[i] >= CARD_PARTS)
+            and not many[i]
+            and len(ids[i] or ()) == 1
+        ):
             cards[up] += 1
         if many[i]:
             many[up] = True

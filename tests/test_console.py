@@ -1,0 +1,105 @@
+"""What a new user reads on the console: the commands' help, a spider name typo, the records
+of ``-O``, and where a crawl's summary lands in its log."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from blogfeeds.feeds.summary import duration, next_due_text
+from tests.littleweb import LittleWeb
+from tests.robustness import crawl_blogs
+
+REPO = Path(__file__).resolve().parent.parent
+HTML = "text/html; charset=utf-8"
+
+
+def scrapy(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_a_spider_name_typo_is_one_line_naming_the_spiders() -> None:
+    proc = scrapy("crawl", "blog")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "scrapy crawl: no spider named 'blog' (did you mean 'blogs'?); "
+        "the spiders are: blogs, feeds\n"
+    )
+    assert scrapy("crawl", "nothing-like-it").stderr.endswith(
+        "no spider named 'nothing-like-it'; the spiders are: blogs, feeds\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["crawl", "inspect", "export", "stats", "seed", "cluster"])
+def test_help_underlines_only_its_headings(command: str) -> None:
+    """Scrapy's help formatter took a wrapped help line ending in a colon for a heading."""
+    for columns in ("60", "80", "100"):
+        proc = scrapy(command, "-h", env={**os.environ, "COLUMNS": columns})
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        headings = [lines[i - 1] for i, line in enumerate(lines) if re.fullmatch(r"[=-]+", line)]
+        assert headings == ["Usage", "Options", "Global Options"], proc.stdout
+
+
+@pytest.mark.integration
+def test_export_records_say_their_type_and_the_summary_comes_last(tmp_path: Path) -> None:
+    routes = {
+        "http://alpha.example/": {
+            "body": '<title>Alpha</title><h2>Friends</h2><ul class="friends">'
+            '<li><a href="http://beta.example/">Beta</a></li>'
+            '<li><a href="http://gamma.example/">Gamma</a></li></ul>',
+            "content_type": HTML,
+        },
+        "http://beta.example/": {"body": "<title>Beta</title><p>hi</p>", "content_type": HTML},
+    }
+    with LittleWeb(routes) as web:
+        run = crawl_blogs(web, ["http://alpha.example/"], tmp_path, settings={"DEPTH_LIMIT": "1"})
+    assert run.returncode == 0, run.log[-3000:]
+    records = [*run.blogs.values(), *run.links]
+    assert {r["blog_id"]: r["type"] for r in run.blogs.values()} == {
+        "alpha.example": "blog",
+        "beta.example": "blog",
+        "gamma.example": "blog",
+    }
+    assert {link["type"] for link in run.links} == {"friend_link"} and len(run.links) == 2
+    assert all(next(iter(r)) == "type" for r in records)  # the first field of every line
+    # Scrapy's stats dump stays, and the crawl summary is the last thing logged after it
+    log = run.log.rstrip()
+    assert log.index("Dumping Scrapy stats") < log.index("Crawl summary (finished)")
+    last = re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[)", log)[-1]
+    assert "[blogfeeds.extensions.summary] INFO: Crawl summary (finished):\nBlogs: 3" in last
+
+
+def test_a_database_url_whose_directory_is_missing_is_refused_at_start(tmp_path: Path) -> None:
+    missing = f"nodir-{tmp_path.name}/x"
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{missing}/db.sqlite3"
+    proc = scrapy("crawl", "blogs", "-a", "start_urls=http://alpha.example/", env=env)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert errors[0].endswith(
+        f"BLOGFEEDS_DATABASE_URL: cannot open the SQLite database "
+        f"'sqlite:///{missing}/db.sqlite3': the directory '{missing}' (relative to {REPO}) "
+        f"does not exist: create it first, or give an absolute path: "
+        f"sqlite:////{missing}/db.sqlite3"
+    )
+    assert not (REPO / missing.split("/", maxsplit=1)[0]).exists()
+
+
+def test_durations_and_next_due_read_as_a_person_says_them() -> None:
+    assert [duration(m) for m in (0.5, 45, 200, 60, 3000, 2880)] == [
+        "30 s", "45 min", "3 h 20 min", "1 h", "2 d 2 h", "2 d",
+    ]  # fmt: skip
+    assert next_due_text(None, 0).startswith("No feed scheduled")
+    assert next_due_text(100.0, 100.2) == "Next feed due at 1970-01-01T01:40:00Z (due now)"
+    assert next_due_text(100.0, 160.0).endswith("(overdue by 1 h)")
+    assert next_due_text(100.0, 40.0).endswith("(in 1 h)")
