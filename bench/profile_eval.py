@@ -515,7 +515,7 @@ _NAMES = {"english": "en", "chinese": "zh", "japanese": "ja", "german": "de", "f
 
 
 def primary(tag: str) -> str:
-    from blogfeeds.extract.profile import primary as _primary
+    from blogfeeds.extract.language import primary as _primary
 
     return _NAMES.get(tag.strip().lower(), _primary(tag)) if tag else ""
 

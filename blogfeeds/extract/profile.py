@@ -22,8 +22,7 @@ Sources, first that has one wins (each field keeps which one in its ``*_source``
   to the newest), and :func:`activity` from the last post and the thresholds of
   :class:`ProfileConfig`;
 * language: the page's declaration (:func:`blogfeeds.extract.metadata.language`) checked
-  against its text with py3langid (langid.py's model, bundled in the package; Lui & Baldwin
-  2012): a confident detection that disagrees wins, a missing declaration is filled in.
+  against its text (:mod:`blogfeeds.extract.language`).
 
 Pure: the caller passes the parsed page, the feed discovery already read and the clock.
 """
@@ -41,9 +40,9 @@ from typing import Any, ClassVar
 
 import lxml.html
 from lxml.cssselect import CSSSelector
-from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 from blogfeeds.extract.feedreader import FeedDocument
+from blogfeeds.extract.language import check_language, page_text
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.text import collapse
 from blogfeeds.option import Config, option
@@ -69,13 +68,6 @@ SUBTITLE_SELECTORS = (
 
 _EARLIEST = datetime(1995, 1, 1, tzinfo=UTC)
 _MONTH_DAYS = 30.44
-_MIN_LETTERS = 40  # shorter texts are not checked (a photo blog's captions)
-_OVERRIDE_LETTERS = 200  # a declaration is overruled only by this much text
-_OVERRIDE_PROB = 0.95
-_DETECT_PROB = 0.9
-_TEXT_CHARS = 6000
-_SKIP_TEXT = {"script", "style", "noscript", "template", "svg", "code", "pre", "textarea"}
-_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _EMAIL = re.compile(r"\s*\(?[\w.+-]+@[\w-]+(?:\.[\w-]+)+\)?\s*")
 _URL_IN_TEXT = re.compile(r"https?://\S+")
 _NO_AUTHOR = {"", "author", "作者", "admin", "administrator", "your name", "john doe", "name"}
@@ -95,8 +87,6 @@ _PLACEHOLDER = re.compile(
 )
 _ICON_RELS = ("icon", "shortcut icon", "apple-touch-icon", "apple-touch-icon-precomposed")
 _IMAGE_MAGIC = (b"\x00\x00\x01\x00", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"BM", b"RIFF")
-# A language tag's primary subtag as pages misspell it -> ISO 639-1.
-_ALIASES = {"cn": "zh", "jp": "ja", "kr": "ko", "cz": "cs", "gr": "el", "dk": "da", "se": "sv"}
 
 
 @dataclass(frozen=True)
@@ -586,63 +576,3 @@ def activity(last: datetime | None, now: datetime, config: ProfileConfig | None 
 
 def _iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def page_text(page: Page, limit: int = _TEXT_CHARS) -> str:
-    """The page's visible text (no scripts, styles, code), at most ``limit`` characters."""
-    parts: list[str] = []
-    size = 0
-    body = page.tree.find("body")
-    root = body if body is not None else page.tree
-    for element in root.iter():
-        if not isinstance(element.tag, str):
-            continue
-        skip = element.tag in _SKIP_TEXT
-        for text in (None if skip else element.text, element.tail):
-            if text and text.strip():
-                parts.append(text.strip())
-                size += len(text)
-        if size > limit:
-            break
-    return " ".join(parts)[:limit]
-
-
-@cache
-def _identifier() -> Any:
-    """The model, loaded once (about 0.1 s) when a page is first checked."""
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-
-
-def detect_language(text: str) -> tuple[str, float]:
-    """py3langid's language (ISO 639-1) of ``text`` and its probability."""
-    identifier = _identifier()  # outside any guard: a model that will not load is a bug
-    try:
-        lang, prob = identifier.classify(text)
-    except (ValueError, IndexError, UnicodeError):  # text the tokenizer cannot take
-        return "", 0.0
-    return str(lang), float(prob)
-
-
-def primary(tag: str) -> str:
-    """The primary subtag of a language tag, lower-cased, common misspellings mended
-    (``zh-CN`` → ``zh``, ``jp`` → ``ja``)."""
-    head = re.split(r"[-_]", tag.strip().lower(), maxsplit=1)[0]
-    return _ALIASES.get(head, head)
-
-
-def check_language(declared: str, text: str) -> tuple[str, str]:
-    """The language of a page that declares ``declared`` and reads ``text``, and how it was
-    decided (:attr:`Profile.language_source`); ``("", "")`` when neither tells."""
-    letters = len(_LETTER.findall(text))
-    if letters < _MIN_LETTERS:
-        return (declared, "declared") if declared else ("", "")
-    lang, prob = detect_language(text)
-    if not lang:
-        return (declared, "declared") if declared else ("", "")
-    if not declared:
-        return (lang, "detected") if prob >= _DETECT_PROB else ("", "")
-    if primary(declared) == lang:
-        return declared, "declared"
-    if prob >= _OVERRIDE_PROB and letters >= _OVERRIDE_LETTERS:
-        return lang, "corrected"
-    return declared, "declared"
