@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from blogfeeds.extract.blog import BlogExtractionConfig
 from blogfeeds.extract.discovery.discover import FeedDiscoveryConfig
 from blogfeeds.extract.friends.config import FriendsConfig
+from blogfeeds.extract.profile import ProfileConfig
 from blogfeeds.frontier import defaults as frontier_defaults
 from blogfeeds.option import Config, Option, SettingsLike, option
 from blogfeeds.revisit import POLICIES
@@ -438,6 +439,7 @@ CONFIGS: tuple[type[Config], ...] = (
     BlogExtractionConfig,
     FeedDiscoveryConfig,
     FriendsConfig,
+    ProfileConfig,
     StorageConfig,
     FrontierConfig,
     RevisitConfig,

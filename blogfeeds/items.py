@@ -44,7 +44,33 @@ class Blog:
     abstract: str = ""
     """At most 100 characters of the page's main text (trafilatura), else its description."""
     language: str = ""
-    """``<html lang>`` or ``content-language`` (BCP 47 as written by the page), or ``""``."""
+    """The page's language declaration checked against its text
+    (:func:`blogfeeds.extract.profile.check_language`): ``<html lang>`` or
+    ``content-language`` as written when the text agrees, else the detected ISO 639-1 code;
+    ``""`` when neither tells."""
+    language_declared: str = ""
+    """The declaration as written (BCP 47), ``""`` when the page declares none."""
+    description: str = ""
+    """The blog's own tagline (feed subtitle, meta/og description, a theme's subtitle), not
+    the abstract; ``""`` when none."""
+    description_source: str = ""
+    """``feed``, ``meta``, ``og``, ``theme`` or ``""``."""
+    author: str = ""
+    """The blog's author (meta author, the feed's author, rel=author/h-card, JSON-LD)."""
+    icon_url: str = ""
+    """The largest square icon the page declares, else ``/favicon.ico`` when it is an image."""
+    avatars: list[dict[str, str]] = field(default_factory=list)
+    """The pictures other blogs' friend cards show for this blog, ``{"url", "source"}`` (the
+    blog whose card shows it): empty in a crawl's own items (a blog's item is read from its
+    own page), filled from ``friend_links.avatar`` by the exports."""
+    last_post_at: str = ""
+    """The newest post's date, ISO 8601 UTC (main feed, else the page); updated by
+    ``scrapy crawl feeds``; ``""`` when unknown."""
+    posts_per_month: float | None = None
+    """Posts a month over the main feed's window (None: fewer than two dated entries)."""
+    activity: str = ""
+    """``active``, ``slowing``, ``dormant`` or ``dead`` (``BLOGFEEDS_ACTIVITY_*_DAYS``), ``""``
+    when no post date is known."""
     generator: str = ""
     """``<meta name=generator>`` content as written (the first of the page), or ``""``."""
     platform: str = ""
@@ -88,6 +114,8 @@ class FriendLink:
     """Score of the container the link was found in (original formula: points)."""
     source_url: str = ""
     """The page the link was read from (home page or friend-link page)."""
+    avatar: str = ""
+    """The picture the friend card shows for the friend (absolute URL), or ``""``."""
     feed: str = ""
     """The friend's feed when the page lists it beside the friend's site (not stored in the
     database yet: the feed is found again when the friend's blog is read)."""

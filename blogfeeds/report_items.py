@@ -23,12 +23,21 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
     names a blog (``scrapy inspect --json`` shows the same fields)."""
     feeds = [feed_info(feed) for feed in report.feeds]
     meta = report.metadata
+    prof = report.profile
     blog = Blog(
         blog_id=report.blog_id,
         url=report.url,
         title=meta.title,
         abstract=meta.abstract,
-        language=meta.language,
+        language=prof.language,
+        language_declared=prof.language_declared,
+        description=prof.description,
+        description_source=prof.description_source,
+        author=prof.author,
+        icon_url=prof.icon_url,
+        last_post_at=prof.last_post_at,
+        posts_per_month=prof.posts_per_month,
+        activity=prof.activity,
         generator=meta.generator,
         platform=meta.platform,
         platform_version=meta.platform_version,
@@ -48,6 +57,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
             name=edge.friend.name,
             container_score=round(report.container_score, 3),  # no float noise (2999.9999...)
             source_url=report.friend_source,
+            avatar=edge.friend.avatar,
             feed=edge.friend.feed,
         )
         for edge in report.edges()

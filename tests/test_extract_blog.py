@@ -52,14 +52,16 @@ def _report(case: cases.Case) -> BlogReport | None:
 
 def stored_view(blog: Blog, links: list[FriendLink]) -> dict[str, Any]:
     """What the crawl stores, in the shape compared below."""
-    # ``type`` tags a record in feed exports (``-O``); it is no stored field.
     return {
+        # ``type`` labels an export record; it is no field of the blog or the link
         "blog": {
             k: v
             for k, v in dataclasses.asdict(blog).items()
             if k not in ("fetched_at", "depth", "type")
         },
-        "links": [{k: v for k, v in dataclasses.asdict(x).items() if k != "type"} for x in links],
+        "links": [
+            {k: v for k, v in dataclasses.asdict(link).items() if k != "type"} for link in links
+        ],
     }
 
 
@@ -72,6 +74,15 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "title": data["title"],
             "abstract": data["abstract"],
             "language": data["language"],
+            "language_declared": data["language_declared"],
+            "description": data["description"],
+            "description_source": data["description_source"],
+            "author": data["author"],
+            "icon_url": data["icon_url"],
+            "avatars": [],
+            "last_post_at": data["last_post_at"],
+            "posts_per_month": data["posts_per_month"],
+            "activity": data["activity"],
             "generator": data["generator"],
             "platform": data["platform"],
             "platform_version": data["platform_version"],
@@ -89,6 +100,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
                 "name": f["name"],
                 "container_score": data["container_score"],
                 "source_url": data["friend_source"],
+                "avatar": f["avatar"],
                 "feed": f["feed"],
             }
             for f in data["friends"]
@@ -235,10 +247,11 @@ def test_a_user_rule_feed_is_kept_unfetched() -> None:
     report, asked = run(
         {}, HOME.format(head="", body='<a class="sub" href="/f.xml">RSS</a>'), config
     )
-    assert asked == []  # max_pages=1: no friend page either
+    # max_pages=1: no friend page either; the page declares no icon: /favicon.ico is checked
+    assert asked == ["https://river.example/favicon.ico"]
     assert [f.url for f in report.feeds] == ["https://river.example/f.xml"]
     assert report.discovery is None and report.rules_fired == {"feed": "btn"}
-    assert report.counters == {"rule_fired/btn/feed": 1}
+    assert report.counters == {"rule_fired/btn/feed": 1, "profile/favicon_requests": 1}
     blog, _ = blog_items(report, fetched_at="t", depth=0)
     assert blog.feed_url == "https://river.example/f.xml" and blog.status == "ok"
 
@@ -328,15 +341,23 @@ def _stored(db: Path) -> dict[str, Any]:
                 "platform_version", "feed_url", "friend_count", "status", "truncated",
             )
         }  # fmt: skip
+        for name in (
+            "language_declared", "description", "description_source", "author", "icon_url",
+            "last_post_at", "activity",
+        ):  # fmt: skip
+            blog[name] = row[name] or ""
+        blog["posts_per_month"] = row["posts_per_month"]
+        blog["avatars"] = []
         feeds = con.execute(
             "SELECT url, type, title, score, reasons FROM feeds ORDER BY position"
         ).fetchall()
         blog["feeds"] = [{**dict(f), "reasons": json.loads(f["reasons"])} for f in feeds]
         links = con.execute(
             "SELECT source_blog_id, target_url, target_blog_id, name, container_score, "
-            "source_url FROM friend_links ORDER BY id"
+            "source_url, avatar FROM friend_links ORDER BY id"
         ).fetchall()
-        return {"blog": blog, "links": [dict(link) for link in links]}
+        rows = [{**dict(link), "avatar": link["avatar"] or ""} for link in links]
+        return {"blog": blog, "links": rows}
     finally:
         con.close()
 

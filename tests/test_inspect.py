@@ -227,3 +227,24 @@ def test_inspect_checks_settings_as_the_crawl_does() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "did you mean BLOGFEEDS_MAX_PAGES_PER_BLOG?" in proc.stderr
+
+
+def test_text_report_shows_the_profile_with_its_sources() -> None:
+    data: dict[str, Any] = {
+        "url": "https://a.example/", "blog_id": "a.example", "title": "A", "language": "zh",
+        "language_declared": "en", "language_source": "corrected", "generator": None,
+        "encoding": "utf-8", "abstract": "", "feeds": [], "containers": [], "friends": [],
+        "friend_pages": [], "description": "Notes", "description_source": "feed",
+        "author": "Ana", "author_source": "meta", "icon_url": "", "icon_source": "",
+        "last_post_at": "2026-11-20T00:00:00Z", "last_post_source": "feed",
+        "posts_per_month": 2.5, "activity": "active",
+    }  # fmt: skip
+    lines = render_text(data).splitlines()
+    assert "Language:  zh (the page declares en; its text is not)" in lines
+    assert lines[7:12] == [
+        "Described: Notes (feed)",
+        "Author:    Ana (meta)",
+        "Icon:      (none)",
+        "Last post: 2026-11-20T00:00:00Z (feed)",
+        "Activity:  active, 2.5 posts a month",
+    ]

@@ -174,7 +174,13 @@ def test_forward_migration_from_version_1_keeps_the_data(
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
     with Store.open(url) as store:
-        store.write([], [link(1, 2)])
+        with store._transaction() as cursor:  # a link row of version 1: no avatar column
+            cursor.execute(
+                "INSERT INTO friend_links (source_blog_id, target_blog_id, target_url, "
+                "target_url_hash, name, container_score, source_url, first_seen, last_seen) "
+                "VALUES (%s, %s, %s, %s, %s, 0, '', 't', 't')",
+                ("b1.example", "b2.example", "https://b2.example/", "0" * 40, TEXT),
+            )
         with store._transaction() as cursor:  # a blog row of version 1: no platform columns
             cursor.execute(
                 "INSERT INTO blogs (blog_id, url, title, abstract, language, generator, "

@@ -238,5 +238,10 @@ def test_meta_refresh_is_followed(run: CrawlRun) -> None:
 
 def test_robots_txt_applies_to_feed_probes(run: CrawlRun) -> None:
     robots_hits = sorted({h for h in run.hits if "robots.example" in h})
-    assert robots_hits == ["http://robots.example/", "http://robots.example/robots.txt"]
+    # the page declares no icon: /favicon.ico (allowed) is the profile's one request
+    assert robots_hits == [
+        "http://robots.example/",
+        "http://robots.example/favicon.ico",
+        "http://robots.example/robots.txt",
+    ]
     assert run.blogs["robots.example"]["status"] == "no_feed"

@@ -26,7 +26,8 @@ stay text (:func:`csv_cell`); ``--raw`` writes every value as stored.
 Filters (``--status ok,no_feed`` (of :data:`blogfeeds.failures.STATUSES`; another is a usage
 error), ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``), ``--min-in-degree N``,
 ``--has-feed``, ``--platform Hexo,WordPress`` (platform names, any case; ``(none)`` and
-``(unknown)`` as in the summary)) select blogs; the graph formats keep the edges between
+``(unknown)`` as in the summary), ``--activity active,slowing`` (``unknown``: no post date))
+select blogs; the graph formats keep the edges between
 selected blogs (``--all-targets``: every edge leaving a selected blog, its target a node even
 when not selected or not crawled). Degrees always count every stored link: distinct blogs that
 list a blog (in) and distinct blogs it lists (out), self-links ignored.
@@ -103,6 +104,13 @@ BLOG_COLUMNS = (
     "first_seen",
     "fetched_at",
     "abstract",
+    "description",
+    "author",
+    "icon_url",
+    "last_post_at",
+    "posts_per_month",
+    "activity",
+    "language_declared",
 )
 """Columns of ``scrapy export csv``, in order."""
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
@@ -122,6 +130,8 @@ class Filters:
     has_feed: bool = False
     platforms: frozenset[str] = frozenset()
     """Platform labels, lower case (:func:`~blogfeeds.extensions.summary.platform_label`)."""
+    activities: frozenset[str] = frozenset()
+    """Activities (:data:`blogfeeds.extract.profile.ACTIVITIES`; ``unknown`` for none)."""
 
     def accepts(self, blog: Mapping[str, Any]) -> bool:
         if self.statuses and blog.get("status") not in self.statuses:
@@ -136,6 +146,8 @@ class Filters:
             label = platform_label(blog.get("platform"), blog.get("generator"))
             if label.lower() not in self.platforms:
                 return False
+        if self.activities and (blog.get("activity") or "unknown") not in self.activities:
+            return False
         return not (self.has_feed and not blog.get("feed_url"))
 
 
@@ -207,6 +219,8 @@ def write_opml(blogs: Iterable[Mapping[str, Any]], out: IO[bytes], title: str) -
         attrs["htmlUrl"] = xml_text(blog.get("url") or "")
         if blog.get("language"):
             attrs["language"] = xml_text(blog["language"])
+        if blog.get("description"):
+            attrs["description"] = xml_text(blog["description"])
         etree.SubElement(body, "outline", attrs)
     out.write(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
     return len(seen)
@@ -360,6 +374,9 @@ def add_filter_options(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--platform", action="append", default=[], help="platform name(s): Hexo,WordPress"
     )
+    parser.add_argument(
+        "--activity", action="append", default=[], help="activity: active,slowing,dormant,dead"
+    )
 
 
 def filters_from(opts: Namespace) -> Filters:
@@ -383,6 +400,7 @@ def filters_from(opts: Namespace) -> Filters:
         min_in_degree=opts.min_in_degree,
         has_feed=opts.has_feed,
         platforms=frozenset(v.lower() for v in split(opts.platform)),
+        activities=frozenset(v.lower() for v in split(getattr(opts, "activity", []))),
     )
 
 

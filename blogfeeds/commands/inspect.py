@@ -60,6 +60,7 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
     :class:`~blogfeeds.items.FeedInfo`; ``friends`` carry the friend's ``blog_id`` (``None``
     for a link that names no blog: no link is stored for it)."""
     meta = report.metadata
+    prof = report.profile
     discovery = report.discovery
     return {
         "url": report.url,
@@ -67,7 +68,19 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "encoding": report.encoding,
         "status": report.status,
         "title": meta.title,
-        "language": meta.language,
+        "language": prof.language,
+        "language_declared": prof.language_declared,
+        "language_source": prof.language_source,
+        "description": prof.description,
+        "description_source": prof.description_source,
+        "author": prof.author,
+        "author_source": prof.author_source,
+        "icon_url": prof.icon_url,
+        "icon_source": prof.icon_source,
+        "last_post_at": prof.last_post_at,
+        "last_post_source": prof.last_post_source,
+        "posts_per_month": prof.posts_per_month,
+        "activity": prof.activity,
         "generator": meta.generator,
         "platform": meta.platform,
         "platform_version": meta.platform_version,
@@ -122,6 +135,30 @@ def _platform(data: dict[str, Any]) -> str:
     return f"{name} {version}" if data.get("platform") and version else name
 
 
+def _sourced(data: dict[str, Any], name: str, source: str = "") -> str:
+    value = data.get(name) or ""
+    where = data.get(source or f"{name}_source") or ""
+    if not value:
+        return "(none)"
+    return f"{value} ({where})" if where else str(value)
+
+
+def _language(data: dict[str, Any]) -> str:
+    value = data.get("language") or "(none)"
+    declared = data.get("language_declared") or ""
+    if data.get("language_source") == "corrected":
+        return f"{value} (the page declares {declared}; its text is not)"
+    if data.get("language_source") == "detected":
+        return f"{value} (detected; the page declares none)"
+    return value
+
+
+def _activity(data: dict[str, Any]) -> str:
+    value = data.get("activity") or "(unknown)"
+    rate = data.get("posts_per_month")
+    return f"{value}, {rate} posts a month" if rate is not None else value
+
+
 def render_text(data: dict[str, Any]) -> str:
     """The human-readable report: one field a line, values in one column, ``(none)`` for an
     empty language or generator, ``(unknown)`` for a generator that names no known platform."""
@@ -129,10 +166,15 @@ def render_text(data: dict[str, Any]) -> str:
         f"URL:       {data['url']}",
         f"Blog id:   {data['blog_id']}",
         f"Title:     {data['title']}",
-        f"Language:  {data['language'] or '(none)'}",
+        f"Language:  {_language(data)}",
         f"Generator: {data['generator'] or '(none)'}",
         f"Platform:  {_platform(data)}",
         f"Encoding:  {data['encoding']}",
+        f"Described: {_sourced(data, 'description')}",
+        f"Author:    {_sourced(data, 'author')}",
+        f"Icon:      {_sourced(data, 'icon_url', 'icon_source')}",
+        f"Last post: {_sourced(data, 'last_post_at', 'last_post_source')}",
+        f"Activity:  {_activity(data)}",
     ]
     if "status" in data:
         lines.append(f"Status:    {data['status']}")

@@ -17,9 +17,11 @@ feed as its main feed. In order:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
+from urllib.parse import urljoin
 
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
@@ -51,6 +53,7 @@ from blogfeeds.extract.metadata import (
     extract_metadata,
 )
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
+from blogfeeds.extract.profile import ProfileConfig, favicon_is_image, read_profile
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.text import collapse
@@ -134,6 +137,10 @@ class ExtractConfig:
     """How much of each page is read (``BLOGFEEDS_PAGE_MAX_ELEMENTS``, ``..._LINKS``)."""
     abstract_text: int = ABSTRACT_TEXT
     """Characters of the home page's text the abstract reads (``BLOGFEEDS_ABSTRACT_MAX_TEXT``)."""
+    profile: ProfileConfig = field(default_factory=ProfileConfig)
+    """The blog profile's activity thresholds and favicon check (``BLOGFEEDS_ACTIVITY_*``)."""
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
+    """Now, for the profile's last post (future dates ignored) and activity."""
 
     @classmethod
     def from_settings(cls, settings: SettingsLike, rules_file: str | None = None) -> ExtractConfig:
@@ -153,6 +160,7 @@ class ExtractConfig:
             max_friends=crawl.max_friends_per_page,
             limits=PageLimits(crawl.page_max_elements, crawl.page_max_links),
             abstract_text=crawl.abstract_max_text,
+            profile=ProfileConfig.from_settings(settings),
         )
 
 
@@ -197,11 +205,10 @@ async def extract_blog(
                 and 200 <= resp.status < 300
                 and await run(read_feed, resp.body) is None
             ):
-                report = await _extract_home(
-                    resp.url, resp.body, resp.headers, fetch, config, run=run
+                seed = (url, doc, site)
+                return await _extract_home(
+                    resp.url, resp.body, resp.headers, fetch, config, run=run, seed=seed
                 )
-                _seed_feed(report, url, doc, site)
-                return report
     return await _extract_home(url, body, headers, fetch, config, run=run)
 
 
@@ -218,6 +225,7 @@ def _seed_feed(report: BlogReport, url: str, doc: FeedDocument, site: str) -> No
         newest=doc.newest,
         self_url=doc.self_url,
         site_url=doc.site_url,
+        document=doc,
     )
     if report.robots.noindex:
         return
@@ -233,8 +241,10 @@ async def _extract_home(
     config: ExtractConfig,
     *,
     run: Run = inline,
+    seed: tuple[str, FeedDocument, str] | None = None,
 ) -> BlogReport:
-    """:func:`extract_blog` for an HTML home page."""
+    """:func:`extract_blog` for an HTML home page (``seed``: the feed URL the crawl reached it
+    through, that feed read, and its site link)."""
     analysis = await run(
         analyze_page,
         url,
@@ -281,9 +291,42 @@ async def _extract_home(
         if found.budget_exhausted:
             _count(counters, "feed_discovery/budget_exhausted")
         report.discovery, report.feeds, report.rejected = found, [*found.feeds], found.rejected
+    if seed is not None:
+        _seed_feed(report, *seed)
+    if not robots.noindex:
+        await _profile(report, analysis.page, fetch, config, run)
     if not robots.nofollow:
         await _friends(report, analysis, fetch, config, run)
     return report
+
+
+async def _profile(
+    report: BlogReport, page: Page, fetch: Fetch, config: ExtractConfig, run: Run
+) -> None:
+    """The blog's profile from the home page and the main feed discovery read; one request for
+    ``/favicon.ico`` when the page declares no icon (counter ``profile/favicon_requests``)."""
+    main = next((f for f in report.feeds if isinstance(f, DiscoveredFeed)), None)
+    doc = main.document if main is not None else None
+    now = config.clock()
+    profile = await run(
+        read_profile,
+        page,
+        doc,
+        declared_language=report.metadata.language,
+        now=now,
+        config=config.profile,
+    )
+    if not profile.icon_url and config.profile.favicon_check:
+        _count(report.counters, "profile/favicon_requests")
+        icon = urljoin(page.url, "/favicon.ico")
+        resp = await fetch(FetchRequest(icon, {"Accept": "image/*"}))
+        if (
+            resp is not None
+            and 200 <= resp.status < 300
+            and favicon_is_image(resp.body, resp.header("Content-Type"))
+        ):
+            profile = replace(profile, icon_url=resp.url or icon, icon_source="favicon")
+    report.profile = profile
 
 
 async def _friends(

@@ -13,6 +13,7 @@ from blogfeeds.extract.discovery import DiscoveredFeed, FeedCandidate, FeedRepor
 from blogfeeds.extract.friends import Friend, FriendExtraction
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import PageMetadata
+from blogfeeds.extract.profile import Profile
 
 FRIEND_PAGE = "friend_page"
 DATA_SOURCE = "data_source"
@@ -80,6 +81,9 @@ class BlogReport:
     """The winning container's score on that page (0.0 when there is none)."""
     friend_pages: list[str]
     """Same-blog pages that look like a blogroll, best first (user rules' pages first)."""
+    profile: Profile = field(default_factory=Profile)
+    """Description, author, icon, last post, activity and checked language
+    (:mod:`blogfeeds.extract.profile`): empty under noindex."""
     followed: list[Followed] = field(default_factory=list)
     """Every friend page and data source fetched, in order."""
     invalid_urls: list[str] = field(default_factory=list)

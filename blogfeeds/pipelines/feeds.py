@@ -32,6 +32,7 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from blogfeeds.config import StorageConfig, database_url
+from blogfeeds.extract.profile import ProfileConfig
 from blogfeeds.items import FeedFetch
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.retry import is_transient, open_retrying
@@ -47,8 +48,15 @@ class FeedStorePipeline:
     """Write :class:`FeedFetch` items; other items pass through. Stat
     ``blogfeeds/feeds/new_entries`` counts entry rows actually inserted."""
 
-    def __init__(self, stats: Any, database_url: str, down_limit: float = 60.0) -> None:
+    def __init__(
+        self,
+        stats: Any,
+        database_url: str,
+        down_limit: float = 60.0,
+        profile: ProfileConfig | None = None,
+    ) -> None:
         self.stats = stats
+        self.profile = profile or ProfileConfig()  # the activity thresholds
         self.database_url = database_url
         self.down_limit = down_limit  # seconds a MySQL server may stay unreachable at open
         self.threaded = blocking_io(database_url)
@@ -62,12 +70,14 @@ class FeedStorePipeline:
         url = database_url(settings)
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: feed storage is off")
-        return cls(crawler.stats, url, StorageConfig.from_settings(settings).down_limit)
+        down_limit = StorageConfig.from_settings(settings).down_limit
+        return cls(crawler.stats, url, down_limit, ProfileConfig.from_settings(settings))
 
     def open_spider(self) -> Any:
         if self.threaded:
             return self._open_threaded()
         self.store = FeedStore.open(self.database_url)
+        self.store.profile = self.profile
         logger.info("storing feed revisits in %s", redact(self.database_url))
         return None
 
@@ -77,6 +87,7 @@ class FeedStorePipeline:
         self.store = await open_retrying(
             FeedStore.open, self.database_url, self.down_limit, self.stats
         )
+        self.store.profile = self.profile
         logger.info("storing feed revisits in %s", redact(self.database_url))
 
     async def close_spider(self) -> None:

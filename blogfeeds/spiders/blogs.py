@@ -366,4 +366,5 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             status=status,
             fetched_at=_now(),
             depth=meta.get("depth", 0),
+            activity="dead",  # unreachable (the next answered crawl reads it again)
         )

@@ -61,6 +61,14 @@ _BLOG_COLUMNS = (
     "generator",
     "platform",
     "platform_version",
+    "language_declared",
+    "description",
+    "description_source",
+    "author",
+    "icon_url",
+    "last_post_at",
+    "posts_per_month",
+    "activity",
     "feed_url",
     "friend_count",
     "status",
@@ -69,8 +77,18 @@ _BLOG_COLUMNS = (
     "fetched_at",
     "truncated",
 )
+_PROFILE_TEXTS = (
+    "language_declared",
+    "description",
+    "description_source",
+    "author",
+    "icon_url",
+    "last_post_at",
+    "activity",
+)
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
-_BLOG_FAILURE_UPDATE = ("status", "fetched_at")
+# A failure keeps what the last answered crawl read, except that an unreachable blog is dead.
+_BLOG_FAILURE_UPDATE = ("status", "fetched_at", "activity")
 _FEED_COLUMNS = (
     "blog_id",
     "url",
@@ -90,6 +108,7 @@ _LINK_COLUMNS = (
     "name",
     "container_score",
     "source_url",
+    "avatar",
     "first_seen",
     "last_seen",
 )
@@ -428,6 +447,16 @@ class Store:
                 platform = platform_of(row["generator"])
                 row["platform"], row["platform_version"] = platform.name, platform.version
             row.setdefault("truncated", "")
+            for name in _PROFILE_TEXTS:  # NULL, or a database older than version 6
+                row[name] = row.get(name) or ""
+            row.setdefault("posts_per_month", None)
+        avatars: dict[str, list[dict[str, str]]] = {}
+        for link in self.friend_links():
+            if link.get("avatar"):
+                shown = {"url": link["avatar"], "source": link["source_blog_id"]}
+                avatars.setdefault(link["target_blog_id"], []).append(shown)
+        for row in rows:
+            row["avatars"] = avatars.get(row["blog_id"], [])
         feeds: dict[str, list[dict[str, Any]]] = {}
         for feed in self._dicts(
             "SELECT blog_id, url, type, title, score, reasons, is_main FROM feeds "
@@ -443,10 +472,11 @@ class Store:
 
     def friend_links(self) -> list[dict[str, Any]]:
         """Every friend-link row as a dict (without ``id`` and the hash), in a stable order."""
-        columns = [c for c in _LINK_COLUMNS if c != "target_url_hash"]
-        return self._dicts(
-            f"SELECT {', '.join(columns)} FROM friend_links ORDER BY source_blog_id, target_url"
-        )
+        rows = self._dicts("SELECT * FROM friend_links ORDER BY source_blog_id, target_url")
+        for row in rows:
+            del row["id"], row["target_url_hash"]
+            row["avatar"] = row.get("avatar") or ""  # NULL, or older than version 5
+        return rows
 
 
 def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
@@ -459,6 +489,14 @@ def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
         blog.generator,
         blog.platform,
         blog.platform_version,
+        blog.language_declared,
+        blog.description,
+        blog.description_source,
+        blog.author,
+        blog.icon_url,
+        blog.last_post_at or None,
+        blog.posts_per_month,
+        blog.activity,
         blog.feed_url,
         blog.friend_count,
         blog.status,
@@ -502,6 +540,7 @@ def _link_row(link: FriendLink, now: str) -> tuple[Any, ...]:
         link.name,
         link.container_score,
         link.source_url,
+        link.avatar,
         now,
         now,
     )

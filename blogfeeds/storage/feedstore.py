@@ -39,9 +39,11 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.feedreader import FeedEntry
+from blogfeeds.extract.profile import ProfileConfig
 from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import FeedState, auto_rank, from_minutes, to_minutes
 from blogfeeds.storage.db import Store, utc_now
+from blogfeeds.storage.profilestore import refresh_blog
 from blogfeeds.storage.schema import url_hash
 
 #: Minutes a claimed feed stays leased to its worker (a crashed worker's feeds come back after).
@@ -152,6 +154,8 @@ def _rank(value: Any) -> int:
 
 class FeedStore(Store):
     """Feed-side reads and writes on the blogfeeds schema (see the module docstring)."""
+
+    profile = ProfileConfig()  # the activity thresholds: the pipeline sets its settings'
 
     # --- helpers --------------------------------------------------------------------------------
 
@@ -438,6 +442,8 @@ class FeedStore(Store):
         if fetch.moved_to and digest != old_hash:
             self._move(cursor, fetch.feed_url, fetch.moved_to, fetch.blog_id, fetch.fetched_at)
         inserted = self._insert_entries(cursor, digest, fetch.entries, fetch.fetched_at)
+        if inserted and fetch.blog_id:
+            refresh_blog(cursor, self.dialect, fetch.blog_id, fetch.fetched_at, self.profile)
         sets = {
             "interval_minutes": float(state.interval),
             "level": int(fetch.level),

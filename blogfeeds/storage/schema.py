@@ -8,13 +8,16 @@ Every statement is written once, as a template; the few places where the two SQL
     one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
     ``first_seen`` (set on insert to the item's ``fetched_at``, never updated); ``platform`` and
     ``platform_version`` (version 4) name the platform of the raw ``generator``; ``truncated``
-    (version 5) the page-size bounds its home page reached (``""``: read whole).
+    (version 5) the page-size bounds its home page reached (``""``: read whole); the profile
+    (version 6: ``description``, ``author``, ``icon_url``, ``last_post_at``,
+    ``posts_per_month``, ``activity``, ``language_declared``; :class:`blogfeeds.items.Blog`).
 ``feeds``
     the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
     = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
 ``friend_links``
     the blogroll graph: one row per ``(source_blog_id, target_url_hash)`` edge, with
-    ``first_seen`` (insert) and ``last_seen`` (every write).
+    ``first_seen`` (insert) and ``last_seen`` (every write), and (version 5) the ``avatar`` the
+    friend card shows.
 ``feed_aliases`` (version 2)
     other URLs of a known feed (redirects, ``http``/``https``, ``/feed`` vs ``/rss.xml``): one
     row per alias, unique on ``alias_url_hash``, pointing at ``feed_url_hash``.
@@ -53,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blogfeeds.extract.platform import platform_of
+from blogfeeds.storage.profilestore import refresh_all
 
 
 @dataclass(frozen=True)
@@ -287,6 +291,39 @@ def _fill_platforms(cursor: Any, dialect: Dialect) -> None:
         )
 
 
+def _duplicate_column(exc: Exception) -> bool:
+    """MySQL error 1060 or SQLite's "duplicate column name": the column is there already."""
+    return (exc.args[:1] == (1060,)) or "duplicate column name" in str(exc)
+
+
+def _add_columns(table: str, columns: list[str]) -> Callable[[Any, Dialect], None]:
+    """A step adding ``columns`` (templates) to ``table``: on MySQL in ONE ``ALTER TABLE``
+    (atomic, one table change: a migration of many short statements can take longer than a
+    flaky connection lives), on SQLite one ``ADD COLUMN`` each (it takes one at a time). A
+    column already there (a re-run after a lost version row) is skipped."""
+
+    def step(cursor: Any, dialect: Dialect) -> None:
+        defs = [dialect.render(c) for c in columns]
+        if dialect.name == "mysql":
+            statements = [f"ALTER TABLE {table} " + ", ".join(f"ADD COLUMN {d}" for d in defs)]
+        else:
+            statements = [f"ALTER TABLE {table} ADD COLUMN {d}" for d in defs]
+        for statement in statements:
+            try:
+                cursor.execute(statement)
+            except Exception as exc:
+                if not _duplicate_column(exc):
+                    raise
+
+    return step
+
+
+def _fill_last_posts(cursor: Any, dialect: Dialect) -> None:
+    """Version 5: last post, posting rate and activity of every blog whose scheduled feeds have
+    stored entries (as ``scrapy crawl feeds`` keeps them current from now on)."""
+    refresh_all(cursor, dialect)
+
+
 MIGRATIONS: list[tuple[int, list[Step]]] = [
     (1, _V1),
     (2, _V2),
@@ -315,6 +352,31 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
     ),
     # Version 5: the page-size bounds a blog's home page reached (blogfeeds.items.Blog).
     (5, ["ALTER TABLE blogs ADD COLUMN truncated {short} NOT NULL DEFAULT ''"]),
+    # Version 6: the blog profile (blogfeeds.extract.profile) and the avatar a friend card
+    # shows. Texts of any length are nullable {text} (MySQL gives TEXT no literal default);
+    # readers take NULL as "". A re-crawl fills the rows; entries already stored give the
+    # last post of blogs with a scheduled feed (_fill_last_posts).
+    (
+        6,
+        [
+            _add_columns(
+                "blogs",
+                [
+                    "language_declared {short} NOT NULL DEFAULT ''",
+                    "description {text}",
+                    "description_source {short} NOT NULL DEFAULT ''",
+                    "author {text}",
+                    "icon_url {text}",
+                    "last_post_at {short}",
+                    "posts_per_month {real}",
+                    "activity {short} NOT NULL DEFAULT ''",
+                ],
+            ),
+            _add_columns("friend_links", ["avatar {text}"]),
+            "{create_index} blogs_activity ON blogs (activity)",
+            _fill_last_posts,
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 

@@ -244,6 +244,9 @@ class DiscoveredFeed:
     site_url: str = ""
     content_type: str = ""
     """``Content-Type`` of the response (informative only)."""
+    document: FeedDocument | None = field(default=None, repr=False, compare=False)
+    """The feed as validation read it (its entries, subtitle, author): the blog profile reads
+    it rather than fetching the feed again; ``None`` when not validated."""
 
 
 @dataclass(frozen=True)
@@ -574,6 +577,7 @@ class DiscoveryRun:
                     self_url=self_url,
                     site_url=head.parsed.site_url,
                     content_type=head.content_type,
+                    document=head.parsed,
                 )
             )
         order = {id(f): i for i, f in enumerate(feeds)}

@@ -32,6 +32,12 @@ class FeedDocument:
     sniff: FeedSniff = field(default_factory=FeedSniff)
     title: str = ""
     """The feed's own title, whitespace collapsed."""
+    subtitle: str = ""
+    """The feed's own tagline (Atom ``<subtitle>``, RSS channel ``<description>``, JSON
+    ``description``), whitespace collapsed, tags dropped."""
+    author: str = ""
+    """The feed's own author (Atom feed ``<author><name>``, RSS ``managingEditor``/
+    ``dc:creator``, JSON ``authors[0].name``), whitespace collapsed."""
     site_url: str = ""
     """The feed's link to its site (RSS ``<link>``, Atom ``alternate``, JSON ``home_page_url``)."""
     self_url: str = ""

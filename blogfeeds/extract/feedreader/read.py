@@ -19,6 +19,8 @@ feedparser recovers (:attr:`FeedDocument.bozo` is set).
 
 from __future__ import annotations
 
+import html
+import re
 import xml.sax
 from datetime import datetime
 from typing import Any
@@ -28,6 +30,7 @@ import feedparser
 
 from blogfeeds.extract.feedreader.document import FeedDocument
 from blogfeeds.extract.feedreader.entries import (
+    SHORT_MAX,
     FeedEntry,
     clean,
     iso_utc,
@@ -44,6 +47,7 @@ from blogfeeds.extract.feedreader.sniff import (
 )
 
 _MEDIA = ("audio/", "video/")
+_TAG = re.compile(r"<[^>]*>")
 
 
 def read_feed(body: bytes, content_type: str = "", url: str = "") -> FeedDocument | None:
@@ -156,6 +160,8 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         kind="broken" if not raw and _ill_formed(exc) else "feed",
         sniff=sniff,
         title=clean(meta.get("title"), None) or "",
+        subtitle=_plain(meta.get("subtitle")),
+        author=_feed_author(meta),
         site_url=str(meta.get("link") or ""),
         self_url=self_url,
         entries=tuple(entries),
@@ -224,6 +230,8 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
         kind="feed",
         sniff=sniff,
         title=clean(_string(data.get("title")), None) or "",
+        subtitle=_plain(_string(data.get("description"))),
+        author=_json_author(data),
         site_url=_url(data.get("home_page_url"), url) or "",
         self_url=_url(data.get("feed_url"), url) or "",
         entries=tuple(entries),
@@ -231,6 +239,30 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
         newest=max(dates, default=None),
         podcast=bool(items) and media * 2 > len(items),
     )
+
+
+def _plain(value: Any) -> str:
+    """Feed metadata text as plain text: tags dropped (a ``<description>`` may hold HTML),
+    entities decoded, whitespace collapsed; ``""`` when empty."""
+    text = _string(value)
+    if text is None:
+        return ""
+    if "<" in text:
+        text = _TAG.sub(" ", text)
+    return clean(html.unescape(text), SHORT_MAX) or ""
+
+
+def _feed_author(meta: Any) -> str:
+    """The feed-level author feedparser read (``author_detail.name`` first: feedparser's
+    ``author`` of RSS ``managingEditor`` is ``"mail (Name)"``)."""
+    detail = meta.get("author_detail") or {}
+    return _plain(detail.get("name")) or _plain(meta.get("author"))
+
+
+def _json_author(data: dict[str, Any]) -> str:
+    authors = _list(data.get("authors")) or [data.get("author")]
+    names = (_plain(a.get("name")) for a in authors if isinstance(a, dict))
+    return next((name for name in names if name), "")
 
 
 def _string(value: Any) -> str | None:
