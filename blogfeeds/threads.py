@@ -34,16 +34,21 @@ T = TypeVar("T")
 
 class ThreadRunner:
     """Runs each step in a pool of ``threads`` threads started at the first step and stopped
-    when the spider closes (or the reactor stops)."""
+    when the spider closes (or the reactor stops). The reactor is looked up at the first step:
+    Scrapy makes the spider, and so the runner, before it installs the crawl's reactor, and
+    importing ``twisted.internet.reactor`` earlier would install the default one."""
 
-    def __init__(self, reactor: Any, threads: int) -> None:
-        self.reactor = reactor
+    def __init__(self, threads: int) -> None:
+        self.reactor: Any = None
         self.pool = ThreadPool(minthreads=0, maxthreads=threads, name="blogfeeds-extract")
         self._started = False
 
     def __call__(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Awaitable[T]:
         if not self._started:
+            from twisted.internet import reactor  # noqa: PLC0415 - the installed one, now
+
             self._started = True
+            self.reactor = reactor
             self.pool.start()
             self.reactor.addSystemEventTrigger("during", "shutdown", self.stop)
         deferred = deferToThreadPool(self.reactor, self.pool, fn, *args, **kwargs)
@@ -89,8 +94,6 @@ def extract_runner(crawler: Any) -> Run:
         return inline
     _warm_up()
     gc.freeze()
-    from twisted.internet import reactor  # noqa: PLC0415 - the installed one, at crawl time
-
-    runner = ThreadRunner(reactor, threads)
+    runner = ThreadRunner(threads)
     crawler.signals.connect(lambda **_: runner.stop(), signal=signals.spider_closed, weak=False)
     return runner

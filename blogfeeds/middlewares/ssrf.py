@@ -192,7 +192,7 @@ class GuardedResolver(CachingThreadedResolver):
             reactor,
             size,
             settings.getfloat("DNS_TIMEOUT"),
-            allow_private=SsrfConfig.from_settings(settings).allow_private_targets,
+            allow_private=_allow_private(settings),
             trusted=environment_proxy_hosts(),
         )
 
@@ -216,6 +216,16 @@ class GuardedResolver(CachingThreadedResolver):
     def refusal(self, host: str) -> AddressRefused | None:
         """Why the last lookup of ``host`` was refused, if it was."""
         return self.refused.get(host.lower().rstrip("."))
+
+
+def _allow_private(settings: Any) -> bool:
+    """``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` for the resolver, which Scrapy builds before any
+    start-up check: a bad value refuses private answers here, and the check reports it (one
+    line, exit 2) before any request."""
+    try:
+        return SsrfConfig.from_settings(settings).allow_private_targets
+    except StartupError:
+        return False
 
 
 def resolver_class(settings: Any) -> Any:
