@@ -51,7 +51,7 @@ from scrapy import signals
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from blogfeeds.config import database_url
+from blogfeeds.config import WebSubConfig, database_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.failures import failure_status
 from blogfeeds.feeds.claims import Claims, lease_owner
@@ -64,6 +64,7 @@ from blogfeeds.items import FeedFetch
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
+from blogfeeds.revisit.push import with_push
 from blogfeeds.seeds import check_url
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, iso, slot_of
 from blogfeeds.storage.url import blocking_io
@@ -105,6 +106,7 @@ class FeedsSpider(scrapy.Spider):
         self.clock = VirtualClock()
         self.database_url = ""
         self.owner = ""
+        self.websub = WebSubConfig()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -125,6 +127,7 @@ class FeedsSpider(scrapy.Spider):
         spider.clock = VirtualClock(config.start)
         spider.database_url = database_url(s)
         spider.owner = lease_owner(config.worker)
+        spider.websub = WebSubConfig.from_settings(s)
         crawler.signals.connect(spider.on_idle, signals.spider_idle)
         crawler.signals.connect(spider.on_closed, signals.spider_closed)
         return spider
@@ -256,7 +259,13 @@ class FeedsSpider(scrapy.Spider):
     ) -> FeedFetch:
         """The item the pipeline stores, counted; a host that asked for a pause is paused."""
         item, new_state = fetch_item(
-            self.policy, feed, state, read, moved_to=moved_to, owner=self.owner
+            self.policy,
+            feed,
+            state,
+            read,
+            moved_to=moved_to,
+            owner=self.owner,
+            adjust=self._safety_net(feed, read.outcome.fetched_at),
         )
         stats = self.crawler.stats
         for name in read.counts:
@@ -272,6 +281,32 @@ class FeedsSpider(scrapy.Spider):
             stats.inc_value("blogfeeds/feeds/changed")
         self.hosts.answered(feed.url)
         return item
+
+    def _safety_net(self, feed: ScheduledFeed, now: float) -> Any:
+        """With WebSub on and a live subscription, the plan that polls ``feed`` only as a
+        safety net (:mod:`blogfeeds.revisit.push`); the budget of the estimating policy counts
+        the feed at that rate, so the fetches it saves go to the feeds without a hub."""
+        if not self.websub.on or feed.push_until is None or feed.push_until <= now:
+            return None
+        websub, policy = self.websub, self.policy
+
+        def adjust(state: FeedState) -> FeedState:
+            moved = with_push(
+                state,
+                now,
+                feed.push_until,
+                feed.last_push,
+                safety=websub.safety_interval,
+                factor=websub.overdue_factor,
+            )
+            if moved is not state and isinstance(policy, EstimatingPolicy):
+                assert moved.next_due is not None
+                policy.budget.set_fixed(moved.feed_id, 1.0 / max(moved.next_due - now, 1.0))
+            if moved is not state:
+                self.crawler.stats.inc_value("blogfeeds/feeds/safety_net")
+            return moved
+
+        return adjust
 
     # --- idle: more feeds, or sleep until the next one is due -----------------------------------
 
