@@ -23,9 +23,11 @@ import pytest
 
 from blogfeeds.items import Blog, FeedFetch, FeedInfo
 from blogfeeds.revisit import FeedState
-from blogfeeds.storage.feedstore import iso
+from blogfeeds.storage.feedstore import iso, iso_minutes
 from blogfeeds.storage.websub import WebSubStore
 from blogfeeds.websub.signature import sign
+from tests import test_crawl_feeds as crawl
+from tests.littleweb import LittleWeb
 from tests.test_storage import mariadb_url
 from tests.websub_hub import Hub, get, post
 
@@ -377,3 +379,59 @@ def test_websub_is_off_by_default(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "BLOGFEEDS_WEBSUB_ENABLED" in proc.stderr
+
+
+def test_the_feeds_crawl_stores_hubs_and_polls_subscribed_feeds_as_a_safety_net(
+    tmp_path: Path,
+) -> None:
+    """``scrapy crawl feeds`` records the hub a feed announces (document and Link header) with
+    the fetch; once subscribed, and with WebSub on, its next poll moves out to the safety net,
+    while the same feed without WebSub keeps the policy's plan."""
+    t0 = crawl.T0
+    feeds = {name: f"http://{name}.example/feed.xml" for name in ("pushy", "plain")}
+    db = tmp_path / "crawl.sqlite3"
+    with WebSubStore.open(f"sqlite:///{db}") as store:
+        store.write(
+            [
+                Blog(f"{n}.example", f"http://{n}.example/", feed_url=u, feeds=[FeedInfo(u, "")])
+                for n, u in feeds.items()
+            ],
+            [],
+        )
+    hub_url = "https://hub.example/"
+    routes = {
+        url: {
+            "body": atom(url, hub_url if name == "pushy" else None, "1", "2").decode(),
+            "content_type": "application/atom+xml",
+            "headers": {"Link": f'<{url}>; rel="self"'},
+        }
+        for name, url in feeds.items()
+    }
+    routes[feeds["plain"]]["headers"]["Link"] += ', <https://other-hub.example/>; rel="hub"'
+    on = [
+        "-s",
+        "BLOGFEEDS_WEBSUB_ENABLED=1",
+        "-s",
+        "BLOGFEEDS_WEBSUB_PUBLIC_URL=https://cb.example",
+    ]
+    with LittleWeb(routes) as web:
+        crawl.run(web, db, t0)
+        with WebSubStore.open(f"sqlite:///{db}") as store:
+            subs = {r["feed_url"]: r for r in store.subscriptions()}
+            assert {u: (r["state"], r["hub"]) for u, r in subs.items()} == {
+                feeds["pushy"]: ("new", hub_url),
+                feeds["plain"]: ("new", "https://other-hub.example/"),
+            }
+            # Subscribed (the endpoint's part, done by hand here): live for ten days.
+            for sub in store.claim_actions(t0 + 1, 10, "endpoint"):
+                store.requested(sub, "subscribe", t0 + 1, t0 + 10, LEASE)
+                assert store.verified(sub.callback, "subscribe", sub.topic, LEASE, t0 + 1)
+        later = t0 + 400
+        result = crawl.run(web, db, later, *on, "-a", f"feed={feeds['pushy']}")
+        assert result["stats"].get("blogfeeds/feeds/safety_net") == 1
+        crawl.run(web, db, later, "-a", f"feed={feeds['plain']}")  # WebSub off: as planned
+        rows = crawl.rows(db)
+    pushy = iso_minutes(rows[feeds["pushy"]]["next_due"]) - later
+    plain = iso_minutes(rows[feeds["plain"]]["next_due"]) - later
+    assert plain <= 400
+    assert pushy >= 3.5 * plain
