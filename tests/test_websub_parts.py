@@ -5,7 +5,9 @@ fetch's transaction, one worker per action, verification only of what is pending
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -272,3 +274,23 @@ def test_a_dead_feed_with_a_live_subscription_is_unsubscribed(store: WebSubStore
     fetched(store, [HUB], status="dead", at=T0 + 3)
     row = only(store)
     assert (row["state"], row["next_action"]) == ("unsubscribe", iso(T0 + 3))
+
+
+# --- the benchmark's WebSub rows run -----------------------------------------------------------
+
+
+def test_bench_push_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    path = Path(__file__).resolve().parents[1] / "bench" / "revisit.py"
+    spec = importlib.util.spec_from_file_location("bench_revisit_push", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_revisit_push"] = module
+    try:
+        spec.loader.exec_module(module)
+        code = module.main(["--feeds", "150", "--days", "3", "--procs", "1", "--push-only"])
+    finally:
+        del sys.modules["bench_revisit_push"]
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| — | polling alone (estimating policy) |" in out
+    assert "| 20% (assumed) | push + safety polls |" in out

@@ -35,8 +35,9 @@ Settings: :class:`blogfeeds.feeds.config.FeedsConfig`.
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
 ``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (claims that
-failed), ``release_errors`` (paused hosts' releases that failed), ``level_<n>`` (schedule rows
-per level at the end; 0 = never fetched).
+failed), ``release_errors`` (paused hosts' releases that failed), ``safety_net`` (fetches of
+feeds with a live WebSub subscription, planned as a safety net: :mod:`blogfeeds.revisit.push`),
+``level_<n>`` (schedule rows per level at the end; 0 = never fetched).
 """
 
 from __future__ import annotations
