@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -294,3 +295,50 @@ def test_bench_push_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "| — | polling alone (estimating policy) |" in out
     assert "| 20% (assumed) | push + safety polls |" in out
+
+
+def test_concurrent_claims_of_subscription_actions_are_disjoint(store: WebSubStore) -> None:
+    """Two upkeep processes claiming at once (threads, one connection each) never get the same
+    row: each request to a hub is made once in a cluster."""
+    url = store.connection.url
+    blogs, fetches = [], []
+    for n in range(40):
+        feed = f"https://b{n}.example/feed"
+        blogs.append(
+            Blog(
+                f"b{n}.example", f"https://b{n}.example/", feed_url=feed, feeds=[FeedInfo(feed, "")]
+            )
+        )
+        state = FeedState(feed_id=feed, next_due=T0 + 60, last_success=T0)
+        fetches.append(
+            FeedFetch(
+                feed_url=feed,
+                fetched_at=iso(T0),
+                status="ok",
+                http_status=200,
+                state=asdict(state),
+                hubs=[HUB],
+                topic=feed,
+            )
+        )
+    store.write(blogs, [])
+    store.sync_feeds(T0)
+    store.save_fetches(fetches)
+    got: dict[str, list[str]] = {}
+    barrier = threading.Barrier(2)
+
+    def claim(owner: str) -> None:
+        with WebSubStore.open(url) as own:
+            barrier.wait()
+            topics: list[str] = []
+            while batch := own.claim_actions(T0 + 1, 3, owner):
+                topics += [s.topic for s in batch]
+            got[owner] = topics
+
+    threads = [threading.Thread(target=claim, args=(o,)) for o in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(got["a"]) + len(got["b"]) == 40
+    assert not set(got["a"]) & set(got["b"])
