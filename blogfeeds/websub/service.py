@@ -85,7 +85,11 @@ class CallbackResource(Resource):
         return segments[-1] if segments else ""
 
     def _answer(self, request: server.Request, work: Deferred[tuple[int, bytes]]) -> Any:
+        gone: list[bool] = []  # the client went away: nothing to answer
+
         def done(result: tuple[int, bytes]) -> None:
+            if gone:
+                return
             status, body = result
             request.setResponseCode(status)
             request.setHeader(b"content-type", b"text/plain; charset=utf-8")
@@ -94,11 +98,12 @@ class CallbackResource(Resource):
 
         def failed(failure: Any) -> None:
             logger.error("WebSub endpoint error: %s", failure.getTraceback())
-            request.setResponseCode(500)
-            request.finish()
+            if not gone:
+                request.setResponseCode(500)
+                request.finish()
 
+        request.notifyFinish().addErrback(lambda _: gone.append(True))
         work.addCallbacks(done, failed)
-        request.notifyFinish().addErrback(lambda _: None)  # the client went away: nothing to do
         return server.NOT_DONE_YET
 
     def render_GET(self, request: server.Request) -> Any:
