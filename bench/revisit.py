@@ -418,7 +418,8 @@ def simulate_push(spec: tuple[Any, ...], shard: int, shards: int) -> list[FeedRe
     budget = pkg.policy.budget  # type: ignore[union-attr]
     states = [pkg.start(i, f) for i, f in zip(index, feeds, strict=True)]
     last_seen = [-1] * len(feeds)
-    last_push: list[float | None] = [None] * len(feeds)
+    # Subscribed at t = 0: pushes are overdue counted from then until the first one.
+    last_push: list[float | None] = [0.0 if h else None for h in hubbed]
     version = [0] * len(feeds)
     polls: list[list[float]] = [[] for _ in feeds]
     seen: list[list[float]] = [[] for _ in feeds]  # polls and pushes: when entries were seen

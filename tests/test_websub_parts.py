@@ -134,13 +134,17 @@ def test_a_feed_that_pushes_is_polled_as_a_safety_net() -> None:
     # No live subscription: the policy's plan.
     assert push_due(T0 + 60, T0, None, None, **kw) == T0 + 60
     assert push_due(T0 + 60, T0, T0 - 1, T0 - 5, **kw) == T0 + 60  # the lease lapsed
-    # Live, a push just came: four planned intervals later.
+    # Live, a push just came, no rate known: four planned intervals later.
     assert push_due(T0 + 60, T0, lease_end, T0, **kw) == T0 + 240
-    # Never later than the safety interval, nor than the lease's end.
-    assert push_due(T0 + 1000, T0, lease_end, T0, **kw) == T0 + 2880
+    # With a rate (entries per day): four expected gaps after the last push.
+    assert push_due(T0 + 60, T0, lease_end, T0 - 100, rate=4.0, **kw) == T0 - 100 + 1440
+    # Never later than the safety interval, nor than the lease's end, nor before the plan.
+    assert push_due(T0 + 60, T0, lease_end, T0, rate=0.1, **kw) == T0 + 2880
     assert push_due(T0 + 60, T0, T0 + 100, T0, **kw) == T0 + 100
-    # A push overdue for the feed's rate: poll as planned.
+    assert push_due(T0 + 900, T0, lease_end, T0, rate=24.0, **kw) == T0 + 900
+    # Pushes overdue for the feed's rate (a hub gone quiet): poll as planned.
     assert push_due(T0 + 60, T0, lease_end, T0 - 600, **kw) == T0 + 60
+    assert push_due(T0 + 60, T0, lease_end, T0 - 1500, rate=4.0, **kw) == T0 + 60
 
 
 # --- hub requests: SSRF guard and rate limit --------------------------------------------------

@@ -223,6 +223,8 @@ class WebSubStore(FeedStore):
             sets = {
                 "state": "active",
                 "lease_seconds": lease,
+                # A push is overdue counted from the last one, or from the subscription's start.
+                **({} if sub.state == "active" else {"last_push": iso(now)}),
                 "lease_until": iso(now + lease_minutes),
                 "next_action": iso(now + 0.8 * lease_minutes),
                 "failures": 0,
