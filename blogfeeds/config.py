@@ -435,7 +435,7 @@ class WebSubConfig(Config):
     overdue_factor: float = option(
         "BLOGFEEDS_WEBSUB_OVERDUE_FACTOR",
         4.0,
-        "A subscribed feed is polled when no push came for this many of its estimated intervals.",
+        "Pushes are overdue (poll as planned) after this many expected gaps between entries.",
         low=1,
     )
     max_body: int = option(
