@@ -4,6 +4,7 @@
     python bench/revisit.py                     # 5000 feeds, 28 measured days, seed 2
     python bench/revisit.py --quick --check     # CI: smaller, exits 1 when a floor fails
     python bench/revisit.py --feeds N --days D --seed S --procs P
+    python bench/revisit.py --quick --hubs --push-only   # WebSub: push + safety polls
 
 Pure Python (no numpy). The population and metrics follow
 ``shared/research/revisit_sim.py`` (revisit.md §4.1): every feed is discovered at t = 0 with
@@ -26,6 +27,19 @@ freshness (share of time with no unseen entry, averaged over feeds); discovery d
 minutes from an entry's visibility to the fetch that saw it (mean, median, p90; entries never
 fetched count with their delay so far); feed-averaged delay; missed entries (scrolled out of
 the window before any fetch: window overflow).
+
+``--hubs`` adds WebSub (docs/websub.md): a share of the feeds announces a hub (the share
+measured on the ``shared/corpus`` feeds, and ``--hub-share``, 20 % by default; each feed draws
+one number, so a larger share is a superset). Assumptions: a feed with a hub is subscribed from
+t = 0 and stays subscribed (one renewal request per 8 days, 80 % of a 10-day lease, counted as
+a fetch); its hub pushes the feed when an entry becomes visible, after an exponential latency
+(mean ``PUSH_LATENCY`` = 2 min), and loses ``PUSH_LOSS`` = 5 % of the pushes (hubs are
+fallible: lion-reader#1034), so those entries wait for the next push or safety poll. A push is
+read like a fetched body (the policy sees a fetch that cost no request); a subscribed feed is
+polled as ``scrapy crawl feeds`` does it (:func:`blogfeeds.revisit.push.with_push` with the
+project's defaults, factor 4 and safety 48 h; the budget counts it at that rate). Polling
+alone and push use the estimating policy, each with its knob tuned so that polls (plus
+renewals) equal the level policy's budget.
 """
 
 from __future__ import annotations
@@ -46,6 +60,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from blogfeeds.config import WebSubConfig
 from blogfeeds.revisit import (
     EstimatingPolicy,
     FeedState,
@@ -54,6 +69,7 @@ from blogfeeds.revisit import (
     LevelPolicy,
     to_minutes,
 )
+from blogfeeds.revisit.push import with_push
 
 DAY = 1440.0
 HOUR = 60.0
@@ -313,7 +329,7 @@ def build(spec: tuple[Any, ...]) -> Any:
 @dataclass(slots=True)
 class FeedResult:
     kind: str
-    n_fetch: int
+    n_fetch: float
     n_waste: int
     n_items: int
     n_missed: int
@@ -378,7 +394,124 @@ def metrics(feed: Feed, fetches: list[float], w0: float, w1: float, tend: float)
     return FeedResult(feed.kind, n_fetch, n_waste, j1 - j0, missed, 1.0 - stale / (w1 - w0), delays)
 
 
+# --------------------------------------------------------------------------------------------
+# WebSub: pushes and safety polls (module docstring)
+# --------------------------------------------------------------------------------------------
+PUSH_LATENCY = 2.0  # minutes, mean of an exponential
+PUSH_LOSS = 0.05
+#: The subscriber's defaults (BLOGFEEDS_WEBSUB_SAFETY_INTERVAL, _OVERDUE_FACTOR).
+PUSH_SAFETY = WebSubConfig().safety_interval
+PUSH_FACTOR = WebSubConfig().overdue_factor
+RENEW_EVERY = 8 * DAY  # 80 % of a 10-day lease
+_HUB_U: list[float] = []  # one uniform draw per feed: a feed has a hub when u < share
+
+
+def simulate_push(spec: tuple[Any, ...], shard: int, shards: int) -> list[FeedResult]:
+    """``simulate`` for ("push", knob, share): the estimating policy with a FetchBudget of
+    ``knob``; feeds whose draw is below ``share`` are subscribed to their hub."""
+    _, knob, share = spec
+    w0, w1, tend = _CLOCK["w0"], _CLOCK["w1"], _CLOCK["tend"]
+    index = list(range(shard, len(_FEEDS), shards))
+    feeds = [_FEEDS[i] for i in index]
+    hubbed = [_HUB_U[i] < share for i in index]
+    pkg = Package(EstimatingPolicy(FetchBudget(knob)))
+    budget = pkg.policy.budget  # type: ignore[union-attr]
+    states = [pkg.start(i, f) for i, f in zip(index, feeds, strict=True)]
+    last_seen = [-1] * len(feeds)
+    # Subscribed at t = 0: pushes are overdue counted from then until the first one.
+    last_push: list[float | None] = [0.0 if h else None for h in hubbed]
+    version = [0] * len(feeds)
+    polls: list[list[float]] = [[] for _ in feeds]
+    seen: list[list[float]] = [[] for _ in feeds]  # polls and pushes: when entries were seen
+    heap: list[tuple[float, int, int, int]] = [(0.0, 0, i, 0) for i in range(len(feeds))]
+    for n, (i, f) in enumerate(zip(index, feeds, strict=True)):
+        if not hubbed[n]:
+            continue
+        rng = random.Random(i * 1_000_003 + 17)
+        for v in f.vis:
+            if v > 0 and rng.random() >= PUSH_LOSS:
+                heap.append((v + rng.expovariate(1.0 / PUSH_LATENCY), 1, n, -1))
+    heap.sort()
+    while heap:
+        t, kind, n, ver = heappop(heap)
+        if t >= tend:
+            continue
+        f = feeds[n]
+        nv = bisect_right(f.vis, t)
+        if kind == 0:
+            if ver != version[n]:
+                continue  # a push re-planned this feed since
+            polls[n].append(t)
+        else:
+            if nv - 1 <= last_seen[n]:
+                continue  # its entry was seen already (a poll, or a push carrying it)
+            last_push[n] = t
+        lo = max(last_seen[n] + 1, nv - f.K)
+        seen[n].append(t)
+        state, nt = pkg.step(states[n], f, t, lo, nv)
+        if hubbed[n]:
+            now = EPOCH0 + t
+            pushed_at = last_push[n]
+            pushed = None if pushed_at is None else EPOCH0 + pushed_at
+            moved = with_push(
+                state, now, now + 365 * DAY, pushed, safety=PUSH_SAFETY, factor=PUSH_FACTOR
+            )
+            if moved is not state and moved.next_due is not None:
+                budget.set_fixed(moved.feed_id, 1.0 / max(moved.next_due - now, 1.0))
+                state, nt = moved, moved.next_due - EPOCH0
+        states[n] = state
+        last_seen[n] = nv - 1
+        version[n] += 1
+        heappush(heap, (max(nt, t + 1.0), 0, n, version[n]))
+    out = []
+    for n, f in enumerate(feeds):
+        r = metrics(f, seen[n], w0, w1, tend)
+        vis_at = [bisect_right(f.vis, t) for t in seen[n]]
+        at = dict(zip(seen[n], vis_at, strict=True))
+        r.n_fetch = sum(1 for t in polls[n] if w0 <= t < w1)
+        r.n_waste = 0
+        for t in polls[n]:
+            if w0 <= t < w1:
+                j = seen[n].index(t)
+                r.n_waste += j > 0 and at[t] == vis_at[j - 1]
+        if hubbed[n]:
+            r.n_fetch += (w1 - w0) / RENEW_EVERY
+        out.append(r)
+    return out
+
+
+def hub_share_of_corpus() -> tuple[int, int, str] | None:
+    """(feeds with entries, of them announcing a hub, where) over ``shared/corpus/feeds``, read
+    by the project's feed reader and WebSub discovery; None without the corpus."""
+    from blogfeeds.extract.feedreader import read_document
+    from blogfeeds.extract.feedreader.websub import websub_links
+
+    here = Path(__file__).resolve().parents[1]
+    for root in (here.parent / "shared" / "corpus", here / ".." / "shared" / "corpus"):
+        labels = root / "feeds" / "feed_labels.jsonl"
+        if labels.is_file():
+            break
+    else:
+        return None
+    import json
+
+    total = hubs = 0
+    for line in labels.read_text("utf-8").splitlines():
+        label = json.loads(line)
+        path = root / label["file"]
+        if path.name == labels.name or not path.is_file():
+            continue
+        base = label.get("feed_url") or "https://feed.example/"
+        doc = read_document(path.read_bytes(), "", base)
+        if doc.is_feed and doc.entries:
+            total += 1
+            hubs += bool(websub_links(doc, [], base).hubs)
+    return total, hubs, str(root.resolve())
+
+
 def _job(args: tuple[tuple[Any, ...], int, int]) -> list[FeedResult]:
+    if args[0][0] == "push":
+        return simulate_push(*args)
     return simulate(*args)
 
 
@@ -426,6 +559,69 @@ def row(name: str, knob: str, s: dict[str, float]) -> str:
     )
 
 
+PUSH_HEADER = (
+    "| hub share | mode | fetches/feed/day | mean delay | p90 delay | median delay "
+    "| missed % | mean vs polling alone |\n|---|---|---|---|---|---|---|---|"
+)
+
+
+def push_section(a: Any, run: Any, budget: float, started: float) -> list[str]:
+    """The WebSub rows at the polling-alone budget; the goal (mean delay at least 30 % lower
+    than polling alone at a 20 % hub share) as a floor."""
+    shares: list[tuple[str, float]] = []
+    corpus = hub_share_of_corpus()
+    if corpus is not None and corpus[0]:
+        shares.append((f"{corpus[1] / corpus[0]:.1%} (corpus)", corpus[1] / corpus[0]))
+    for share in a.hub_share or [0.2]:
+        shares.append((f"{share:.0%} (assumed)", share))
+
+    def tuned(spec_of: Any) -> tuple[dict[str, float], float]:
+        knob = budget
+        for _ in range(4):  # polls + renewals to the budget
+            s = run(spec_of(knob))[0]
+            if abs(s["fetches"] / budget - 1.0) <= 0.015:
+                break
+            knob *= budget / s["fetches"]
+        return s, knob
+
+    alone, knob0 = tuned(lambda k: ("estimate", k, False))
+    print(
+        f"  polling alone: FetchBudget {knob0:.2f} [{time.time() - started:.0f}s]", file=sys.stderr
+    )
+    rows = [("—", "polling alone (estimating policy)", alone)]
+    for label, share in shares:
+        s, knob = tuned(lambda k, sh=share: ("push", k, sh))
+        print(
+            f"  push {label}: FetchBudget {knob:.2f} [{time.time() - started:.0f}s]",
+            file=sys.stderr,
+        )
+        rows.append((label, "push + safety polls", s))
+    print(
+        f"\nWebSub at equal budget ({budget:.2f} fetches/feed/day, renewals counted); push "
+        f"latency exp. mean {PUSH_LATENCY:g} min, {PUSH_LOSS:.0%} of pushes lost; delays in "
+        "minutes"
+    )
+    if corpus is not None:
+        print(f"corpus: {corpus[1]} of {corpus[0]} feeds with entries announce a hub")
+    print(PUSH_HEADER)
+    for label, mode, s in rows:
+        gain = "—" if s is alone else f"{s['mean'] / alone['mean'] - 1.0:+.0%}"
+        print(
+            f"| {label} | {mode} | {s['fetches']:.2f} | {s['mean']:.0f} | {s['p90']:.0f} "
+            f"| {s['median']:.0f} | {s['missed_pct']:.2f} | {gain} |"
+        )
+    failures = []
+    at20 = [s for (label, _, s) in rows if label.startswith("20%")]
+    if at20 and at20[0]["mean"] > 0.7 * alone["mean"]:
+        failures.append(
+            f"push mean {at20[0]['mean']:.0f} > 0.7 × polling alone {alone['mean']:.0f} at 20 %"
+        )
+    for _, _, s in rows[1:]:
+        if abs(s["fetches"] / budget - 1.0) > 0.03:
+            failures.append(f"push budget {s['fetches']:.2f} ≠ {budget:.2f}")
+    return failures
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--feeds", type=int, default=5000)
@@ -435,7 +631,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="CI size: 1000 feeds, 28 days")
     ap.add_argument("--check", action="store_true", help="exit 1 when a floor fails")
     ap.add_argument("--by-kind", action="store_true", help="also print per-kind rows")
+    ap.add_argument("--hubs", action="store_true", help="add the WebSub rows (push + polling)")
+    ap.add_argument(
+        "--hub-share", type=float, action="append", help="assumed hub share (default 0.2)"
+    )
+    ap.add_argument(
+        "--push-only", action="store_true", help="with --hubs: skip the other policies' rows"
+    )
     a = ap.parse_args(argv)
+    if a.push_only:
+        a.hubs = True
     if a.quick:
         a.feeds = min(a.feeds, 1000)
     if a.feeds < 1 or a.days <= 0:
@@ -445,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
     tend = w1 + TAIL
     _CLOCK.update(w0=w0, w1=w1, tend=tend)
     _FEEDS[:] = make_feeds(a.feeds, a.seed, tend)
+    hub_rng = random.Random(a.seed * 7919 + 1)
+    _HUB_U[:] = [hub_rng.random() for _ in _FEEDS]
     kinds: dict[str, int] = {}
     for f in _FEEDS:
         kinds[f.kind] = kinds.get(f.kind, 0) + 1
@@ -474,6 +681,13 @@ def main(argv: list[str] | None = None) -> int:
     levels, per_kind["levels"] = run(("levels",))
     budget = levels["fetches"]
     show("original level policy (default)", "T0=1000, rank 0", levels)
+    if a.push_only:
+        failures = push_section(a, run, budget, started)
+        if pool:
+            pool.close()
+        for message in failures:
+            print("FLOOR FAILED: " + message)
+        return 1 if a.check and failures else 0
     fixed_iv = DAY / budget
     show("fixed interval", f"{fixed_iv:.0f} min", run(("fixed", fixed_iv))[0])
     show("Nutch AdaptiveFetchSchedule", "defaults, init 1 d", run(("nutch",))[0])
@@ -498,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.quick:  # for information: snapping to 20/200/1000/2000/10000 min overshoots
         snapped = run(("estimate", knob, True))[0]
         show("estimating policy, level mode", f"FetchBudget {knob:.2f}", snapped)
+    push_failures = push_section(a, run, budget, started) if a.hubs else []
     if pool:
         pool.close()
 
@@ -529,6 +744,7 @@ def main(argv: list[str] | None = None) -> int:
             failures.append(f"estimate missed {est['missed']:.0f} ≥ {name} {s['missed']:.0f}")
     if abs(est["fetches"] / budget - 1.0) > 0.03:
         failures.append(f"estimate budget {est['fetches']:.2f} ≠ levels {budget:.2f}")
+    failures += push_failures
     for message in failures:
         print("FLOOR FAILED: " + message)
     if not failures:

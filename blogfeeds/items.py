@@ -154,6 +154,11 @@ class FeedFetch:
     """The revisit policy counted new entries (never on a first fetch or a GUID rewrite)."""
     host_pause_until: str | None = None
     """ISO 8601 UTC until which the feed's host asked for no requests (429/503 Retry-After)."""
+    hubs: list[str] | None = None
+    """WebSub hubs the feed announced (:mod:`blogfeeds.extract.feedreader.websub`), ``[]`` for
+    none; None when the fetch read no feed (nothing learnt)."""
+    topic: str = ""
+    """The feed's WebSub topic (its ``rel=self`` URL, else the fetched URL) when ``hubs`` is set."""
     lease_owner: str | None = None
     """The worker that fetched the feed under its lease. When the lease expired and another
     worker leased the feed since, the store keeps that worker's schedule row and state and adds

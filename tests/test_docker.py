@@ -185,7 +185,12 @@ def compose() -> dict[str, Any]:
 def test_compose_services_and_their_settings() -> None:
     data = compose()
     services = data["services"]
-    assert set(services) == {"mariadb", "redis", "worker1", "worker2", "deploy"}
+    assert set(services) == {"mariadb", "redis", "worker1", "worker2", "deploy", "websub"}
+    websub = services["websub"]
+    assert websub["profiles"] == ["websub"]  # started only when asked for
+    assert websub["command"] == ["scrapy", "websub"]
+    assert websub["environment"]["BLOGFEEDS_WEBSUB_LISTEN"] == "0.0.0.0:8470"
+    assert websub["ports"] == ["127.0.0.1:8470:8470"]  # behind a reverse proxy on the host
     mariadb = services["mariadb"]
     assert "--character-set-server=utf8mb4" in mariadb["command"]
     assert "--collation-server=utf8mb4_unicode_ci" in mariadb["command"]

@@ -3,6 +3,7 @@ what the response came to."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 
 from blogfeeds.feeds.response import FetchRead
@@ -20,12 +21,16 @@ def fetch_item(
     *,
     moved_to: str | None,
     owner: str,
+    adjust: Callable[[FeedState], FeedState] | None = None,
 ) -> tuple[FeedFetch, FeedState]:
     """The item the pipeline stores for ``feed`` (its ``state`` before the fetch, leased by
     ``owner``) and the feed's new state: next visit planned, the document's entry keys seen,
-    ``dead`` when the policy gave up, the host's pause when it throttled."""
+    ``dead`` when the policy gave up, the host's pause when it throttled. ``adjust`` moves the
+    plan (a feed that pushes is polled as a safety net: :mod:`blogfeeds.revisit.push`)."""
     outcome = read.outcome
     new_state = policy.next_state(state, outcome)
+    if adjust is not None:
+        new_state = adjust(new_state)
     if read.ids:
         new_state = remember_ids(new_state, read.ids)
     until = new_state.host_pause_until if classify(outcome) == "throttled" else None
@@ -41,6 +46,8 @@ def fetch_item(
         blog_id=feed.blog_id,
         changed=read.changed,
         host_pause_until=iso(until) if until is not None else None,
+        hubs=None if read.websub is None else list(read.websub.hubs),
+        topic="" if read.websub is None else read.websub.topic,
         lease_owner=owner,
     )
     return item, new_state

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blogfeeds.extract.feedreader import FeedEntry, read_document
+from blogfeeds.extract.feedreader.websub import WebSubLinks, websub_links
 from blogfeeds.failures import status_for_code
 from blogfeeds.revisit import (
     FeedState,
@@ -50,6 +51,8 @@ class FetchRead:
     changed: bool = False
     counts: tuple[str, ...] = ()
     """Stats to count (under ``blogfeeds/feeds/``)."""
+    websub: WebSubLinks | None = None
+    """The hubs and topic the feed announced (a feed read, else None: nothing known)."""
 
     @classmethod
     def failure(cls, now: float, kind: str, http_status: int = 0) -> FetchRead:
@@ -115,7 +118,9 @@ def read_response(
         entries = [e for e in new if e.date is not None and e.date > newest]
         counts = ("guid_rewrite",)
     changed = bool(entries) and state.last_success is not None
-    return FetchRead(outcome, "ok", entries, ids, changed, counts)
+    # Repeated Link headers come joined with ", ", which separates link-values anyway.
+    links = websub_links(doc, [header(headers, "Link") or ""], url)
+    return FetchRead(outcome, "ok", entries, ids, changed, counts, links)
 
 
 def permanent_move(

@@ -35,8 +35,9 @@ Settings: :class:`blogfeeds.feeds.config.FeedsConfig`.
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
 ``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (claims that
-failed), ``release_errors`` (paused hosts' releases that failed), ``level_<n>`` (schedule rows
-per level at the end; 0 = never fetched).
+failed), ``release_errors`` (paused hosts' releases that failed), ``safety_net`` (fetches of
+feeds with a live WebSub subscription, planned as a safety net: :mod:`blogfeeds.revisit.push`),
+``level_<n>`` (schedule rows per level at the end; 0 = never fetched).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from scrapy import signals
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from blogfeeds.config import database_url
+from blogfeeds.config import WebSubConfig, database_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.feeds.claims import Claims, lease_owner
@@ -65,6 +66,7 @@ from blogfeeds.items import FeedFetch
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
+from blogfeeds.revisit.push import with_push
 from blogfeeds.seeds import check_url
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, iso, slot_of
 from blogfeeds.storage.url import blocking_io
@@ -110,6 +112,7 @@ class FeedsSpider(scrapy.Spider):
         self.pass_tally: Tally | None = None  # loop mode: what this pass did
         self.summary: str | None = None  # logged last, when the engine has stopped
         self.said_due: float | None = None  # loop mode: the due time last logged
+        self.websub = WebSubConfig()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -130,6 +133,7 @@ class FeedsSpider(scrapy.Spider):
         spider.clock = VirtualClock(config.start)
         spider.database_url = database_url(s)
         spider.owner = lease_owner(config.worker)
+        spider.websub = WebSubConfig.from_settings(s)
         crawler.signals.connect(spider.on_idle, signals.spider_idle)
         crawler.signals.connect(spider.on_closed, signals.spider_closed)
         # After Scrapy's stats dump (logged when spider_closed handlers are done): the summary
@@ -279,7 +283,13 @@ class FeedsSpider(scrapy.Spider):
     ) -> FeedFetch:
         """The item the pipeline stores, counted; a host that asked for a pause is paused."""
         item, new_state = fetch_item(
-            self.policy, feed, state, read, moved_to=moved_to, owner=self.owner
+            self.policy,
+            feed,
+            state,
+            read,
+            moved_to=moved_to,
+            owner=self.owner,
+            adjust=self._safety_net(feed, read.outcome.fetched_at),
         )
         stats = self.crawler.stats
         for name in read.counts:
@@ -298,6 +308,32 @@ class FeedsSpider(scrapy.Spider):
             stats.inc_value("blogfeeds/feeds/changed")
         self.hosts.answered(feed.url)
         return item
+
+    def _safety_net(self, feed: ScheduledFeed, now: float) -> Any:
+        """With WebSub on and a live subscription, the plan that polls ``feed`` only as a
+        safety net (:mod:`blogfeeds.revisit.push`); the budget of the estimating policy counts
+        the feed at that rate, so the fetches it saves go to the feeds without a hub."""
+        if not self.websub.on or feed.push_until is None or feed.push_until <= now:
+            return None
+        websub, policy = self.websub, self.policy
+
+        def adjust(state: FeedState) -> FeedState:
+            moved = with_push(
+                state,
+                now,
+                feed.push_until,
+                feed.last_push,
+                safety=websub.safety_interval,
+                factor=websub.overdue_factor,
+            )
+            if moved is not state and isinstance(policy, EstimatingPolicy):
+                assert moved.next_due is not None
+                policy.budget.set_fixed(moved.feed_id, 1.0 / max(moved.next_due - now, 1.0))
+            if moved is not state:
+                self.crawler.stats.inc_value("blogfeeds/feeds/safety_net")
+            return moved
+
+        return adjust
 
     # --- idle: more feeds, or sleep until the next one is due -----------------------------------
 

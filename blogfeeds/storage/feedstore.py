@@ -43,6 +43,7 @@ from blogfeeds.extract.profile import ProfileConfig
 from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import FeedState, auto_rank, from_minutes, to_minutes
 from blogfeeds.storage.db import Store, utc_now
+from blogfeeds.storage.hubs import note_hubs
 from blogfeeds.storage.profilestore import refresh_blog
 from blogfeeds.storage.schema import url_hash
 
@@ -135,13 +136,16 @@ def slot_of(url: str) -> str:
 @dataclass(frozen=True)
 class ScheduledFeed:
     """A claimed schedule row: ``url`` to fetch, its ``blog_id``, the user-settable ``rank``
-    (RssRank 0..5, column ``rank_score``) and the stored ``state`` (None for a new feed)."""
+    (RssRank 0..5, column ``rank_score``) and the stored ``state`` (None for a new feed);
+    ``push_until``/``last_push``: an active WebSub subscription's lease end and last push."""
 
     url: str
     url_hash: str
     blog_id: str | None
     rank: int
     state: FeedState | None
+    push_until: float | None = None
+    last_push: float | None = None
 
 
 def _rank(value: Any) -> int:
@@ -342,9 +346,11 @@ class FeedStore(Store):
             )
             rows = self._rows(
                 cursor,
-                "SELECT s.feed_url, s.feed_url_hash, s.blog_id, s.rank_score, fs.state "
-                "FROM schedule s LEFT JOIN feed_state fs ON fs.feed_url_hash = s.feed_url_hash "
-                f"WHERE s.id IN ({marks}) ORDER BY s.next_due, s.id",
+                "SELECT s.feed_url, s.feed_url_hash, s.blog_id, s.rank_score, fs.state, "
+                "w.lease_until AS push_until, w.last_push FROM schedule s LEFT JOIN feed_state fs"
+                " ON fs.feed_url_hash = s.feed_url_hash LEFT JOIN websub w ON w.feed_url_hash = "
+                f"s.feed_url_hash AND w.state = 'active' WHERE s.id IN ({marks}) "
+                "ORDER BY s.next_due, s.id",
                 ids,
             )
         return [
@@ -354,6 +360,8 @@ class FeedStore(Store):
                 blog_id=r["blog_id"],
                 rank=_rank(r["rank_score"]),
                 state=state_from_json(r["state"]),
+                push_until=iso_minutes(r["push_until"]) if r["push_until"] else None,
+                last_push=iso_minutes(r["last_push"]) if r["last_push"] else None,
             )
             for r in rows
         ]
@@ -486,6 +494,7 @@ class FeedStore(Store):
             cursor.execute(sql, (digest, state_to_json(state)))
         if fetch.host_pause_until:
             self._defer_host(cursor, slot_of(url), fetch.host_pause_until, digest)
+        note_hubs(cursor, self.dialect, digest, fetch, now=fetch.fetched_at)  # WebSub discovery
         return inserted
 
     def _insert_entries(

@@ -30,6 +30,9 @@ Every statement is written once, as a template; the few places where the two SQL
     validators ``etag``/``last_modified``, ``consecutive_failures``, ``status``, ``last_fetch``,
     ``last_change`` and a lease (``lease_owner``, ``lease_until``) so that several workers can
     claim due feeds without overlap.
+``websub`` (version 5)
+    one WebSub subscription per feed (:mod:`blogfeeds.storage.websub`), unique on
+    ``feed_url_hash`` and on ``callback`` (the random path token of its callback URL).
 ``feed_state`` (version 3)
     the full revisit state of each scheduled feed, unique on ``feed_url_hash``: ``state`` is
     the JSON of :class:`blogfeeds.revisit.FeedState`.
@@ -377,6 +380,40 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             _fill_last_posts,
         ],
     ),
+    # Version 7: WebSub subscriptions, one per feed (blogfeeds.storage.websub). ``callback`` is
+    # the random path token of the subscription's callback URL, ``secret`` its HMAC key.
+    (
+        7,
+        [
+            """CREATE TABLE IF NOT EXISTS websub (
+    id {pk},
+    feed_url_hash {hash} NOT NULL,
+    feed_url {text} NOT NULL,
+    topic {text} NOT NULL,
+    hub {text} NOT NULL,
+    hubs {text} NOT NULL,
+    callback {key} NOT NULL,
+    secret {short} NOT NULL,
+    state {short} NOT NULL,
+    pending {short} NOT NULL,
+    pending_until {short},
+    lease_seconds INTEGER NOT NULL DEFAULT 0,
+    lease_until {short},
+    next_action {short} NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0,
+    last_push {short},
+    pushes INTEGER NOT NULL DEFAULT 0,
+    bad_pushes INTEGER NOT NULL DEFAULT 0,
+    last_error {text},
+    lease_owner {key},
+    lease_owner_until {short},
+    updated {short} NOT NULL,
+    UNIQUE (feed_url_hash),
+    UNIQUE (callback)
+){table_options}""",
+            "{create_index} websub_next_action ON websub (next_action)",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -396,6 +433,7 @@ TABLES = (
     "entries",
     "schedule",
     "feed_state",
+    "websub",
     "schema_version",
 )
 

@@ -42,6 +42,9 @@ class FeedDocument:
     """The feed's link to its site (RSS ``<link>``, Atom ``alternate``, JSON ``home_page_url``)."""
     self_url: str = ""
     """``rel=self`` (Atom link) or JSON ``feed_url``: recorded, never trusted as the feed's URL."""
+    hubs: tuple[str, ...] = ()
+    """WebSub hubs the feed announces (``atom:link rel=hub``, also in RSS; JSON Feed ``hubs``),
+    in document order, as written."""
     entries: tuple[FeedEntry, ...] = ()
     item_keys: frozenset[str] = frozenset()
     """Item ids and links, as written: two feeds sharing them carry the same posts."""

@@ -153,6 +153,13 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         (str(link.get("href")) for link in meta.get("links") or [] if link.get("rel") == "self"),
         "",
     )
+    hubs = tuple(
+        dict.fromkeys(
+            str(link.get("href")).strip()
+            for link in meta.get("links") or []
+            if link.get("rel") == "hub" and link.get("href")
+        )
+    )
     podcast = any(str(k).startswith("itunes_") for k in meta) or (
         bool(raw) and media * 2 > len(raw)
     )
@@ -164,6 +171,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         author=_feed_author(meta),
         site_url=str(meta.get("link") or ""),
         self_url=self_url,
+        hubs=hubs,
         entries=tuple(entries),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),
@@ -178,7 +186,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
 def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
     """A JSON Feed (jsonfeed.org version 1.0/1.1): ``items`` with ``id``, ``url``, ``title``,
     ``authors``/``author``, ``date_published``, ``date_modified``, ``summary``/``content_text``,
-    ``attachments``.
+    ``attachments``; the feed's ``hubs`` (objects with ``type`` and ``url``).
 
     Every field is taken only with the type the spec gives it (anyone writes these files):
     strings where it says string (an ``id`` that is a number becomes its text, as the spec
@@ -234,6 +242,13 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
         author=_json_author(data),
         site_url=_url(data.get("home_page_url"), url) or "",
         self_url=_url(data.get("feed_url"), url) or "",
+        hubs=tuple(
+            dict.fromkeys(
+                hub
+                for h in _list(data.get("hubs"))
+                if isinstance(h, dict) and (hub := _url(h.get("url"), url))
+            )
+        ),
         entries=tuple(entries),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),

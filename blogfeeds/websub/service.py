@@ -1,0 +1,259 @@
+"""The WebSub callback endpoint and subscription upkeep: a small Twisted web server on the
+project's reactor (``scrapy websub``, :mod:`blogfeeds.commands.websub`).
+
+- ``GET <anything>/<callback>``: a hub's verification of intent or denial;
+  ``POST <anything>/<callback>``: a content distribution. Only the last path segment counts,
+  so a reverse proxy may mount the endpoint under any prefix (docs/websub.md). A body larger
+  than ``BLOGFEEDS_WEBSUB_MAX_BODY`` is discarded as it arrives and answered 413.
+- every ``BLOGFEEDS_WEBSUB_INTERVAL`` seconds, the subscriptions whose next action has come are
+  (un)subscribed or renewed (:meth:`Subscriber.due_actions`).
+
+The database is used from one thread (a pool of one: an SQLite connection belongs to its thread,
+and pushes are stored one at a time); requests to hubs wait in the reactor's thread pool, so a
+hub that verifies before it answers finds the endpoint free. Subscription state lives in the
+database only: a restarted endpoint carries on where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from scrapy.exceptions import NotConfigured
+from twisted.internet.defer import Deferred, inlineCallbacks
+from twisted.internet.task import LoopingCall
+from twisted.internet.threads import deferToThread, deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+from twisted.web import server
+from twisted.web.resource import Resource
+
+from blogfeeds.config import SsrfConfig, WebSubConfig, database_url
+from blogfeeds.feeds.claims import lease_owner
+from blogfeeds.feeds.config import FeedsConfig
+from blogfeeds.revisit import EstimatingPolicy
+from blogfeeds.storage.websub import WebSubStore
+from blogfeeds.websub.client import HubRefused, post_form
+from blogfeeds.websub.subscriber import Action, Subscriber
+
+logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+def _reactor() -> Any:
+    """The installed reactor (imported late: the command installs the project's first)."""
+    from twisted.internet import reactor  # noqa: PLC0415
+
+    return reactor
+
+
+def minutes_now() -> float:
+    """The wall clock in epoch minutes (WebSub leases are real time, whatever BLOGFEEDS_NOW)."""
+    return time.time() / 60.0
+
+
+class CappedRequest(server.Request):
+    """A request whose body is kept only up to ``max_body`` bytes (the rest is discarded as it
+    arrives, and ``too_large`` set)."""
+
+    max_body = 2_000_000
+
+    def gotLength(self, length: int | None) -> None:
+        super().gotLength(None)  # in memory: never more than max_body bytes are kept
+        self.too_large = length is not None and length > self.max_body
+        self.received = 0
+
+    def handleContentChunk(self, data: bytes) -> None:
+        self.received += len(data)
+        if self.received > self.max_body:
+            self.too_large = True
+        if not self.too_large:
+            super().handleContentChunk(data)
+
+
+class CallbackResource(Resource):
+    isLeaf = True
+
+    def __init__(self, service: WebSubService) -> None:
+        super().__init__()
+        self.service = service
+
+    @staticmethod
+    def _callback(request: server.Request) -> str:
+        segments = [s for s in request.path.decode("latin-1").split("/") if s]
+        return segments[-1] if segments else ""
+
+    def _answer(self, request: server.Request, work: Deferred[tuple[int, bytes]]) -> Any:
+        gone: list[bool] = []  # the client went away: nothing to answer
+
+        def done(result: tuple[int, bytes]) -> None:
+            if gone:
+                return
+            status, body = result
+            request.setResponseCode(status)
+            request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+            request.write(body)
+            request.finish()
+
+        def failed(failure: Any) -> None:
+            logger.error("WebSub endpoint error: %s", failure.getTraceback())
+            if not gone:
+                request.setResponseCode(500)
+                request.finish()
+
+        request.notifyFinish().addErrback(lambda _: gone.append(True))
+        work.addCallbacks(done, failed)
+        return server.NOT_DONE_YET
+
+    def render_GET(self, request: server.Request) -> Any:
+        query = {
+            k.decode("utf-8", "replace"): v[0].decode("utf-8", "replace")
+            for k, v in (request.args or {}).items()
+            if v
+        }
+        callback = self._callback(request)
+        return self._answer(
+            request, self.service.in_db(lambda s: s.verify(callback, query, minutes_now()))
+        )
+
+    def render_POST(self, request: server.Request) -> Any:
+        if getattr(request, "too_large", False):
+            self.service.count("push/too_large")
+            request.setResponseCode(413)
+            return b""
+        assert request.content is not None
+        body = request.content.read()
+        headers = {
+            name.decode("latin-1").lower(): ", ".join(v.decode("latin-1") for v in values)
+            for name, values in request.requestHeaders.getAllRawHeaders()
+        }
+        callback = self._callback(request)
+        work = self.service.in_db(lambda s: (s.push(callback, headers, body, minutes_now()), b""))
+        return self._answer(request, work)
+
+
+def _answered(action: Action, status: int, body: str) -> Callable[[Subscriber], None]:
+    return lambda s: s.answered(action, status, body, minutes_now())
+
+
+def _failed(action: Action, error: str) -> Callable[[Subscriber], None]:
+    return lambda s: s.fail(action.sub, minutes_now(), error)
+
+
+class WebSubService:
+    """The endpoint and the upkeep loop of one ``scrapy websub`` process."""
+
+    def __init__(
+        self, config: WebSubConfig, database: str, feeds: FeedsConfig, allow_private: bool
+    ):
+        self.config = config
+        self.database = database
+        self.feeds = feeds
+        self.allow_private = allow_private
+        self.owner = lease_owner(feeds.worker or "websub")
+        self.pool = ThreadPool(minthreads=1, maxthreads=1, name="websub-db")
+        self.subscriber: Subscriber | None = None
+        self.loop: LoopingCall | None = None
+        self.port: Any = None
+        self.round: Deferred[Any] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> WebSubService:
+        """The service; ``NotConfigured`` when WebSub is off, has no public URL, or there is no
+        database. A bad setting is a ``StartupError``."""
+        config = WebSubConfig.from_settings(settings)
+        if not config.enabled:
+            raise NotConfigured("WebSub is off (BLOGFEEDS_WEBSUB_ENABLED)")
+        if not config.public_url:
+            raise NotConfigured("BLOGFEEDS_WEBSUB_PUBLIC_URL is not set: hubs cannot reach us")
+        url = database_url(settings)
+        if not url:
+            raise NotConfigured("WebSub needs a database (BLOGFEEDS_DATABASE_URL)")
+        allow = SsrfConfig.from_settings(settings).allow_private_targets
+        return cls(config, url, FeedsConfig.from_settings(settings), allow)
+
+    # --- the database thread -------------------------------------------------------------------
+
+    def _open(self) -> Subscriber:
+        if self.subscriber is None:
+            store = WebSubStore.open(self.database)
+            policy = self.feeds.make_policy()
+            if isinstance(policy, EstimatingPolicy):
+                policy.warm(store.states())
+            self.subscriber = Subscriber(store, self.config, policy, owner=self.owner)
+        return self.subscriber
+
+    def in_db(self, work: Callable[[Subscriber], _T]) -> Deferred[_T]:
+        """``work(subscriber)`` on the database thread."""
+        return deferToThreadPool(_reactor(), self.pool, lambda: work(self._open()))
+
+    def count(self, name: str) -> None:
+        if self.subscriber is not None:
+            self.subscriber.stats[name] += 1
+
+    def _close(self) -> None:
+        if self.subscriber is not None:
+            self.subscriber.store.close()
+            self.subscriber = None
+
+    # --- upkeep --------------------------------------------------------------------------------
+
+    @inlineCallbacks
+    def _upkeep(self) -> Any:
+        actions: list[Action] = yield self.in_db(lambda s: s.due_actions(minutes_now()))
+        for action in actions:
+            try:
+                answer = yield deferToThread(
+                    post_form, action.hub, action.form, allow_private=self.allow_private
+                )
+            except HubRefused as exc:
+                error = f"refused by the SSRF guard: {exc}"
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            else:
+                yield self.in_db(_answered(action, answer.status, answer.body))
+                continue
+            yield self.in_db(_failed(action, error))
+
+    def _tick(self) -> None:
+        if self.round is not None:  # the last round is still waiting for hubs
+            return
+        self.round = self._upkeep()
+
+        def done(result: Any) -> None:
+            self.round = None
+            if hasattr(result, "getTraceback"):
+                logger.error("WebSub upkeep failed: %s", result.getTraceback())
+
+        self.round.addBoth(done)
+
+    # --- start and stop ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Listen on ``BLOGFEEDS_WEBSUB_LISTEN`` and start the upkeep loop."""
+        self.pool.start()
+        host, _, port = self.config.listen.rpartition(":")
+        site = server.Site(CallbackResource(self))
+        CappedRequest.max_body = self.config.max_body
+        site.requestFactory = CappedRequest
+        site.displayTracebacks = False
+        self.port = _reactor().listenTCP(int(port), site, interface=host.strip("[]"))
+        logger.info(
+            "WebSub endpoint on %s, public URL %s", self.config.listen, self.config.public_url
+        )
+        self.loop = LoopingCall(self._tick)
+        self.loop.start(self.config.interval, now=True)
+        _reactor().addSystemEventTrigger("before", "shutdown", self.stop)
+
+    @inlineCallbacks
+    def stop(self) -> Any:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        if self.port is not None:
+            yield self.port.stopListening()
+            self.port = None
+        if self.subscriber is not None:
+            logger.info("WebSub stats: %s", dict(sorted(self.subscriber.stats.items())))
+        yield deferToThreadPool(_reactor(), self.pool, self._close)
+        self.pool.stop()
