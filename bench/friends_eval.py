@@ -85,8 +85,8 @@ PLATFORM_ROOTS = frozenset(
 )
 CREDIT_HOSTS = frozenset(
     "hexo.io gohugo.io jekyllrb.com butterfly.js.org volantis.js.org blinkfox.github.io "
-    "example.com your-blog-url.com yoursite.com".split()
-)
+    "blog.anheyu.com example.com your-blog-url.com yoursite.com".split()
+)  # blog.anheyu.com: the AnZhiYu theme's author, a card its default link data ships
 BUILD_PREFIXES = ("public/", "docs/", "_site/", "dist/", ".deploy_git/", "")
 FEED_PATH = re.compile(r"/(?:feed|rss|atom|feeds/posts/default)/?$|/[^/]*\.(?:xml|rss|atom)$", re.I)
 URL_IN_TEXT = re.compile(r"""(?:https?:)?//[^\s"'<>()\\]+""")

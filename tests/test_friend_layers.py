@@ -876,3 +876,13 @@ def test_a_theme_widget_of_few_links_does_not_hide_the_friend_pages_own_list() -
     found = urls(run(body, head=head, title="Friends"))
     assert [u for u, _ in THREE] == [u for u in found if u in dict(THREE)]
     assert len(found) == 4, found
+
+
+def test_a_blog_under_a_path_never_lists_its_host_and_a_one_link_blogroll_is_one() -> None:
+    body = (
+        '<header><a href="https://alice-example.github.io/">Alice</a></header>'
+        '<article><h1>Blogroll</h1><ol><li><a href="https://r-example.com/">R blogs</a></li>'
+        "</ol></article>"
+    )
+    result = run(body, url="https://alice-example.github.io/blogroll/", title="Blogroll")
+    assert urls(result) == ["https://r-example.com/"]

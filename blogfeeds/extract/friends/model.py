@@ -87,8 +87,9 @@ class ScoredContainer:
     score: float
     reasons: list[str]
     rejected: bool = False
-    weak: bool = False
-    """Rejected for its score alone (below the minimum), not by a rule that found it wrong."""
+    below: float | None = None
+    """The score of a container rejected for its score alone (below the minimum, no rule
+    found it wrong), else None."""
 
     @property
     def tag(self) -> str:

@@ -70,6 +70,11 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
     except ValueError:
         own = None
     owner = Owner(own)
+    if own and "/" in own:
+        # A blog under a path (a project site alice.github.io/notes, cnblogs.com/alice, a
+        # ~user directory) lives on a host that is its owner's user site or the platform's:
+        # never a friend of it.
+        owner.aliases.add(own.split("/", 1)[0])
     label = label_of(own) if own else ""
     if label:
         owner.names.add(label)

@@ -80,7 +80,8 @@ def score_containers(
             score, reasons = apply_rules(c, rules, page, 0.0)
         except Reject as exc:
             reasons = list(getattr(exc, "reasons", []))
-            scored.append(ScoredContainer(c, 0.0, reasons, True, isinstance(exc, BelowMinimum)))
+            below = exc.score if isinstance(exc, BelowMinimum) else None
+            scored.append(ScoredContainer(c, 0.0, reasons, True, below))
             continue
         scored.append(ScoredContainer(c, score, reasons))
     scored.sort(key=lambda s: (s.rejected, -s.score))  # stable
@@ -147,12 +148,17 @@ class MinimumScore:
 
     def __call__(self, c: Container, score: float, page: Page) -> None:
         if score < self.minimum:
-            raise BelowMinimum(f"score {score:.6g} < {self.minimum:g}")
+            raise BelowMinimum(f"score {score:.6g} < {self.minimum:g}", score)
 
 
 class BelowMinimum(Reject):
     """A container rejected for its score alone (no rule found it wrong): a blogroll group
-    beside an accepted one may still be taken (:func:`.statistical._sibling_groups`)."""
+    beside an accepted one, or a friend page's one short list, may still be taken
+    (:func:`.statistical._union`)."""
+
+    def __init__(self, message: str, score: float) -> None:
+        super().__init__(message)
+        self.score = score
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,10 @@ class Containers:
             _containers(scan, found.owner.identity), found.scorers, page
         )
         if not found.cards:
-            for s in _union(found.containers, found.friend_page):
+            # Nothing found by the list layers (a data source, XFN, inline runs): a friend
+            # page's one short list may be its blogroll.
+            alone = not found.data_sources and all(c.verdict for c in found.candidates)
+            for s in _union(found.containers, found.friend_page, short=alone):
                 _propose(s, scan, found)
         elif found.friend_page:
             # A theme's widget (a sidebar's few links) is not the friend page's own list: a
@@ -76,8 +79,11 @@ class Containers:
                     _propose(s, scan, found)
 
 
-def _union(scored: list[ScoredContainer], friend_page: bool) -> list[ScoredContainer]:
-    """The qualifying containers, best first, none nested in another one."""
+def _union(
+    scored: list[ScoredContainer], friend_page: bool, *, short: bool = False
+) -> list[ScoredContainer]:
+    """The qualifying containers, best first, none nested in another one; on a friend page
+    with none, its short list when ``short`` (:func:`_short_list`)."""
     accepted: list[ScoredContainer] = []
     best = scored[0].score if scored and not scored[0].rejected else 0.0
     for s in scored:
@@ -94,8 +100,26 @@ def _union(scored: list[ScoredContainer], friend_page: bool) -> list[ScoredConta
             continue
         accepted.append(s)
     if friend_page:
-        accepted += _sibling_groups(scored, accepted)
+        if accepted:
+            accepted += _sibling_groups(scored, accepted)
+        elif short:
+            accepted = _short_list(scored)
     return accepted
+
+
+def _short_list(scored: list[ScoredContainer]) -> list[ScoredContainer]:
+    """A friend page whose list is too short to score (a blogroll of one link): its best list
+    held under the minimum only by its score, outside page chrome, each friend in an entry of
+    its own (never prose with a link in it)."""
+    lists = [
+        s
+        for s in scored
+        if s.below is not None
+        and not s.container.chrome
+        and s.container.friends >= 1
+        and s.container.cards >= s.container.friends
+    ]
+    return [max(lists, key=lambda s: s.below or 0.0)] if lists else []
 
 
 def _enclosing(span: tuple[int, int], scored: list[ScoredContainer]) -> tuple[int, int] | None:
@@ -122,7 +146,8 @@ def _sibling_groups(
     extra: list[ScoredContainer] = []
     for s in scored:
         c = s.container
-        if (s.rejected and not s.weak) or s in accepted or c.cards < 2 or c.cards < c.friends:
+        weak = s.rejected and s.below is None
+        if weak or s in accepted or c.cards < 2 or c.cards < c.friends:
             continue
         if (c.tag, _enclosing(c.span, scored)) not in parents:
             continue
