@@ -154,7 +154,13 @@ def test_a_declaration_the_text_contradicts_is_corrected() -> None:
     assert check_language("en", ZH) == ("zh", "corrected")
     assert check_language("zh-CN", ZH) == ("zh-CN", "declared")
     assert check_language("en-US", EN) == ("en-US", "declared")
-    assert check_language("", EN) == ("en", "detected")
+    assert check_language("", ZH) == ("zh", "detected")
+    # Latin script is written in many languages: without a declaration it names none
+    assert check_language("", EN) == ("", "")
+    assert check_language("en", "これは日本語のブログです。毎日の記録を書いています。" * 9) == (
+        "ja",
+        "corrected",
+    )
     assert check_language("fr", "Bonjour") == ("fr", "declared")  # too short to tell
     assert check_language("", "") == ("", "")
     assert primary("zh_CN") == "zh" and primary("jp") == "ja"

@@ -99,6 +99,8 @@ class FeedState:
       :func:`blogfeeds.revisit.hints.split_new_ids`.
     - ``newest_claimed`` is the newest entry date any document claimed, ignoring dates in the
       future or within a minute of the fetch ("generated now").
+    - ``fetches`` counts the fetches of the feed, ``not_modified`` those answered 304 (the share
+      the site's blog pages show).
     - ``est_*``, ``s_*``, ``e_*``, ``hours``, ``recent``, ``newest_entry``, ``window`` belong to
       :class:`blogfeeds.revisit.estimate.EstimatingPolicy` (decayed entry counts and exposure at
       two time scales, a 24-bin UTC hour-of-day profile, recent exactly-dated entry times).
@@ -133,6 +135,8 @@ class FeedState:
     recent: tuple[float, ...] = ()
     newest_entry: float | None = None
     newest_claimed: float | None = None
+    fetches: int = 0
+    not_modified: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +242,7 @@ def after_failure(state: FeedState, outcome: FetchOutcome, normal: float) -> Fee
     return replace(
         state,
         last_fetch=t,
+        fetches=state.fetches + 1,
         consecutive_failures=n,
         failing_since=since,
         dead=dead,
@@ -329,6 +334,8 @@ def after_success(
         interval=interval,
         next_due=due,
         last_fetch=t,
+        fetches=state.fetches + 1,
+        not_modified=state.not_modified + not_modified,
         last_success=t,
         last_unconditional=(
             t if not outcome.conditional and not not_modified else state.last_unconditional
