@@ -32,7 +32,7 @@ import lxml.html
 import trafilatura
 from trafilatura.settings import MANUALLY_CLEANED, MANUALLY_STRIPPED
 
-from blogfeeds.extract.page import Page
+from blogfeeds.extract.page import Page, cut_after
 from blogfeeds.extract.platform import platform_of
 from blogfeeds.extract.text import collapse
 
@@ -272,13 +272,7 @@ def capped_tree(tree: lxml.html.HtmlElement, max_text: int) -> lxml.html.HtmlEle
             el.tail = None
         else:
             el.tail = text[:left]
-        node = el
-        while (parent := node.getparent()) is not None:
-            for sibling in list(node.itersiblings()):
-                parent.remove(sibling)
-            if node is not el:
-                node.tail = None
-            node = parent
+        cut_after(el)
         break
     return root
 

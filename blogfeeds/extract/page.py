@@ -426,9 +426,9 @@ def _truncate(tree: lxml.html.HtmlElement, limits: PageLimits) -> tuple[str, ...
     return ()
 
 
-def _cut_from(el: lxml.html.HtmlElement) -> None:
-    """Remove ``el`` and everything after it in document order (following siblings of it and
-    of its ancestors, the ancestors' tails)."""
+def cut_after(el: lxml.html.HtmlElement) -> None:
+    """Remove everything after ``el``'s subtree and tail in document order: the following
+    siblings of it and of its ancestors, and the ancestors' tails."""
     node = el
     while (parent := node.getparent()) is not None:
         for sibling in list(node.itersiblings()):
@@ -436,6 +436,11 @@ def _cut_from(el: lxml.html.HtmlElement) -> None:
         if node is not el:
             node.tail = None
         node = parent
+
+
+def _cut_from(el: lxml.html.HtmlElement) -> None:
+    """Remove ``el`` and everything after it in document order."""
+    cut_after(el)
     parent = el.getparent()
     if parent is not None:
         parent.remove(el)
