@@ -231,6 +231,20 @@ def test_a_killed_workers_in_flight_requests_are_requeued_on_restart(
     assert redis.hlen(FrontierKeys(prefix, "tiny", "w2").inflight) == 1
 
 
+def test_a_worker_is_not_idle_while_a_live_worker_has_requests_in_flight(
+    redis: Any, prefix: str
+) -> None:
+    busy, spider = scheduler(prefix, worker="w2", BLOGFEEDS_WORKER_TTL=60)
+    idle, _ = scheduler(prefix, worker="w1", BLOGFEEDS_WORKER_TTL=60)
+    assert not idle.others_working() and not busy.others_working()
+    busy.enqueue_request(home_request(spider, "http://a.example/", "a.example"))
+    assert busy.next_request() is not None
+    assert idle.others_working()  # w2's page may queue more
+    assert not busy.others_working()  # its own leases are not another worker's
+    redis.delete(FrontierKeys(prefix, "tiny", "w2").liveness)  # w2 died: its leases wait
+    assert not idle.others_working()
+
+
 def test_a_worker_id_in_use_is_refused(prefix: str) -> None:
     scheduler(prefix, BLOGFEEDS_WORKER_TTL=60)  # alive: its liveness key lasts 60 s
     with pytest.raises(RuntimeError, match="in use by a live worker"):

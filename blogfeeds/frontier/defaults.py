@@ -72,6 +72,15 @@ class FrontierKeys:
         return self._key(f"worker:{self.worker}")
 
     @property
+    def all_inflight(self) -> str:
+        """SCAN pattern of every worker's in-flight hash (``inflight`` of worker ``*``)."""
+        return self._key("inflight:*")
+
+    def liveness_of(self, inflight_key: str) -> str:
+        """The liveness key of the worker whose in-flight hash is ``inflight_key``."""
+        return self._key("worker:" + inflight_key.rsplit("inflight:", 1)[1])
+
+    @property
     def lease_seq(self) -> str:
         return self._key("lease_seq")
 

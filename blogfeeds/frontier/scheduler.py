@@ -256,6 +256,22 @@ class Scheduler(_RedisScheduler):
         if self.server.get(self.keys.liveness) == self._token.encode():
             self.server.delete(self.keys.liveness)
 
+    def others_working(self) -> bool:
+        """Whether another live worker holds requests in flight, whose pages may still queue
+        more; a dead worker's leases do not count (they wait for its restart). False when Redis
+        cannot say."""
+        assert self.keys is not None
+        try:
+            for key in self.server.scan_iter(match=self.keys.all_inflight, count=100):
+                name = key.decode() if isinstance(key, bytes) else key
+                if name == self.keys.inflight:
+                    continue
+                if self.server.hlen(name) and self.server.exists(self.keys.liveness_of(name)):
+                    return True
+        except RedisError as exc:
+            self.outage.failed(exc)
+        return False
+
     @property
     def redis_down(self) -> bool:
         """Whether the last Redis call failed (an outage in progress)."""

@@ -50,9 +50,10 @@ class RedisFrontierMixin:
     ``P <name>:start_urls`` while the crawl runs are picked up when the spider is idle. Each seed
     (``{"url": ..., "meta": {...}}``) becomes :meth:`seed_request` and goes through the shared
     dupefilter. An idle spider does not close until it has been idle (no request reaching the
-    downloader, no seed) for ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds in a row; 0 = never (long-
-    running workers, stopped by SIGINT/SIGTERM or scrapyd's cancel). The engine re-checks an idle
-    spider every 5 s, so a close comes up to 5 s after the limit.
+    downloader, no seed, no other live worker with requests in flight) for
+    ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds in a row; 0 = never (long-running workers, stopped by
+    SIGINT/SIGTERM or scrapyd's cancel). The engine re-checks an idle spider every 5 s, so a
+    close comes up to 5 s after the limit.
 
     A seed that cannot be read (not JSON, nested too deep, meta keys this project does not
     set, a URL that is not a blog's) is logged, moved to the ``bad`` list and counted; the
@@ -181,8 +182,8 @@ class RedisFrontierMixin:
         for request in self._pull_seeds():
             self.crawler.engine.crawl(request)
             scheduled += 1
-        if scheduled:
-            self._idle_since = None
+        if scheduled or (frontier is not None and frontier.others_working()):
+            self._idle_since = None  # not idle while another worker's pages may queue more
             raise DontCloseSpider
         now = time.monotonic()
         if self._idle_since is None:
