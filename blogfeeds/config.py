@@ -182,8 +182,8 @@ class CrawlConfig(Config):
     extract_threads: int = option(
         "BLOGFEEDS_EXTRACT_THREADS",
         1,
-        "Threads reading pages off the reactor thread (one page at a time each); 0 = on the "
-        "reactor thread.",
+        "Threads reading pages and feeds off the reactor thread (one at a time each); 0 = on "
+        "the reactor thread.",
         low=0,
     )
 

@@ -173,15 +173,18 @@ def test_every_cpu_step_goes_through_the_runner() -> None:
 
 
 @pytest.mark.parametrize("threads", [0, 1])
-def test_the_spider_runs_extraction_where_the_setting_says(threads: int) -> None:
+@pytest.mark.parametrize("name", ["blogs", "feeds"])
+def test_the_spiders_run_extraction_where_the_setting_says(threads: int, name: str) -> None:
     from scrapy.utils.test import get_crawler
 
     from blogfeeds.extract.runner import inline
     from blogfeeds.spiders.blogs import BlogsSpider
+    from blogfeeds.spiders.feeds import FeedsSpider
     from blogfeeds.threads import ThreadRunner
 
-    crawler = get_crawler(BlogsSpider, {"BLOGFEEDS_EXTRACT_THREADS": threads})
-    spider = BlogsSpider.from_crawler(crawler)
+    cls = {"blogs": BlogsSpider, "feeds": FeedsSpider}[name]
+    crawler = get_crawler(cls, {"BLOGFEEDS_EXTRACT_THREADS": threads})
+    spider = cls.from_crawler(crawler)
     if threads:
         assert isinstance(spider.run, ThreadRunner)
         assert spider.run.pool.max == threads

@@ -28,7 +28,9 @@ queues in :mod:`blogfeeds.feeds`):
   URL; the old one is kept in ``feed_aliases``;
 - a body that is not a feed (an HTML page, text, nothing, ill-formed XML without an entry) is
   a failure with status ``html``, ``other``, ``empty`` or ``broken``, never an empty feed;
-  failures back off and a feed failing for two weeks becomes ``dead`` (re-checked weekly).
+  failures back off and a feed failing for two weeks becomes ``dead`` (re-checked weekly);
+- a feed is read in the crawl's extraction threads (``BLOGFEEDS_EXTRACT_THREADS``, as the
+  ``blogs`` spider reads pages), so a big feed never holds the reactor.
 
 Settings: :class:`blogfeeds.feeds.config.FeedsConfig`.
 
@@ -54,6 +56,7 @@ from twisted.python.failure import Failure
 
 from blogfeeds.config import WebSubConfig, database_url
 from blogfeeds.extensions.startup import check_settings
+from blogfeeds.extract.runner import Run, inline
 from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.feeds.claims import Claims, lease_owner
 from blogfeeds.feeds.clock import VirtualClock
@@ -70,6 +73,7 @@ from blogfeeds.revisit.push import with_push
 from blogfeeds.seeds import check_url
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, iso, slot_of
 from blogfeeds.storage.url import blocking_io
+from blogfeeds.threads import extract_runner
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +117,7 @@ class FeedsSpider(scrapy.Spider):
         self.summary: str | None = None  # logged last, when the engine has stopped
         self.said_due: float | None = None  # loop mode: the due time last logged
         self.websub = WebSubConfig()
+        self.run: Run = inline  # the crawl's extraction threads once from_crawler has run
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedsSpider:
@@ -130,6 +135,7 @@ class FeedsSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.config = config
         spider.policy = config.make_policy()
+        spider.run = extract_runner(crawler)  # before the clock: its warm-up takes a second
         spider.clock = VirtualClock(config.start)
         spider.database_url = database_url(s)
         spider.owner = lease_owner(config.worker)
@@ -238,13 +244,14 @@ class FeedsSpider(scrapy.Spider):
 
     # --- responses ------------------------------------------------------------------------------
 
-    def parse_feed(self, response: Response) -> Iterator[Any]:
+    async def parse_feed(self, response: Response) -> list[Any]:
         feed: ScheduledFeed = response.meta["feed"]
         state: FeedState = response.meta["state"]
         now = self.clock.now()
         self.crawler.stats.inc_value("blogfeeds/feeds/fetched")
-        try:
-            read = read_response(
+        try:  # in the extraction threads: a big feed does not hold the reactor
+            read = await self.run(
+                read_response,
                 feed.url,
                 state,
                 now,
@@ -262,8 +269,7 @@ class FeedsSpider(scrapy.Spider):
         if moved_to is not None:
             self.crawler.stats.inc_value("blogfeeds/feeds/moved")
             logger.info("Feed %s moved permanently to %s", feed.url, moved_to)
-        yield self._finish(feed, state, read, moved_to)
-        yield from self._after(feed.url)
+        return [self._finish(feed, state, read, moved_to), *self._after(feed.url)]
 
     def feed_failed(self, failure: Failure) -> list[Any]:
         request = failure.request  # type: ignore[attr-defined]
