@@ -25,6 +25,7 @@ from blogfeeds.extract.feedreader import read_feed
 from blogfeeds.extract.metadata import language
 from blogfeeds.extract.page import parse_page
 from blogfeeds.extract.profile import Profile, owner, read_profile
+from tests.cases import shared_dir
 
 EVAL_OUT = Path("~/.cache/blogfeeds/profile-eval").expanduser()
 MANIFEST = Path(__file__).resolve().parent.parent / "bench" / "profile_eval.toml"
@@ -114,3 +115,29 @@ def test_realfavicongenerators_set_gives_its_favicon_ico(blog: str) -> None:
 )
 def test_butterfly_5s_default_icon_is_the_ico_it_ships(blog: str, path: str) -> None:
     assert _icon_path(blog) == path
+
+
+def test_a_page_title_names_the_owner_after_the_page() -> None:
+    """A corpus friends page, ``friends | 0x00dream's blog`` (read in place from the shared
+    corpus), and a page named in ``application-name`` that is not the site's tagline."""
+    shared = shared_dir()
+    sites = shared / "corpus" / "pages" / "sites" if shared else None
+    if sites is None or not sites.is_dir():
+        pytest.skip("../shared/corpus not found")
+    friends = sites / "0x00dream__0x00dream.github.io" / "friends" / "index.html"
+    page = parse_page("https://0x00dream.github.io/friends/", friends.read_bytes())
+    got = read_profile(page, None, declared_language=language(page), now=NOW)
+    assert (got.author, got.author_source) == ("0x00dream", "site_name")
+    link = sites / "0-n-0__0-n-0.github.io" / "link" / "index.html"
+    page = parse_page("https://0-n-0.github.io/link/", link.read_bytes())  # "link | OvO"
+    assert read_profile(page, None, declared_language="", now=NOW).description_source != "title"
+
+
+def test_larger_declared_icons_are_kept_beside_realfavicongenerators_set() -> None:
+    head = (
+        '<link rel="icon" href="/favicon.ico"><link rel="icon" sizes="32x32" '
+        'href="/favicon-32x32.png"><link rel="icon" sizes="192x192" href="/android-192.png">'
+    )
+    page = parse_page("https://river.example/", f"<html><head>{head}</head></html>")
+    got = read_profile(page, None, declared_language="", now=NOW)
+    assert got.icon_url == "https://river.example/android-192.png"

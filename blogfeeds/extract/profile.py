@@ -248,9 +248,10 @@ _TITLE_SEPARATORS = (" - ", " – ", " — ", " | ", " · ", " :: ", " ~ ")
 def title_tagline(page: Page, meta: dict[str, str], feed: FeedDocument | None) -> str:
     """The tagline a home page's ``<title>`` adds to the site's name (WordPress's "Site –
     Tagline", Butterfly's and NexT's "Title - Subtitle"): the rest after the name (from
-    ``og:site_name``, ``application-name`` or the feed's title) and a separator."""
+    ``og:site_name`` or the feed's title; themes put the page's own name in
+    ``application-name``) and a separator."""
     title = _page_title(page)
-    names = {meta.get("og:site_name", ""), meta.get("application-name", "")}
+    names = {meta.get("og:site_name", "")}
     if feed is not None:
         names.add(feed.title)
     for name in sorted((n for n in names if n and n != title), key=len, reverse=True):
@@ -359,8 +360,10 @@ def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> 
     if name := copyright_holder(page):
         return owner(name) or name, "copyright"
     for title in (meta.get("og:site_name", ""), _page_title(page)):
-        if name := owner(title):
-            return name, "site_name"
+        # a page's title names the site after the page: "friends | Ana's blog"
+        for part in re.split(r"\s[-–—|·~]\s", title):
+            if name := owner(part):
+                return name, "site_name"
     return "", ""
 
 
@@ -506,7 +509,9 @@ def best_icon(page: Page) -> str:
     if best is None:
         return ""
     paths = [urlsplit(url).path for _, url in declared]
-    if any(_GENERATED_SET.search(p) for p in paths):
+    # only where the set's PNGs are the best declared (≤ 32 px): a site that declares larger
+    # icons generated them
+    if best[1] <= 32 and any(_GENERATED_SET.search(p) for p in paths):
         for (_, url), path in zip(declared, paths, strict=True):
             if path.lower().endswith("/favicon.ico"):
                 return url
