@@ -4,6 +4,7 @@ licences are unknown; skipped where the cache is absent, as in CI):
 
 * Hexo Matery's footer, ``Copyright © <span>2023</span> <a>Name</a> | Powered by``;
 * sites named after their owner (``K1t3AB's Blog``, ``GSBP's Blog``);
+* Hugo's RSS ``<copyright>`` (the site's ``copyright`` setting) where the page names nobody;
 * a home page's title adding the tagline to the site's name (Butterfly's ``Title - Subtitle``);
 * posts under a dated permalink and no feed (Hexo Reimu's cards print the date in a bare span);
 * ``rel="short icon"`` (the misspelling browsers accept: its tokens include ``icon``);
@@ -56,9 +57,10 @@ def built_profile(blog: str) -> Profile:
         ("check-lc-ops-blog", "LC", "copyright"),  # Matery: © | 2023-2024 | name
         ("kiteab-blog", "K1t3AB", "site_name"),  # DoIt: "K1t3AB's Blog", nothing else
         ("gsbp0-gsbp0-github-io", "GSBP", "copyright"),  # "© GSBP's Blog": its owner
+        ("jetgirlart-jetsdesk", "JetGirl", "feed_rights"),  # Hugo RSS <copyright>
     ],
 )
-def test_author_from_matery_footers_and_possessive_site_names(
+def test_author_from_copyright_lines_and_possessive_site_names(
     blog: str, author: str, source: str
 ) -> None:
     got = built_profile(blog)

@@ -10,7 +10,8 @@ Sources, first that has one wins (each field keeps which one in its ``*_source``
   (:func:`title_tagline`);
 * author: ``<meta name=author>``, the feed's author, the author most of the feed's entries
   name, ``rel=author`` / h-card ``p-name``, JSON-LD ``author``, the post cards' bylines, the
-  footer's copyright holder, the owner a possessive site name gives (:func:`owner`);
+  footer's copyright holder, the feed's copyright holder, the owner a possessive site name
+  gives (:func:`owner`);
 * icon: the largest square ``rel=icon`` (``shortcut icon``) the page declares (by ``sizes``,
   SVG counting as any size), else its largest ``apple-touch-icon`` (theme boilerplate often
   declares ``/apple-touch-icon.png``, sizes and all, that the site never added: 4 of the 65
@@ -142,7 +143,8 @@ class Profile:
     """``feed``, ``meta``, ``og``, ``theme`` or ``""``."""
     author: str = ""
     author_source: str = ""
-    """``meta``, ``feed``, ``feed_entries``, ``rel_author``, ``h_card``, ``json_ld``."""
+    """``meta``, ``feed``, ``feed_entries``, ``rel_author``, ``h_card``, ``json_ld``,
+    ``byline``, ``copyright``, ``feed_rights``, ``site_name``."""
     icon_url: str = ""
     icon_source: str = ""
     """``declared`` (a ``<link>`` of the page) or ``favicon`` (``/favicon.ico``, fetched)."""
@@ -359,6 +361,9 @@ def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> 
         return name, "byline"
     if name := copyright_holder(page):
         return owner(name) or name, "copyright"
+    # Hugo's RSS template prints the site's ``copyright`` setting as the channel's <copyright>
+    if feed is not None and (name := copyright_name(feed.rights)):
+        return owner(name) or name, "feed_rights"
     for title in (meta.get("og:site_name", ""), _page_title(page)):
         # a page's title names the site after the page: "friends | Ana's blog"
         for part in re.split(r"\s[-–—|·~]\s", title):
@@ -419,10 +424,17 @@ def copyright_holder(page: Page) -> str:
             continue
         # one text a piece: "Ana<a>Hexo</a>" is "Ana | Hexo", not "AnaHexo"
         text = " | ".join(t.strip() for t in element.itertext() if t.strip())
-        for match in _COPYRIGHT.finditer(collapse(text)):
-            name = _person(match.group("name"))
-            if name and not name[0].isdigit() and "powered" not in name.lower():
-                return name
+        if name := copyright_name(text):
+            return name
+    return ""
+
+
+def copyright_name(text: str) -> str:
+    """The holder a copyright line names (``Copyright © 2023, JetGirl.``), ``""`` when none."""
+    for match in _COPYRIGHT.finditer(collapse(text)):
+        name = _person(match.group("name"))
+        if name and not name[0].isdigit() and "powered" not in name.lower():
+            return name
     return ""
 
 
