@@ -10,18 +10,27 @@ home page, the built feeds and the site's file list into ``--out`` (default
 network and no page is copied into this repository.
 
 Truth, per field (a field whose truth the built pages never show is ``unrendered``, not
-expected: the build may predate the configuration):
+expected: the build may predate the configuration). "Shown" means in the built home page or
+feed, URLs taken out (a name inside ``blog.jetgirl.art`` is not shown), as a whole word where
+the value starts and ends with a letter or digit:
 
 * description: the configuration's ``description`` and ``subtitle`` (Hexo), ``params.description``
-  / ``description`` / ``params.subtitle`` (Hugo), ``description`` (Jekyll); the extracted one is
-  right when it equals one of them (HTML entities decoded, whitespace collapsed, case folded);
+  / ``description`` / ``params.subtitle`` (Hugo), ``description`` (Jekyll), when shown and not
+  just the site's name again (the home page's ``<title>`` or ``og:site_name``: no tagline);
+  the extracted one is right when it equals one of them (HTML entities decoded, whitespace
+  collapsed, case folded);
 * author: ``author`` (Hexo, Jekyll; a mapping's ``name``), ``params.author`` / ``author``
-  (Hugo); right when equal as above;
+  (Hugo), when shown and not Hexo's placeholder ``John Doe``; right when equal as above,
+  single-letter middle initials aside (``Nicholas J Clark`` is ``Nicholas Clark``);
 * last post: the newest front-matter ``date`` of a post source (not a page: about, links,
-  a Hugo page at the top of ``content/``) whose title the built feed lists (the home page
-  shows, without a feed), or the newest day of a built post page under a dated permalink
+  a Hugo page at the top of ``content/``) whose title the built feed lists (without a feed:
+  whose title is the whole text of a home page's link or heading, or a ``title``
+  attribute), or the newest day of a built post page under a dated permalink
   (``2022/02/26/<slug>/index.html``: builds hold posts whose sources the repository lacks);
-  right within 36 hours (front-matter dates are local time);
+  right within 36 hours (front-matter dates are local time). Not judged (``unjudged``,
+  counted apart) when the feed's newest entry names no source post and no dated permalink
+  dates the build: the build then holds a post the sources lack (removed, renamed, redated)
+  or its feed lists sections, and the sources cannot tell the date;
 * icon: expected when the built home page declares one or the site has ``/favicon.ico``;
   right when the URL names a file of the built site that is an image by its first bytes (an
   icon on another host counts as right only when its URL ends in an image extension: counted
@@ -31,6 +40,10 @@ expected: the build may predate the configuration):
   letters, kana < 20 %: ``zh``) or kana > 20 % of its letters (``ja``) while the
   configuration says otherwise (a theme's default ``en`` left in place): the script is
   the truth then (``script_override``).
+
+The site is served under the configuration's ``url`` (a placeholder host when it gives none,
+``baseURL = "/"``) and the hosts its built home page names as its own (canonical, ``og:url``,
+feed links): a build may be for another domain than the configuration's.
 
 Usage, from the repository root::
 

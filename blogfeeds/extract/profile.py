@@ -12,12 +12,16 @@ Sources, first that has one wins (each field keeps which one in its ``*_source``
   name, ``rel=author`` / h-card ``p-name``, JSON-LD ``author``, the post cards' bylines, the
   footer's copyright holder, the feed's copyright holder, the owner a possessive site name
   gives (:func:`owner`);
-* icon: the largest square ``rel=icon`` (``shortcut icon``) the page declares (by ``sizes``,
-  SVG counting as any size), else its largest ``apple-touch-icon`` (theme boilerplate often
-  declares ``/apple-touch-icon.png``, sizes and all, that the site never added: 4 of the 65
-  development blogs of ``bench/profile_eval.py``), else ``/favicon.ico`` when the
-  caller fetched it and it is an image (:func:`favicon_is_image`); the web app manifest's icons
-  are not read (another request);
+* icon: the largest square icon the page declares (a ``<link>`` whose ``rel`` tokens hold
+  ``icon``: ``shortcut icon``, the misspelt ``short icon``; by ``sizes``, SVG counting as any
+  size), else its largest ``apple-touch-icon`` (theme boilerplate often declares
+  ``/apple-touch-icon.png``, sizes and all, that the site never added: 4 of the 65
+  development blogs of ``bench/profile_eval.py``); where the best is a PNG of
+  realfavicongenerator's set (``favicon-32x32.png``, which Hugo's DoIt/LoveIt/FixIt print
+  whether or not the site has it) the ``favicon.ico`` the page declares beside it; Butterfly
+  5's default ``/img/favicon.png`` is the ``/img/favicon.ico`` it ships; else
+  ``/favicon.ico`` when the caller fetched it and it is an image (:func:`favicon_is_image`);
+  the web app manifest's icons are not read (another request);
 * last post: the newest entry date of the main feed (published, else updated, as feedparser
   parses them, UTC; dates after ``now`` + 1 day or before 1995 ignored), else the page's
   ``article:published_time`` or newest ``<time datetime>``, else the newest date written in an
