@@ -18,10 +18,11 @@ import pytest
 from blogfeeds.extract.blog import ExtractConfig, extract_blog
 from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.feedreader import read_feed
+from blogfeeds.extract.icon import favicon_is_image
 from blogfeeds.extract.language import check_language, primary
 from blogfeeds.extract.metadata import language
 from blogfeeds.extract.page import parse_page
-from blogfeeds.extract.profile import ProfileConfig, activity, favicon_is_image, read_profile
+from blogfeeds.extract.profile import ProfileConfig, activity, read_profile
 from tests import cases
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
