@@ -10,18 +10,27 @@ home page, the built feeds and the site's file list into ``--out`` (default
 network and no page is copied into this repository.
 
 Truth, per field (a field whose truth the built pages never show is ``unrendered``, not
-expected: the build may predate the configuration):
+expected: the build may predate the configuration). "Shown" means in the built home page or
+feed, URLs taken out (a name inside ``blog.jetgirl.art`` is not shown), as a whole word where
+the value starts and ends with a letter or digit:
 
 * description: the configuration's ``description`` and ``subtitle`` (Hexo), ``params.description``
-  / ``description`` / ``params.subtitle`` (Hugo), ``description`` (Jekyll); the extracted one is
-  right when it equals one of them (HTML entities decoded, whitespace collapsed, case folded);
+  / ``description`` / ``params.subtitle`` (Hugo), ``description`` (Jekyll), when shown and not
+  just the site's name again (the home page's ``<title>`` or ``og:site_name``: no tagline);
+  the extracted one is right when it equals one of them (HTML entities decoded, whitespace
+  collapsed, case folded);
 * author: ``author`` (Hexo, Jekyll; a mapping's ``name``), ``params.author`` / ``author``
-  (Hugo); right when equal as above;
+  (Hugo), when shown and not Hexo's placeholder ``John Doe``; right when equal as above,
+  single-letter middle initials aside (``Nicholas J Clark`` is ``Nicholas Clark``);
 * last post: the newest front-matter ``date`` of a post source (not a page: about, links,
-  a Hugo page at the top of ``content/``) whose title the built feed lists (the home page
-  shows, without a feed), or the newest day of a built post page under a dated permalink
+  a Hugo page at the top of ``content/``) whose title the built feed lists (without a feed:
+  whose title is the whole text of a home page's link or heading, or a ``title``
+  attribute), or the newest day of a built post page under a dated permalink
   (``2022/02/26/<slug>/index.html``: builds hold posts whose sources the repository lacks);
-  right within 36 hours (front-matter dates are local time);
+  right within 36 hours (front-matter dates are local time). Not judged (``unjudged``,
+  counted apart) when the feed's newest entry names no source post and no dated permalink
+  dates the build: the build then holds a post the sources lack (removed, renamed, redated)
+  or its feed lists sections, and the sources cannot tell the date;
 * icon: expected when the built home page declares one or the site has ``/favicon.ico``;
   right when the URL names a file of the built site that is an image by its first bytes (an
   icon on another host counts as right only when its URL ends in an image extension: counted
@@ -31,6 +40,10 @@ expected: the build may predate the configuration):
   letters, kana < 20 %: ``zh``) or kana > 20 % of its letters (``ja``) while the
   configuration says otherwise (a theme's default ``en`` left in place): the script is
   the truth then (``script_override``).
+
+The site is served under the configuration's ``url`` (a placeholder host when it gives none,
+``baseURL = "/"``) and the hosts its built home page names as its own (canonical, ``og:url``,
+feed links): a build may be for another domain than the configuration's.
 
 Usage, from the repository root::
 
@@ -369,12 +382,13 @@ def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
     (dest / "truth.json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
 
 
-def _site_path(href: str, page_url: str) -> str:
-    """The build-relative path an icon URL names (on the site's own host or relative)."""
+def _site_path(href: str, page_url: str, hosts: frozenset[str] = frozenset()) -> str:
+    """The build-relative path an icon URL names (on the site's own host, one of ``hosts``,
+    or relative)."""
     href = html.unescape(href.strip())
     parts = urlsplit(href)
     base = urlsplit(page_url)
-    if parts.netloc and parts.netloc.lower() != base.netloc.lower():
+    if parts.netloc and parts.netloc.lower() not in {base.netloc.lower(), *hosts}:
         return ""
     path = parts.path
     prefix = base.path.rstrip("/")
@@ -383,19 +397,36 @@ def _site_path(href: str, page_url: str) -> str:
     return path.lstrip("/")
 
 
+_OWN_LINK = re.compile(
+    r"<link[^>]+rel=[\"']?(?:canonical|alternate)[^>]*>|<meta[^>]+property=[\"']?og:url[^>]*>", re.I
+)
+_HREF = re.compile(r"(?:href|content)=[\"']?(https?://[^\"' >]+)", re.I)
+
+
+def own_hosts(home_raw: str) -> frozenset[str]:
+    """The hosts the built home page gives itself (canonical, ``og:url``, its feed links): a
+    build may predate or postdate the configuration's ``url`` (another domain), and its feed
+    and icons are on the host it was built for."""
+    hosts = set()
+    for tag in _OWN_LINK.findall(home_raw):
+        if match := _HREF.search(tag):
+            hosts.add(urlsplit(html.unescape(match.group(1))).netloc.lower())
+    return frozenset(h for h in hosts if h)
+
+
 # --- run -------------------------------------------------------------------------------------
 
 
-def _fetcher(dest: Path, page_url: str, served: dict[str, bytes]) -> Any:
+def _fetcher(page_url: str, served: dict[str, bytes], hosts: frozenset[str]) -> Any:
     from blogfeeds.extract.discovery import Fetched
 
-    base = urlsplit(page_url)
+    own = {urlsplit(page_url).netloc.lower(), *hosts}
 
     async def fetch(request: Any) -> Any:
         parts = urlsplit(request.url)
-        if parts.netloc.lower() != base.netloc.lower():
+        if parts.netloc.lower() not in own:
             return Fetched(request.url, 404, {}, b"")
-        path = _site_path(request.url, page_url)
+        path = _site_path(request.url, page_url, hosts)
         body = served.get(path) or served.get(path.rstrip("/") + "/index.xml")
         if body is None:
             return Fetched(request.url, 404, {"Content-Type": "text/html"}, b"not found")
@@ -405,7 +436,18 @@ def _fetcher(dest: Path, page_url: str, served: dict[str, bytes]) -> Any:
     return fetch
 
 
-def extract_one(dest: Path, e: dict[str, Any]) -> Any:
+def site_url(e: dict[str, Any]) -> str:
+    """The configuration's address, or a placeholder on a host of the blog's id when it gives
+    none usable (``baseURL = "/"``)."""
+    page_url = e["page_url"] if e["page_url"].endswith("/") else e["page_url"] + "/"
+    if not page_url.startswith(("http://", "https://")):
+        page_url = "https://" + page_url.lstrip("/")
+    if not urlsplit(page_url).netloc:
+        page_url = f"https://{e['id']}.example/"
+    return page_url
+
+
+def extract_one(dest: Path, e: dict[str, Any], hosts: frozenset[str]) -> Any:
     from blogfeeds.extract.blog import ExtractConfig, extract_blog
 
     served = {}
@@ -413,15 +455,12 @@ def extract_one(dest: Path, e: dict[str, Any]) -> Any:
         if path.is_file():
             served[path.relative_to(dest / "site").as_posix()] = path.read_bytes()
     home = served.pop("index.html")
-    page_url = e["page_url"] if e["page_url"].endswith("/") else e["page_url"] + "/"
-    if not page_url.startswith(("http://", "https://")):
-        page_url = "https://" + page_url.lstrip("/")
-    e = {**e, "page_url": page_url}
+    page_url = site_url(e)
     headers = {"Content-Type": "text/html"}
     # The truth was cut at the mirror's commit; now is the build's commit time, read as the
     # newest post (so that no post is "in the future").
     config = ExtractConfig(clock=lambda: datetime.now(UTC))
-    fetch = _fetcher(dest, page_url, served)
+    fetch = _fetcher(page_url, served, hosts)
     return asyncio.run(extract_blog(page_url, home, headers, fetch, config)), page_url
 
 
@@ -434,8 +473,8 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
         (dest / "site" / f[len(e["build"]) :]).read_bytes().decode("utf-8", "replace")
         for f in e["feeds"]
     )
-    shown = _norm(home_raw + " " + feeds_raw)
-    report, page_url = extract_one(dest, e)
+    hosts = own_hosts(home_raw)
+    report, page_url = extract_one(dest, e, hosts)
     prof = report.profile
     out: dict[str, Any] = {}
 
@@ -443,7 +482,13 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
         out[name] = {"expected": expected, "found": bool(found), "right": right and bool(found)}
         out[name].update(value=found, truth=want)
 
-    descs = [d for d in truth["descriptions"] if _norm(d) in shown]
+    # What the built pages show of a configured value: their text and attribute values with
+    # URLs taken out (a name inside ``blog.jetgirl.art`` or ``github.com/Check-LC`` is not
+    # shown), matched as a whole word where the value starts and ends with a letter or digit.
+    shown = _norm(_URL.sub(" ", html.unescape(home_raw + " " + feeds_raw)))
+    own_title = {_norm(t) for t in _site_titles(home_raw)}
+    # A description that only repeats the site's name is no tagline: not expected.
+    descs = [d for d in truth["descriptions"] if _shows(d, shown) and _norm(d) not in own_title]
     verdict(
         "description",
         bool(descs),
@@ -451,24 +496,38 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
         _norm(prof.description) in {_norm(d) for d in truth["descriptions"]},
         descs or truth["descriptions"],
     )
-    authors = [a for a in truth["authors"] if _norm(a) in shown]
+    # Hexo's default ``author: John Doe`` names nobody.
+    authors = [
+        a for a in truth["authors"] if _shows(a, shown) and _norm(a) not in _PLACEHOLDER_AUTHORS
+    ]
     verdict(
         "author",
         bool(authors),
         prof.author,
-        _norm(prof.author) in {_norm(a) for a in truth["authors"]},
+        _person_key(prof.author) in {_person_key(a) for a in truth["authors"]},
         authors or truth["authors"],
     )
-    # A post was built when the built feed lists it (else when the home page shows its title).
+    # A post was built when the built feed lists it (else when the home page shows its title
+    # as a link's, a heading's or a title attribute's whole text, not inside other text).
     items = feed_titles(feeds_raw)
+    on_home = _home_titles(home_raw)
     dates = [
         datetime.fromisoformat(p["date"])
         for p in truth["posts"]
-        if p["title"] and (_norm(p["title"]) in items if items else _norm(p["title"]) in shown)
+        if p["title"] and _norm(p["title"]) in (items or on_home)
     ]
     # ... or built under a dated permalink (the build may hold posts whose sources it lacks);
     # a permalink's day is local time, like the front matter's.
     dates += [datetime.fromisoformat(d) for d in truth.get("built_post_dates", [])]
+    # The feed's newest entry names no source post and no dated permalink dates the build:
+    # the build holds a newer post than the repository's sources (removed, renamed or
+    # redated since) or its feed lists sections, and the sources cannot tell the date: not
+    # judged.
+    newest_item = _newest_item(dest, e)
+    sources = {_norm(p["title"]) for p in truth["posts"]}
+    unjudged = bool(newest_item) and newest_item not in sources and not truth["built_post_dates"]
+    if unjudged:
+        dates = []
     newest = max(dates) if dates else None
     found_date = prof.last_post_at
     close = False
@@ -476,9 +535,10 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
         when = datetime.fromisoformat(found_date.replace("Z", "+00:00"))
         close = abs(when - newest) <= timedelta(hours=36)
     verdict("last_post", newest is not None, found_date, close, newest and newest.isoformat())
+    out["last_post"]["unjudged"] = unjudged
     declares = bool(re.search(r"<link[^>]+rel=[\"']?[^\"'>]*icon", home_raw, re.I))
     icon_expected = declares or "favicon.ico" in files
-    icon_path = _site_path(prof.icon_url, page_url) if prof.icon_url else ""
+    icon_path = _site_path(prof.icon_url, page_url, hosts) if prof.icon_url else ""
     external = bool(prof.icon_url) and not icon_path
     head = bytes.fromhex(truth["icons"].get(icon_path, ""))
     is_image = icon_path in files and (
@@ -503,6 +563,59 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
     out["language"]["script_override"] = bool(override)
     out["language"]["source"] = prof.language_source
     return out
+
+
+_URL = re.compile(r"(?:https?:)?//[^\s\"'<>)]+|(?:href|src)=[\"'][^\"']*[\"']", re.I)
+_PLACEHOLDER_AUTHORS = {"john doe"}
+_INITIAL = re.compile(r"(?<=\s)\w\.?(?=\s)")
+
+
+def _shows(value: str, shown: str) -> bool:
+    """Whether the normalised ``shown`` text holds ``value``, as a whole word when it starts
+    and ends with a letter or digit of a script that separates words."""
+    want = _norm(value)
+    if not want:
+        return False
+    head = r"(?<![a-z0-9])" if want[0].isascii() and want[0].isalnum() else ""
+    tail = r"(?![a-z0-9])" if want[-1].isascii() and want[-1].isalnum() else ""
+    return re.search(head + re.escape(want) + tail, shown) is not None
+
+
+def _person_key(name: str) -> str:
+    """A name compared without single-letter middle initials (``Nicholas J Clark`` is
+    ``Nicholas Clark``)."""
+    return " ".join(_INITIAL.sub(" ", f" {_norm(name)} ").split())
+
+
+def _site_titles(home_raw: str) -> list[str]:
+    """The site's name as the built home page gives it: ``<title>`` and ``og:site_name``."""
+    found = re.findall(r"<title[^>]*>(.*?)</title>", home_raw, re.S | re.I)
+    for tag in re.findall(r"<meta[^>]+og:site_name[^>]*>", home_raw, re.I):
+        found += re.findall(r"content=[\"']([^\"']*)", tag, re.I)
+    return [html.unescape(t) for t in found]
+
+
+def _home_titles(home_raw: str) -> set[str]:
+    """Whole texts of the home page's links and headings, and its title attributes."""
+    raw = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", home_raw)
+    texts = re.findall(r"(?is)<(a|h[1-6])\b[^>]*>(.*?)</\1>", raw)
+    found = {_norm(re.sub(r"<[^>]+>", " ", text)) for _, text in texts}
+    found |= {_norm(t) for t in re.findall(r"\btitle=[\"']([^\"']+)[\"']", raw, re.I)}
+    return found - {""}
+
+
+def _newest_item(dest: Path, e: dict[str, Any]) -> str:
+    """The normalised title of the built feeds' newest dated entry, ``""`` without one."""
+    import feedparser
+
+    best: tuple[Any, str] | None = None
+    for name in e["feeds"]:
+        doc = feedparser.parse((dest / "site" / name[len(e["build"]) :]).read_bytes())
+        for entry in doc.entries:
+            when = entry.get("published_parsed") or entry.get("updated_parsed")
+            if when and (best is None or tuple(when) > best[0]):
+                best = (tuple(when), _norm(entry.get("title", "")))
+    return best[1] if best else ""
 
 
 def _visible(raw: str) -> str:
@@ -588,16 +701,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     result = run(args.out, args.part)
     results = result["results"]
-    if args.json:
-        print(json.dumps({"part": args.part, "blogs": len(results), "all": table(results)}))
-        return 0
-    print_table(f"part {args.part}", table(results), len(results))
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for res in results:
         e = res["entry"]
         groups[f"generator {e['generator']}"].append(res)
         groups[f"theme {e['generator']}/{e['theme']}"].append(res)
         groups[f"language {res['verdicts']['language']['truth'] or '?'}"].append(res)
+    unjudged = sum(bool(r["verdicts"]["last_post"].get("unjudged")) for r in results)
+    if args.json:
+        breakdown = {name: table(group) for name, group in sorted(groups.items())}
+        print(
+            json.dumps(
+                {
+                    "part": args.part,
+                    "blogs": len(results),
+                    "all": table(results),
+                    "last_post_unjudged": unjudged,
+                    "groups": breakdown,
+                }
+            )
+        )
+        return 0
+    print_table(f"part {args.part}", table(results), len(results))
+    print(f"last post not judged (the feed's newest entry has no source): {unjudged}")
     for name in sorted(groups):
         if len(groups[name]) >= 3 or not name.startswith("theme"):
             print_table(name, table(groups[name]), len(groups[name]))
@@ -606,6 +732,8 @@ def main(argv: list[str] | None = None) -> int:
             for name, v in res["verdicts"].items():
                 if v["expected"] and not v["right"]:
                     print(f"{res['id']}: {name}: got {v['value']!r}, truth {v['truth']!r}")
+                if v.get("unjudged"):
+                    print(f"{res['id']}: {name}: not judged (feed's newest entry has no source)")
     return 0
 
 

@@ -44,6 +44,7 @@ from blogfeeds.extract.friends import (
     find_friend_pages,
     friends_from_data_source,
 )
+from blogfeeds.extract.icon import favicon_is_image
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
     ABSTRACT_CHARS,
@@ -53,7 +54,7 @@ from blogfeeds.extract.metadata import (
     extract_metadata,
 )
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
-from blogfeeds.extract.profile import ProfileConfig, favicon_is_image, read_profile
+from blogfeeds.extract.profile import ProfileConfig, read_profile
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.text import collapse

@@ -6,18 +6,20 @@ Sources, first that has one wins (each field keeps which one in its ``*_source``
 * description (the blog's own tagline, never the abstract): the main feed's ``<subtitle>`` /
   channel ``<description>`` (not a generator's placeholder such as Hugo's "Recent content on
   ..."), ``<meta name=description>``, ``og:description``, a theme's subtitle element
-  (:data:`SUBTITLE_SELECTORS`);
+  (:data:`SUBTITLE_SELECTORS`), the part of the home page's title after the site's name
+  (:func:`title_tagline`);
 * author: ``<meta name=author>``, the feed's author, the author most of the feed's entries
-  name, ``rel=author`` / h-card ``p-name``, JSON-LD ``author``;
-* icon: the largest square ``rel=icon`` (``shortcut icon``) the page declares (by ``sizes``,
-  SVG counting as any size), else its largest ``apple-touch-icon`` (theme boilerplate often
-  declares ``/apple-touch-icon.png``, sizes and all, that the site never added: 4 of the 65
-  development blogs of ``bench/profile_eval.py``), else ``/favicon.ico`` when the
-  caller fetched it and it is an image (:func:`favicon_is_image`); the web app manifest's icons
-  are not read (another request);
+  name, ``rel=author`` / h-card ``p-name``, JSON-LD ``author``, the post cards' bylines, the
+  footer's copyright holder, the feed's copyright holder, the owner a possessive site name
+  gives (:func:`owner`);
+* icon: :func:`blogfeeds.extract.icon.best_icon` (the best icon the page declares), else
+  ``/favicon.ico`` when the caller fetched it and it is an image
+  (:func:`blogfeeds.extract.icon.favicon_is_image`);
 * last post: the newest entry date of the main feed (published, else updated, as feedparser
   parses them, UTC; dates after ``now`` + 1 day or before 1995 ignored), else the page's
-  ``article:published_time`` or newest ``<time datetime>``;
+  ``article:published_time`` or newest ``<time datetime>``, else the newest date written in an
+  element whose class says date, else the newest day of its own links under a dated
+  permalink;
 * posts per month over the feed's window (dated entries − 1 over the months from the oldest
   to the newest), and :func:`activity` from the last post and the thresholds of
   :class:`ProfileConfig`;
@@ -37,11 +39,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import lxml.html
 from lxml.cssselect import CSSSelector
 
 from blogfeeds.extract.feedreader import FeedDocument
+from blogfeeds.extract.icon import best_icon
 from blogfeeds.extract.language import check_language, page_text
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.text import collapse
@@ -71,22 +75,28 @@ _MONTH_DAYS = 30.44
 _EMAIL = re.compile(r"\s*\(?[\w.+-]+@[\w-]+(?:\.[\w-]+)+\)?\s*")
 _URL_IN_TEXT = re.compile(r"https?://\S+")
 _NO_AUTHOR = {"", "author", "作者", "admin", "administrator", "your name", "john doe", "name"}
-# A footer's copyright line: "© 2019-2024 Ana Lima", "Copyright © 2023, JetGirl. All rights".
+# A footer's copyright line: "© 2019-2024 Ana Lima", "Copyright © 2023, JetGirl. All rights",
+# Matery's "Copyright | © | 2023 | 2023 | Ana | Powered by" (each text of the footer apart).
 _COPYRIGHT = re.compile(
-    r"(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-–~]\s*(?:\d{4}|present|now))?)?"
-    r"\s*[,.|]?\s*(?:by\s+)?(?P<name>[^|©·•,.<>()\n]{1,40}?)\s*"
+    r"(?:©|\(c\)|copyright)(?:[\s|,.]*(?:©|\(c\)|\d{4}(?:\s*[-–~]\s*(?:\d{4}|present|now))?))*"
+    r"[\s|,.]*(?:by\s+)?(?P<name>[^|©·•,.<>()\n]{1,40}?)\s*"
     r"(?:[|·•,.(]|all rights|powered|版权|保留|$)",
     re.IGNORECASE,
 )
-_SIZES = re.compile(r"(\d+)\s*[xX×]\s*(\d+)")
+# A site named after its owner: "GSBP's Blog", "Ana’s notes", "张三的博客".
+_POSSESSIVE = re.compile(
+    r"^(?P<name>[^'’\s][^'’]{0,39}?)(?:'s|’s|s'|s’)\s+(?:personal\s+|tech\s+|little\s+)?"
+    r"(?:blog|weblog|site|website|homepage|home|notes|space|corner|desk|journal|garden|den)$"
+    r"|^(?P<zh>[^的\s]{1,16})的(?:个人|技术|小)?(?:博客|部落格|网站|小站|主页|空间|小窝|笔记|blog)$",
+    re.IGNORECASE,
+)
+_HAN_CHAR = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 # Generators' placeholders in a feed's description: not the blog's tagline.
 _PLACEHOLDER = re.compile(
     r"^(?:recent content (?:on|in) |最近.{0,6}(?:内容|文章)|.{0,40}的最新内容$|"
     r"just another wordpress (?:site|weblog)|my wordpress blog$|blog$)",
     re.IGNORECASE,
 )
-_ICON_RELS = ("icon", "shortcut icon", "apple-touch-icon", "apple-touch-icon-precomposed")
-_IMAGE_MAGIC = (b"\x00\x00\x01\x00", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"BM", b"RIFF")
 
 
 @dataclass(frozen=True)
@@ -129,7 +139,8 @@ class Profile:
     """``feed``, ``meta``, ``og``, ``theme`` or ``""``."""
     author: str = ""
     author_source: str = ""
-    """``meta``, ``feed``, ``feed_entries``, ``rel_author``, ``h_card``, ``json_ld``."""
+    """``meta``, ``feed``, ``feed_entries``, ``rel_author``, ``h_card``, ``json_ld``,
+    ``byline``, ``copyright``, ``feed_rights``, ``site_name``."""
     icon_url: str = ""
     icon_source: str = ""
     """``declared`` (a ``<link>`` of the page) or ``favicon`` (``/favicon.ico``, fetched)."""
@@ -199,7 +210,9 @@ def _meta(page: Page) -> dict[str, str]:
 
 def _usable(text: str, title: str) -> bool:
     low = text.strip().lower()
-    return len(low) >= 2 and low != title.strip().lower() and not _PLACEHOLDER.search(low)
+    # one Han character is a word ("白"); one Latin letter or a dash is not a tagline
+    long_enough = len(low) >= 2 or bool(_HAN_CHAR.fullmatch(low))
+    return long_enough and low != title.strip().lower() and not _PLACEHOLDER.search(low)
 
 
 def describe(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> tuple[str, str]:
@@ -222,7 +235,30 @@ def describe(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> tup
                 return text, "theme"
     if text := _under_title(page, title):
         return text, "theme"
+    if text := title_tagline(page, meta, feed):
+        return text, "title"
     return "", ""
+
+
+_TITLE_SEPARATORS = (" - ", " – ", " — ", " | ", " · ", " :: ", " ~ ")
+
+
+def title_tagline(page: Page, meta: dict[str, str], feed: FeedDocument | None) -> str:
+    """The tagline a home page's ``<title>`` adds to the site's name (WordPress's "Site –
+    Tagline", Butterfly's and NexT's "Title - Subtitle"): the rest after the name (from
+    ``og:site_name`` or the feed's title; themes put the page's own name in
+    ``application-name``) and a separator."""
+    title = _page_title(page)
+    names = {meta.get("og:site_name", "")}
+    if feed is not None:
+        names.add(feed.title)
+    for name in sorted((n for n in names if n and n != title), key=len, reverse=True):
+        for separator in _TITLE_SEPARATORS:
+            if title.casefold().startswith(name.casefold() + separator.rstrip()):
+                rest = title[len(name) :].strip().removeprefix(separator.strip()).strip()
+                if rest and len(rest) <= 200 and _usable(rest, name):
+                    return rest
+    return ""
 
 
 def _under_title(page: Page, title: str) -> str:
@@ -320,8 +356,25 @@ def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> 
     if name := byline(page):
         return name, "byline"
     if name := copyright_holder(page):
-        return name, "copyright"
+        return owner(name) or name, "copyright"
+    # Hugo's RSS template prints the site's ``copyright`` setting as the channel's <copyright>
+    if feed is not None and (name := copyright_name(feed.rights)):
+        return owner(name) or name, "feed_rights"
+    for title in (meta.get("og:site_name", ""), _page_title(page)):
+        # a page's title names the site after the page: "friends | Ana's blog"
+        for part in re.split(r"\s[-–—|·~]\s", title):
+            if name := owner(part):
+                return name, "site_name"
     return "", ""
+
+
+def owner(site_name: str) -> str:
+    """The owner a site's name gives (``GSBP's Blog``: ``GSBP``; ``张三的博客``: ``张三``),
+    ``""`` when it names none."""
+    match = _POSSESSIVE.match(collapse(site_name))
+    if not match or re.match(r"(?:the|my|our|a)\s", match.group("name") or "", re.IGNORECASE):
+        return ""
+    return _person(match.group("name") or match.group("zh") or "")
 
 
 def _taxonomy(element: lxml.html.HtmlElement) -> bool:
@@ -367,10 +420,17 @@ def copyright_holder(page: Page) -> str:
             continue
         # one text a piece: "Ana<a>Hexo</a>" is "Ana | Hexo", not "AnaHexo"
         text = " | ".join(t.strip() for t in element.itertext() if t.strip())
-        for match in _COPYRIGHT.finditer(collapse(text)):
-            name = _person(match.group("name"))
-            if name and not name[0].isdigit() and "powered" not in name.lower():
-                return name
+        if name := copyright_name(text):
+            return name
+    return ""
+
+
+def copyright_name(text: str) -> str:
+    """The holder a copyright line names (``Copyright © 2023, JetGirl.``), ``""`` when none."""
+    for match in _COPYRIGHT.finditer(collapse(text)):
+        name = _person(match.group("name"))
+        if name and not name[0].isdigit() and "powered" not in name.lower():
+            return name
     return ""
 
 
@@ -397,54 +457,6 @@ def _walk(data: Any, depth: int) -> Iterable[dict[str, Any]]:
     elif isinstance(data, list):
         for value in data:
             yield from _walk(value, depth + 1)
-
-
-def _icon_size(link: lxml.html.HtmlElement, href: str) -> int:
-    """The side of a declared icon: the largest square of ``sizes``, ``any`` or an SVG as
-    1024; without ``sizes`` 180 for an apple-touch-icon, 32 for an icon, 16 for
-    ``favicon.ico``."""
-    sizes = (link.get("sizes") or "").lower()
-    if "any" in sizes or href.lower().split("?")[0].endswith(".svg"):
-        return 1024
-    squares = [int(w) for w, h in _SIZES.findall(sizes) if w == h]
-    if squares:
-        return max(squares)
-    others = [min(int(w), int(h)) for w, h in _SIZES.findall(sizes)]
-    if others:
-        return max(others) // 2  # not square: after any square icon of similar size
-    rel = (link.get("rel") or "").lower()
-    if "apple-touch-icon" in rel:
-        return 180
-    return 16 if href.lower().split("?")[0].endswith(".ico") else 32
-
-
-def best_icon(page: Page) -> str:
-    """The absolute URL of the largest square icon the page declares, or ``""``."""
-    best: tuple[bool, int, int, str] | None = None
-    for order, link in enumerate(page.tree.iter("link")):
-        rel = " ".join((link.get("rel") or "").lower().split())
-        href = (link.get("href") or "").strip()
-        if rel not in _ICON_RELS or not href or href.startswith("data:"):
-            continue
-        url = page.absolute(href)
-        if not url.startswith(("http://", "https://")):
-            continue
-        # rel=icon first: a theme's boilerplate declares an apple-touch-icon (sizes and all)
-        # that the site often lacks; the icon it declares is the site's own.
-        key = ("apple" not in rel, _icon_size(link, href), -order, url)
-        if best is None or key[:3] > best[:3]:
-            best = key
-    return best[3] if best else ""
-
-
-def favicon_is_image(body: bytes, content_type: str) -> bool:
-    """Whether a fetched ``/favicon.ico`` is an image (by its type or its first bytes): a
-    server's HTML error page with status 200 is not an icon."""
-    ctype = content_type.split(";", maxsplit=1)[0].strip().lower()
-    if ctype.startswith("text/html") or not body:
-        return False
-    head = body[:16]
-    return ctype.startswith("image/") or head.startswith(_IMAGE_MAGIC) or b"<svg" in body[:512]
 
 
 def parse_date(value: str) -> datetime | None:
@@ -510,7 +522,30 @@ def last_post(
     dated = [d for d in found if d is not None]
     if not dated:  # themes that print the date as text: "<span class=post-date>2024-07-02"
         dated = [d for d in _dated_texts(page, now) if d is not None]
+    if not dated:  # posts under a dated permalink: Hexo's default /2024/07/02/<slug>/
+        dated = [d for d in _dated_links(page, now) if d is not None]
     return (max(dated), "page") if dated else (None, "")
+
+
+_DATED_PATH = re.compile(r"/((?:19|20)\d\d)/(\d\d)/(\d\d)/[^/?#]+")
+
+
+def _dated_links(page: Page, now: datetime) -> list[datetime | None]:
+    """The days of the page's links to posts of its own site under a dated permalink
+    (``/2024/07/02/slug/``; not an archive's ``/2024/07/``)."""
+    hosts = {urlsplit(page.url).netloc.lower(), urlsplit(page.base_url).netloc.lower()}
+    found: list[datetime | None] = []
+    for link in page.tree.iter("a"):
+        url = page.absolute((link.get("href") or "").strip())
+        parts = urlsplit(url)
+        if parts.netloc.lower() not in hosts or not (match := _DATED_PATH.search(parts.path)):
+            continue
+        y, m, d = (int(g) for g in match.groups())
+        try:
+            found.append(_plausible(datetime(y, m, d, tzinfo=UTC), now))
+        except ValueError:
+            continue
+    return found
 
 
 _UPDATED = ("updated", "modified", "更新", "修改", "datemodified")

@@ -38,6 +38,8 @@ class FeedDocument:
     author: str = ""
     """The feed's own author (Atom feed ``<author><name>``, RSS ``managingEditor``/
     ``dc:creator``, JSON ``authors[0].name``), whitespace collapsed."""
+    rights: str = ""
+    """The feed's copyright line (RSS ``<copyright>``, Atom ``<rights>``), tags dropped."""
     site_url: str = ""
     """The feed's link to its site (RSS ``<link>``, Atom ``alternate``, JSON ``home_page_url``)."""
     self_url: str = ""

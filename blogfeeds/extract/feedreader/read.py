@@ -169,6 +169,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         title=clean(meta.get("title"), None) or "",
         subtitle=_plain(meta.get("subtitle")),
         author=_feed_author(meta),
+        rights=_plain(meta.get("rights")),
         site_url=str(meta.get("link") or ""),
         self_url=self_url,
         hubs=hubs,
