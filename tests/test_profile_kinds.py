@@ -143,3 +143,13 @@ def test_larger_declared_icons_are_kept_beside_realfavicongenerators_set() -> No
     page = parse_page("https://river.example/", f"<html><head>{head}</head></html>")
     got = read_profile(page, None, declared_language="", now=NOW)
     assert got.icon_url == "https://river.example/android-192.png"
+
+
+@pytest.mark.parametrize("href", ["#", "", "./"])
+def test_a_placeholder_href_is_no_icon(href: str) -> None:
+    """Themes print ``<link rel="icon" href="#">`` when the icon is left unset: the page itself
+    is not its icon, and a real icon declared after it wins."""
+    head = f'<link rel="icon" href="{href}"><link rel="apple-touch-icon" href="/touch.png">'
+    page = parse_page("https://river.example/", f"<html><head>{head}</head></html>")
+    got = read_profile(page, None, declared_language="", now=NOW)
+    assert got.icon_url == "https://river.example/touch.png"

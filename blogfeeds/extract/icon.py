@@ -71,11 +71,11 @@ def best_icon(page: Page) -> str:
     for order, link in enumerate(page.tree.iter("link")):
         rel = " ".join((link.get("rel") or "").lower().split())
         href = (link.get("href") or "").strip()
-        if not _is_icon_rel(rel) or not href or href.startswith("data:"):
-            continue
+        if not _is_icon_rel(rel) or not href or href.startswith(("data:", "#")):
+            continue  # "#": a theme's placeholder for an icon left unset
         url = page.absolute(href)
-        if not url.startswith(("http://", "https://")):
-            continue
+        if not url.startswith(("http://", "https://")) or url.split("#")[0] == page.url:
+            continue  # the page itself is no icon
         declared.append((href, url))
         # rel=icon first: a theme's boilerplate declares an apple-touch-icon (sizes and all)
         # that the site often lacks; the icon it declares is the site's own.
