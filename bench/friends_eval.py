@@ -72,10 +72,22 @@ MARKDOWN_RE = re.compile(
     re.IGNORECASE,
 )
 MARKDOWN_LINK = re.compile(
-    r"""\]\(\s*((?:https?:)?//[^)\s]+)|href=["']((?:https?:)?//[^"']+)"""
-    r"""|\b(?:url|link|href|site)\s*[=:]\s*["']?((?:https?:)?//[^"'\s]+)""",
-    re.IGNORECASE,
+    r"""\]\(\s*((?:https?:)?//[^)\s]+)|href=["']?\s*((?:https?:)?//[^"'\s>]+)"""
+    r"""|\b(?:url|link|href|site)\s*[=:]\s*["']?((?:https?:)?//[^"'\s]+)"""
+    r"""|<(https?://[^>\s]+)>|(?:^|(?<=[\s(]))(https?://[^\s<>()\[\]"'`]+[^\s<>()\[\]"'`.,;:!?])""",
+    re.IGNORECASE | re.MULTILINE,
 )
+"""Links of a Markdown source: ``[text](url)``, ``href="url"``, ``url: ...`` keys of front
+matter and shortcodes, ``<url>`` autolinks and bare URLs (the GFM autolinks Hexo's and Hugo's
+renderers make)."""
+MARKDOWN_KEYED = re.compile(r"""\b(?!https?:)(\w+)\s*[:=]\s*["']?https?://[^\s"']+""")
+"""A ``key: URL`` pair (front matter, a shortcode's parameters)."""
+MARKDOWN_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+MARKDOWN_SILENT = re.compile(r"<!--.*?-->|^(```|~~~).*?^\1|`[^`\n]+`", re.DOTALL | re.MULTILINE)
+"""What a Markdown source renders as no link: HTML comments, fenced code and inline code."""
+HTML_SILENT = re.compile(r"<!--.*?-->|<(pre|code|textarea)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.I)
+"""What a page renders as no link: comments, code blocks (a "submit your site like this"
+sample) and text areas."""
 # Not friends though a data file lists them (the cases README: "platform and theme credits"):
 # a platform's home page (no path), a generator's or a theme's site, a placeholder.
 PLATFORM_ROOTS = frozenset(
@@ -146,10 +158,33 @@ def data_urls(data: Any) -> list[str]:
     return found
 
 
+def markdown_urls(text: str) -> list[str]:
+    """The absolute links a Markdown source renders, in order, outside sections whose heading
+    names tools, resources, services or thanks (docs/friend-links.md: such a section lists no
+    friends) and without the URLs of keys that name no site (``avatar: https://...``)."""
+    from blogfeeds.extract.friends.keywords import has_keyword, is_service_heading
+
+    text = MARKDOWN_SILENT.sub(" ", text)
+    text = MARKDOWN_KEYED.sub(lambda m: m.group(0) if m.group(1).lower() in URL_KEYS else " ", text)
+    urls: list[str] = []
+    service = 0  # the rank of the service heading whose section this is, or 0
+    for line in text.splitlines():
+        heading = MARKDOWN_HEADING.match(line)
+        if heading:
+            rank, title = len(heading.group(1)), heading.group(2).strip()
+            if service and rank <= service:
+                service = 0
+            if not service and is_service_heading(title) and not has_keyword(title):
+                service = rank
+        if not service:  # a heading's own link too ("### [R Weekly](https://rweekly.org/)")
+            urls.extend(next(g for g in m.groups() if g) for m in MARKDOWN_LINK.finditer(line))
+    return urls
+
+
 def parse_data(text: str, path: str) -> Any:
     """A data file's tree; a Markdown page gives ``[{"url": ...}]`` for each absolute link."""
     if path.endswith((".md", ".markdown")):
-        return [{"url": next(g for g in m.groups() if g)} for m in MARKDOWN_LINK.finditer(text)]
+        return [{"url": url} for url in markdown_urls(text)]
     if path.endswith(".json"):
         return json.loads(text)
     if path.endswith(".toml"):
@@ -160,7 +195,7 @@ def parse_data(text: str, path: str) -> Any:
 
 
 def rendered_keys(page_html: str) -> set[str]:
-    text = html.unescape(page_html)
+    text = html.unescape(HTML_SILENT.sub(" ", page_html))
     return {url_key(m.group(0)) for m in URL_IN_TEXT.finditer(text)}
 
 
@@ -212,19 +247,81 @@ def not_a_blog(url: str) -> str | None:
     return verdict if verdict in ("platform", "badge", "circle") else None
 
 
+def _identity(url: str) -> str:
+    from blogfeeds.extract.identity import blog_id
+
+    try:
+        return blog_id(url)
+    except ValueError:
+        return ""
+
+
+def owner_sites(page_url: str, page_html: str) -> tuple[set[str], str]:
+    """``(identities, label)``: the blogs the page itself says are its owner's, and the name its
+    own host goes by. The page's statements (docs/friend-links.md, "the owner's own sites and
+    ``rel=me``"): its canonical and ``og:url``, links with ``rel=me``, and links in the
+    owner's corners (an author card, social icons, a site switcher: the filter table's owner
+    zone words) to a site's home or a first-level page (a profile deeper on a service,
+    ``luogu.com.cn/user/1``, names no site of the owner's). The label is the first label of the
+    page's blog identity (``alice`` of ``alice.github.io`` and of ``alice.top``) when it is
+    distinctive (the extractor's ``label_of``)."""
+    import lxml.html
+
+    from blogfeeds.extract.friends.filters import filters, zone_match
+    from blogfeeds.extract.friends.owner import label_of, path_depth
+
+    own = _identity(page_url)
+    sites: set[str] = set()
+    try:
+        tree = lxml.html.document_fromstring(page_html)
+    except (ValueError, lxml.etree.ParserError):
+        return sites, label_of(own) if own else ""
+    words = filters().owner_words
+    for el in tree.iter("a", "link", "meta"):
+        rels = (el.get("rel") or "").lower().split()
+        if el.tag == "meta":
+            url = el.get("content") or "" if (el.get("property") or "") == "og:url" else ""
+        elif el.tag == "link":
+            url = el.get("href") or "" if "canonical" in rels else ""
+        elif "me" in rels:
+            url = el.get("href") or ""
+        else:
+            zone = any(
+                zone_match([*(a.get("class") or "").split(), a.get("id") or ""], words)
+                for a in el.iterancestors()
+            ) or zone_match([*(el.get("class") or "").split()], words)
+            url = el.get("href") or "" if zone else ""
+        url = url.strip()
+        if url.startswith("//"):
+            url = "https:" + url
+        if not re.match(r"^https?://", url, re.IGNORECASE):
+            continue
+        identity = _identity(url)
+        if identity and path_depth(url, identity) <= 1:
+            sites.add(identity)
+    sites.discard("")
+    return sites, label_of(own) if own else ""
+
+
 def expected_friends(
     page_url: str, page_html: str, data: Any, owner: str = ""
 ) -> tuple[list[str], list[str], list[str]]:
     """``(expected, unrendered, excluded)``: the data file's friend URLs on the page, the ones
     not on it, and the ones that are no friend's blog (:func:`not_a_blog`; a feed URL stands
-    for its site, :func:`feed_site`)."""
+    for its site, :func:`feed_site`; the owner's own sites as the page states them,
+    :func:`owner_sites`). A protocol-relative URL (``//x.org/``) is read with the page's
+    scheme."""
+    from blogfeeds.extract.friends.owner import label_of
+
     own = site_of(url_key(page_url).split("/")[0])
+    owners, own_label = owner_sites(page_url, page_html)
     rendered = rendered_keys(page_html)
     expected: list[str] = []
     unrendered: list[str] = []
     excluded: list[str] = []
     seen: set[str] = set()
-    listed = data_urls(data)
+    scheme = urlsplit(page_url).scheme or "https"
+    listed = [f"{scheme}:{u}" if u.startswith("//") else u for u in data_urls(data)]
     hosts = {url_key(u).split("/")[0] for u in listed if feed_site(u) is None}
     for listed_url in listed:
         url, key = listed_url, url_key(listed_url)
@@ -242,11 +339,43 @@ def expected_friends(
             url, key = site, url_key(site)
             seen.add(key)
         reason = not_a_blog(url)
+        identity = _identity(url)
+        if (
+            reason is None
+            and identity
+            and (identity in owners or (own_label and label_of(identity) == own_label))
+        ):
+            reason = "owner"
         if reason:
             excluded.append(f"{url} ({reason})")
             continue
         expected.append(re.sub(r"/index\.html?$", "/", url))
     return expected, unrendered, excluded
+
+
+def one_per_friend(expected: list[str], reported: list[str], excluded: list[str]) -> list[str]:
+    """One expected URL per friend: URLs of one blog (``x.org`` and ``x.org/start-here/``,
+    by the extractor's ``friend_key``) are one friend, matched by whichever of them is
+    reported (else the first listed). A site listed by ``SAME_SITE_PAGES`` or more distinct
+    deep pages (games on one host, a profile's project pages) is no friend: a site the owner
+    uses (docs/friend-links.md); those go to ``excluded``."""
+    from blogfeeds.extract.friends.filters import friend_key
+    from blogfeeds.extract.friends.layered import SAME_SITE_PAGES
+    from blogfeeds.extract.friends.owner import path_depth
+    from tests.cases import _fold_www
+
+    groups: dict[str, list[str]] = {}
+    for url in expected:
+        groups.setdefault(friend_key(url), []).append(url)
+    got = {_fold_www(u) for u in reported}
+    out = []
+    for urls in groups.values():
+        deep = {u for u in urls if path_depth(u, _identity(u)) >= 1}
+        if len(deep) >= SAME_SITE_PAGES:
+            excluded.extend(f"{u} (pages of one site)" for u in urls)
+            continue
+        out.append(next((u for u in urls if _fold_www(u) in got), urls[0]))
+    return out
 
 
 # --- manifest ------------------------------------------------------------------------------
@@ -361,6 +490,7 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
     expected, unrendered, excluded = expected_friends(e.page_url, page_html, data, owner)
     page = parse_page(e.page_url, body, {"Content-Type": "text/html"})
     reported = [(f.url, "") for f in extract_friends(page).friends]
+    expected = one_per_friend(expected, [u for u, _ in reported], excluded)
     verdict = judge_friends({"expected_friend_links": [{"url": u} for u in expected]}, reported)
     tally = Tally(
         1, int(verdict.passed), verdict.tp, verdict.fp, verdict.fn, len(unrendered), len(excluded)
