@@ -134,6 +134,22 @@ def url_key(url: str) -> str:
     return f"{host}{path}{query}"
 
 
+GROUP_TITLE_KEYS = ("class_name", "group", "category", "title", "name")
+
+
+def is_service_group(node: dict[Any, Any]) -> bool:
+    """A group of a data file (a dict holding a list: Butterfly's ``class_name`` and
+    ``link_list``) whose title names tools, services or thanks ("DLUSEC服务", "鸣谢") and no
+    friend keyword: it lists no friends (docs/friend-links.md, the service sections)."""
+    from blogfeeds.extract.friends.keywords import has_keyword, is_service_heading
+
+    if not any(isinstance(v, list) for v in node.values()):
+        return False
+    lowered = {str(k).lower(): v for k, v in node.items()}
+    title = next((lowered[k] for k in GROUP_TITLE_KEYS if isinstance(lowered.get(k), str)), "")
+    return bool(title) and is_service_heading(title) and not has_keyword(title)
+
+
 def data_urls(data: Any) -> list[str]:
     """Friend site URLs in a parsed data file, in order (nested groups walked)."""
     found: list[str] = []
@@ -142,6 +158,8 @@ def data_urls(data: Any) -> list[str]:
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
+            if is_service_group(node):
+                return
             for key, value in node.items():
                 if not (str(key).lower() in URL_KEYS and isinstance(value, str)):
                     if isinstance(value, (dict, list)):

@@ -87,13 +87,15 @@ def normal_host(url: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def is_ip_host(host: str) -> bool:
-    """Whether ``host`` is an IPv4/IPv6 literal."""
+def is_mirror_host(host: str) -> bool:
+    """Whether ``host`` is an address only the owner's own mirror or test copy would use: a
+    private, loopback, link-local or reserved IP literal. A public address is a site without
+    a domain name (friends' servers often have none) and stays a candidate."""
     try:
-        ipaddress.ip_address(host.strip("[]"))
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
-    return True
+    return not address.is_global
 
 
 @dataclass(frozen=True)

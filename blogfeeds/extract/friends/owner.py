@@ -1,5 +1,5 @@
 """Who the page's own blog is: its identity, other roots (``rel=me``, canonical and
-``og:url``, author cards, social corners, site switchers, IP-address mirrors, the "about this
+``og:url``, author cards, social corners, site switchers, private-address mirrors, the "about this
 site" block) and the names it goes by; links to any of them are not friends."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from blogfeeds.extract.friends.filters import Filters, is_ip_host, normal_host
+from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host
 from blogfeeds.extract.friends.measure import Link, Scan, absolute
 from blogfeeds.extract.friends.themes import HEADINGS
 from blogfeeds.extract.identity import blog_id
@@ -95,7 +95,7 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
                     owner.names.add(seg[0].lstrip("@").lower())
             else:  # author card, social corner, site switcher: the owner's other sites
                 owner.add(link.url)
-        elif is_ip_host(link.parts.host):  # an IP:port mirror of the blog
+        elif is_mirror_host(link.parts.host):  # a private-address mirror of the blog
             owner.roots.setdefault(link.url, _root(link.url))
     for heading in scan.about:  # the block right after "本站信息" / "About this site"
         node = heading.getnext()
@@ -121,6 +121,6 @@ def owner_reason(link: Link, owner: Owner) -> str | None:
         return "owner-zone"
     if label_of(link.identity) in owner.names:
         return "owner-name"
-    if is_ip_host(link.parts.host):
+    if is_mirror_host(link.parts.host):
         return "ip-address"
     return None
