@@ -97,8 +97,9 @@ PLATFORM_ROOTS = frozenset(
 )
 CREDIT_HOSTS = frozenset(
     "hexo.io gohugo.io jekyllrb.com butterfly.js.org volantis.js.org blinkfox.github.io "
-    "blog.anheyu.com example.com your-blog-url.com yoursite.com".split()
-)  # blog.anheyu.com: the AnZhiYu theme's author, a card its default link data ships
+    "example.com your-blog-url.com yoursite.com".split()
+)  # not blog.anheyu.com, the AnZhiYu theme's author: the shared cases expect it as a friend
+# (zh_anzhiyu_two_lists_gavinblog), and a blogroll keeping its card lists it
 BUILD_PREFIXES = ("public/", "docs/", "_site/", "dist/", ".deploy_git/", "")
 FEED_PATH = re.compile(r"/(?:feed|rss|atom|feeds/posts/default)/?$|/[^/]*\.(?:xml|rss|atom)$", re.I)
 URL_IN_TEXT = re.compile(r"""(?:https?:)?//[^\s"'<>()\\]+""")
