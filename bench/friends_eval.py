@@ -196,8 +196,25 @@ def markdown_urls(text: str) -> list[str]:
             if not service and is_service_heading(title) and not has_keyword(title):
                 service = rank
         if not service:  # a heading's own link too ("### [R Weekly](https://rweekly.org/)")
-            urls.extend(next(g for g in m.groups() if g) for m in MARKDOWN_LINK.finditer(line))
+            urls.extend(_entry_urls(line))
     return urls
+
+
+FEED_TEXT = re.compile(r"\[\W*(?:feed|rss|atom)\W*\]\($", re.IGNORECASE)
+
+
+def _entry_urls(line: str) -> list[str]:
+    """The links of one Markdown line (a list entry); a feed beside its site
+    (``[Site](https://x.org) [(Feed)](https://feeds.service/x)``, by its URL or its text) is
+    that site's known feed, not a listed URL."""
+    found = [
+        (next(g for g in m.groups() if g), bool(FEED_TEXT.search(line[: m.start() + 2])))
+        for m in MARKDOWN_LINK.finditer(line)
+    ]
+    feeds = [feed_text or feed_site(url) is not None for url, feed_text in found]
+    if len(found) >= 2 and not all(feeds):
+        return [url for (url, _), feed in zip(found, feeds, strict=True) if not feed]
+    return [url for url, _ in found]
 
 
 def parse_data(text: str, path: str) -> Any:
@@ -351,10 +368,10 @@ def expected_friends(
             unrendered.append(url)
             continue
         site = feed_site(url)
-        if site is not None:
+        if site:  # a feed service's URL alone ("") stays: the friend listed by its feed
             excluded.append(f"{url} (feed)")
-            if not site or key.split("/")[0] in hosts or url_key(site) in seen:
-                continue  # the blog itself is listed too, or unknown without the feed
+            if key.split("/")[0] in hosts or url_key(site) in seen:
+                continue  # the blog itself is listed too
             url, key = site, url_key(site)
             seen.add(key)
         reason = not_a_blog(url)

@@ -30,6 +30,12 @@ _PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CH
 _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
 """A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
+FEED_URL = re.compile(
+    r"^https?://(?:feeds\d*\.|feedproxy\.)|/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|"
+    r"\.(?:rss|atom|xml)$|/feeds/posts/default",
+    re.IGNORECASE,
+)
+"""A feed URL (FeedBurner-style hosts, ``/feed/``, ``atom.xml``, Blogger's posts feed)."""
 
 
 _SCHEME_TYPO = re.compile(r"^(h?h?t?tps?|htps?)(:?)(/*)(?=[a-z0-9])", re.IGNORECASE)
@@ -332,6 +338,8 @@ def _hosted_blog(url: str, entry: str) -> bool:
         identity = blog_id(url)
     except ValueError:
         return False
+    if identity == entry:
+        return False  # the entry names this very site (a theme's project page)
     return "/" in identity or identity.endswith("." + entry.split("/", 1)[0])
 
 
