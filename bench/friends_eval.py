@@ -85,9 +85,11 @@ MARKDOWN_KEYED = re.compile(r"""\b(?!https?:)(\w+)\s*[:=]\s*["']?https?://[^\s"'
 MARKDOWN_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 MARKDOWN_SILENT = re.compile(r"<!--.*?-->|^(```|~~~).*?^\1|`[^`\n]+`", re.DOTALL | re.MULTILINE)
 """What a Markdown source renders as no link: HTML comments, fenced code and inline code."""
-HTML_SILENT = re.compile(r"<!--.*?-->|<(pre|code|textarea)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.I)
-"""What a page renders as no link: comments, code blocks (a "submit your site like this"
-sample) and text areas."""
+HTML_SILENT = re.compile(
+    r"<!--.*?-->|<meta\b[^>]*>|<(pre|code|textarea)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.I
+)
+"""What a page renders as no link: comments, meta descriptions (a page's summary quoting its
+Markdown), code blocks (a "submit your site like this" sample) and text areas."""
 # Not friends though a data file lists them (the cases README: "platform and theme credits"):
 # a platform's home page (no path), a generator's or a theme's site, a placeholder.
 PLATFORM_ROOTS = frozenset(
@@ -295,12 +297,12 @@ def _identity(url: str) -> str:
 def owner_sites(page_url: str, page_html: str) -> tuple[set[str], str]:
     """``(identities, label)``: the blogs the page itself says are its owner's, and the name its
     own host goes by. The page's statements (docs/friend-links.md, "the owner's own sites and
-    ``rel=me``"): its canonical and ``og:url``, links with ``rel=me``, and links in the
-    owner's corners (an author card, social icons, a site switcher: the filter table's owner
-    zone words) to a site's home or a first-level page (a profile deeper on a service,
-    ``luogu.com.cn/user/1``, names no site of the owner's). The label is the first label of the
-    page's blog identity (``alice`` of ``alice.github.io`` and of ``alice.top``) when it is
-    distinctive (the extractor's ``label_of``)."""
+    ``rel=me``"): its canonical and ``og:url``, links with ``rel=me``, URLs in the block under
+    an "about this site" heading ("本站信息"), and links in the owner's corners (an author
+    card, social icons, a site switcher: the filter table's owner zone words) to a site's home
+    or a first-level page (a profile deeper on a service, ``luogu.com.cn/user/1``, names no
+    site of the owner's). The label is the first label of the page's blog identity (``alice``
+    of ``alice.github.io`` and of ``alice.top``) when it is distinctive (``label_of``)."""
     import lxml.html
 
     from blogfeeds.extract.friends.filters import filters, zone_match
@@ -313,6 +315,16 @@ def owner_sites(page_url: str, page_html: str) -> tuple[set[str], str]:
     except (ValueError, lxml.etree.ParserError):
         return sites, label_of(own) if own else ""
     words = filters().owner_words
+    about = [h.lower() for h in filters().about_headings]
+    for heading in tree.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        if not any(h in heading.text_content().lower() for h in about):
+            continue
+        block = heading.getnext()  # the "本站信息" / "About this site" block
+        text = block.text_content() if block is not None else ""
+        for url in re.findall(r"https?://[^\s<>\"'，。、；）)]+", text):
+            identity = _identity(url)
+            if identity:
+                sites.add(identity)
     for el in tree.iter("a", "link", "meta"):
         rels = (el.get("rel") or "").lower().split()
         if el.tag == "meta":
@@ -446,6 +458,24 @@ def load_manifest(path: Path = MANIFEST) -> list[Entry]:
 # --- build ---------------------------------------------------------------------------------
 
 
+def companion_sources(gitdir: Path, e: Entry) -> list[tuple[str, str]]:
+    """The page's other sources, ``(commit, path)``: every friend data file and friend Markdown
+    source (the names ``discover`` looks for) of the commits the entry names, besides its own
+    data file. A page is often built from two (a Hexo ``source/link/index.md`` above the
+    ``source/_data/link.yml`` cards, a Hugo ``data/friends.yml`` under
+    ``content/friends/index.md``); only the URLs the page renders count."""
+    found: list[tuple[str, str]] = []
+    for sha in dict.fromkeys(c for c in (e.data_commit, e.commit) if c):
+        names = git(gitdir, "ls-tree", "-r", "--name-only", sha).decode().splitlines()
+        for path in names:
+            if path == e.data or "node_modules/" in path or path.startswith("themes/"):
+                continue
+            markdown = MARKDOWN_RE.search(path) and not path.startswith(BUILD_PREFIXES[:-1])
+            if DATA_RE.match(path) or markdown:
+                found.append((sha, path))
+    return found
+
+
 def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
     missing: list[str] = []
     built = 0
@@ -465,6 +495,11 @@ def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
         target.mkdir(parents=True, exist_ok=True)
         (target / "page.html").write_bytes(page)
         (target / ("data" + Path(e.data).suffix)).write_bytes(data)
+        for old in target.glob("source-*"):
+            old.unlink()
+        for i, (sha, path) in enumerate(companion_sources(gitdir, e)):
+            body = git(gitdir, "show", f"{sha}:{path}")
+            (target / f"source-{i}{Path(path).suffix}").write_bytes(body)
         built += 1
     print(f"built {built} of {len(entries)} pages into {out}")
     if missing:
@@ -520,7 +555,12 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
     if not page_file.is_file() or not data_files:
         return None
     body = page_file.read_bytes()
-    data = parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)
+    data = [parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)]
+    for source in sorted(folder.glob("source-*")):
+        try:
+            data.append(parse_data(source.read_text(encoding="utf-8-sig"), source.name))
+        except Exception:  # a broken companion (YAML with tabs, a template) adds nothing
+            continue
     page_html = body.decode("utf-8", errors="replace")
     owner = e.repo.split("/")[0]
     expected, unrendered, excluded = expected_friends(e.page_url, page_html, data, owner)
