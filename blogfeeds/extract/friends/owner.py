@@ -28,6 +28,9 @@ class Owner:
     aliases: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
     roots: dict[str, str] = field(default_factory=dict)
+    pages: set[str] = field(default_factory=set)
+    """The owner's own pages on sites that are not theirs (a profile linked from the author
+    card): those URLs, not their sites."""
     user_host: str = ""
     """The page's host when it is one user's (``alice.github.io``, whose paths are that
     user's project sites): every site on it is the owner's."""
@@ -101,10 +104,10 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
                 if seg and len(seg[0].lstrip("@")) >= 4:
                     owner.names.add(seg[0].lstrip("@").lower())
             elif path_depth(link.url, link.identity) <= 1:
-                # author card, social corner, site switcher: the owner's other sites (a page
-                # deeper on a site, luogu.com.cn/user/1, is a profile there: the site is not
-                # the owner's)
+                # author card, social corner, site switcher: the owner's other sites
                 owner.add(link.url)
+            else:  # a page deeper on a site (luogu.com.cn/user/1): the owner's profile
+                owner.pages.add(link.url)  # there, not the site
         elif is_mirror_host(link.parts.host):  # a private-address mirror of the blog
             owner.roots.setdefault(link.url, _root(link.url))
     for heading in scan.about:  # the block right after "本站信息" / "About this site"
@@ -124,6 +127,8 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
 def owner_reason(link: Link, owner: Owner) -> str | None:
     """Why ``link`` points to the owner (``owner``, ``rel-me``, ...), or None."""
     if link.identity == owner.identity or link.identity in owner.aliases:
+        return "owner"
+    if link.url in owner.pages:
         return "owner"
     if owner.user_host and link.parts.host == owner.user_host:
         return "owner"  # the owner's user site or another of their project sites
