@@ -22,7 +22,8 @@ Usage, from the repository root::
 ``run`` extracts each page with ``extract_friends(parse_page(url, body))`` and judges it like
 ``tests/cases.py``'s ``judge_friends`` (same URL normalisation, ``www.`` folded; names are not
 judged, as a data file's name and the rendered one differ by design). It prints exact pages,
-micro link precision and recall, overall, per theme and per language, for the development
+micro link precision and recall, overall, per generator (the themes' families), per theme
+and per language, for the development
 part, the holdout part (a fixed ~30 % of entries, ``holdout = true``) or both; ``--details``
 adds each page's missed and false links. ``discover`` scans the mirrors for (page, data) pairs
 and prints candidate manifest entries.
@@ -593,6 +594,14 @@ def table(title: str, rows: dict[str, Tally]) -> list[str]:
     return lines
 
 
+def generator_of(theme: str) -> str:
+    """The generator a manifest theme name belongs to (``hugo-fixit`` → Hugo, ``butterfly`` →
+    Hexo, ``hand-other`` → hand-made): the themes' families."""
+    head = theme.split("-", 1)[0]
+    named = {"hugo": "Hugo", "hand": "hand-made", "jekyll": "Jekyll", "vuepress": "VuePress"}
+    return named.get(head, "other" if head == "source" else "Hexo")
+
+
 def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     chosen = [
         e for e in entries if part == "all" or (e.holdout if part == "holdout" else not e.holdout)
@@ -602,8 +611,10 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
         print(f"{len(chosen) - len(results)} pages not built: run `build` first", file=sys.stderr)
     overall, themes, langs = Tally(), defaultdict(Tally), defaultdict(Tally)
     sources: dict[str, Tally] = defaultdict(Tally)
+    families: dict[str, Tally] = defaultdict(Tally)
     for r in results:
         overall.add(r.tally)
+        families[generator_of(r.entry.theme)].add(r.tally)
         markdown = r.entry.data.endswith((".md", ".markdown"))
         sources["Markdown source" if markdown else "data file"].add(r.tally)
         themes[r.entry.theme].add(r.tally)
@@ -613,6 +624,7 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
         folded[name if t.pages > 1 else "(themes of one page)"].add(t)
     print(f"## {part}: {overall.pages} pages\n")
     print("\n".join(table("set", {part: overall})), end="\n\n")
+    print("\n".join(table("generator", dict(families))), end="\n\n")
     print("\n".join(table("theme", dict(folded))), end="\n\n")
     print("\n".join(table("language", dict(langs))), end="\n\n")
     print("\n".join(table("truth from", dict(sources))))
