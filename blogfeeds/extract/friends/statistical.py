@@ -165,6 +165,8 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
     """A container's counted links as candidates; what the formula did not count, and why."""
     own, claimed, flt = found.owner.identity, found.claimed, found.filters
     lo, hi = s.container.span
+    entries: list[Link] = []  # deep links that are blogroll entries of their own
+    lists: dict[lxml.html.HtmlElement, bool] = {}
     for link in scan.links:
         if not lo <= link.node < hi or link.el in claimed or link.identity == own:
             continue
@@ -172,23 +174,14 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if reason is None and not link.counted:
             path = link.parts.path
             reason = "post" if DATED_POST.search(path) else "deep-link-or-query"
-            if reason != "post" and not link.parts.query and _listed_entry(link, found):
-                continue  # proposed with the counted links below
+            if reason != "post" and not link.parts.query and _listed_entry(link, found, lists):
+                entries.append(link)  # proposed with the counted links below
+                continue
         if reason is not None:
             claimed.add(link.el)
             cand = Candidate(link.url, text_of(link.el), "container", 0.0, link.node)
             cand.verdict = reason
             found.candidates.append(cand)
-    entries = [
-        link
-        for link in scan.links
-        if lo <= link.node < hi
-        and link.el not in claimed
-        and link.verdict is None
-        and not link.counted
-        and not link.parts.query
-        and _listed_entry(link, found)
-    ]
     refs = [*s.container.external_links, *(LinkRef(x.url, True, 1, x.el) for x in entries)]
     refs.sort(key=lambda r: found.by_el[r.element].node if r.element in found.by_el else 0)
     for ref in refs:
@@ -250,20 +243,19 @@ def _entry_links(entry: lxml.html.HtmlElement, found: Found) -> int:
     return count
 
 
-def _listed_entry(link: Link, found: Found) -> bool:
+def _listed_entry(link: Link, found: Found, lists: dict[lxml.html.HtmlElement, bool]) -> bool:
     """Whether a deep link (``x.org/blog/``, ``host/tjt/plum.html``: the formula does not count
     it) is a blogroll entry of its own: the only link of its list entry (a feed beside it
-    aside), in a list whose
-    entries mostly link sites' homes (counted friend links). A list of mostly deep links is a
-    list of posts or pages, not of blogs."""
+    aside), in a list whose entries mostly link sites' homes (counted friend links). A list of
+    mostly deep links is a list of posts or pages, not of blogs. ``lists`` keeps each list's
+    answer (one pass over a list, however many entries ask)."""
     entry = _entry_of(link.el)
     if entry is None or _is_feed_link(link.el, link) or _entry_links(entry, found) != 1:
         return False
-    homes = deep = 0
-    for sibling in entry.getparent():
-        if not isinstance(sibling.tag, str):
-            continue
-        for a in sibling.iter("a"):
+    parent = entry.getparent()
+    if parent not in lists:
+        homes = deep = 0
+        for a in parent.iter("a"):
             hit = found.by_el.get(a)
             if hit is None or hit.verdict is not None or _is_feed_link(a, hit):
                 continue
@@ -271,7 +263,8 @@ def _listed_entry(link: Link, found: Found) -> bool:
                 homes += 1
             elif not hit.parts.query and not DATED_POST.search(hit.parts.path):
                 deep += 1
-    return homes > deep
+        lists[parent] = homes > deep
+    return lists[parent]
 
 
 CARD_PARTS = 2
