@@ -213,7 +213,7 @@ def _url_caches() -> list[Any]:
         (identity_module, "registered_domain"),
         (identity_module, "path_rule"),
         (filters_module, "normal_host"),
-        (filters_module, "is_ip_host"),
+        (filters_module, "is_mirror_host"),
         (measure_module, "_token_zones"),
         (measure_module, "_titled"),
         (keywords_module, "has_keyword"),

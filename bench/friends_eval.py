@@ -22,7 +22,8 @@ Usage, from the repository root::
 ``run`` extracts each page with ``extract_friends(parse_page(url, body))`` and judges it like
 ``tests/cases.py``'s ``judge_friends`` (same URL normalisation, ``www.`` folded; names are not
 judged, as a data file's name and the rendered one differ by design). It prints exact pages,
-micro link precision and recall, overall, per theme and per language, for the development
+micro link precision and recall, overall, per generator (the themes' families), per theme
+and per language, for the development
 part, the holdout part (a fixed ~30 % of entries, ``holdout = true``) or both; ``--details``
 adds each page's missed and false links. ``discover`` scans the mirrors for (page, data) pairs
 and prints candidate manifest entries.
@@ -72,10 +73,24 @@ MARKDOWN_RE = re.compile(
     re.IGNORECASE,
 )
 MARKDOWN_LINK = re.compile(
-    r"""\]\(\s*((?:https?:)?//[^)\s]+)|href=["']((?:https?:)?//[^"']+)"""
-    r"""|\b(?:url|link|href|site)\s*[=:]\s*["']?((?:https?:)?//[^"'\s]+)""",
-    re.IGNORECASE,
+    r"""\]\(\s*((?:https?:)?//[^)\s]+)|href=["']?\s*((?:https?:)?//[^"'\s>]+)"""
+    r"""|\b(?:url|link|href|site)\s*[=:]\s*["']?((?:https?:)?//[^"'\s]+)"""
+    r"""|<(https?://[^>\s]+)>|(?:^|(?<=[\s(]))(https?://[^\s<>()\[\]"'`]+[^\s<>()\[\]"'`.,;:!?])""",
+    re.IGNORECASE | re.MULTILINE,
 )
+"""Links of a Markdown source: ``[text](url)``, ``href="url"``, ``url: ...`` keys of front
+matter and shortcodes, ``<url>`` autolinks and bare URLs (the GFM autolinks Hexo's and Hugo's
+renderers make)."""
+MARKDOWN_KEYED = re.compile(r"""\b(?!https?:)(\w+)\s*[:=]\s*["']?https?://[^\s"']+""")
+"""A ``key: URL`` pair (front matter, a shortcode's parameters)."""
+MARKDOWN_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+MARKDOWN_SILENT = re.compile(r"<!--.*?-->|^(```|~~~).*?^\1|`[^`\n]+`", re.DOTALL | re.MULTILINE)
+"""What a Markdown source renders as no link: HTML comments, fenced code and inline code."""
+HTML_SILENT = re.compile(
+    r"<!--.*?-->|<meta\b[^>]*>|<(pre|code|textarea)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.I
+)
+"""What a page renders as no link: comments, meta descriptions (a page's summary quoting its
+Markdown), code blocks (a "submit your site like this" sample) and text areas."""
 # Not friends though a data file lists them (the cases README: "platform and theme credits"):
 # a platform's home page (no path), a generator's or a theme's site, a placeholder.
 PLATFORM_ROOTS = frozenset(
@@ -85,8 +100,9 @@ PLATFORM_ROOTS = frozenset(
 )
 CREDIT_HOSTS = frozenset(
     "hexo.io gohugo.io jekyllrb.com butterfly.js.org volantis.js.org blinkfox.github.io "
-    "blog.anheyu.com example.com your-blog-url.com yoursite.com".split()
-)  # blog.anheyu.com: the AnZhiYu theme's author, a card its default link data ships
+    "example.com your-blog-url.com yoursite.com".split()
+)  # not blog.anheyu.com, the AnZhiYu theme's author: the shared cases expect it as a friend
+# (zh_anzhiyu_two_lists_gavinblog), and a blogroll keeping its card lists it
 BUILD_PREFIXES = ("public/", "docs/", "_site/", "dist/", ".deploy_git/", "")
 FEED_PATH = re.compile(r"/(?:feed|rss|atom|feeds/posts/default)/?$|/[^/]*\.(?:xml|rss|atom)$", re.I)
 URL_IN_TEXT = re.compile(r"""(?:https?:)?//[^\s"'<>()\\]+""")
@@ -122,6 +138,22 @@ def url_key(url: str) -> str:
     return f"{host}{path}{query}"
 
 
+GROUP_TITLE_KEYS = ("class_name", "group", "category", "title", "name")
+
+
+def is_service_group(node: dict[Any, Any]) -> bool:
+    """A group of a data file (a dict holding a list: Butterfly's ``class_name`` and
+    ``link_list``) whose title names tools, services or thanks ("DLUSEC服务", "鸣谢") and no
+    friend keyword: it lists no friends (docs/friend-links.md, the service sections)."""
+    from blogfeeds.extract.friends.keywords import has_keyword, is_service_heading
+
+    if not any(isinstance(v, list) for v in node.values()):
+        return False
+    lowered = {str(k).lower(): v for k, v in node.items()}
+    title = next((lowered[k] for k in GROUP_TITLE_KEYS if isinstance(lowered.get(k), str)), "")
+    return bool(title) and is_service_heading(title) and not has_keyword(title)
+
+
 def data_urls(data: Any) -> list[str]:
     """Friend site URLs in a parsed data file, in order (nested groups walked)."""
     found: list[str] = []
@@ -130,6 +162,8 @@ def data_urls(data: Any) -> list[str]:
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
+            if is_service_group(node):
+                return
             for key, value in node.items():
                 if not (str(key).lower() in URL_KEYS and isinstance(value, str)):
                     if isinstance(value, (dict, list)):
@@ -146,10 +180,50 @@ def data_urls(data: Any) -> list[str]:
     return found
 
 
+def markdown_urls(text: str) -> list[str]:
+    """The absolute links a Markdown source renders, in order, outside sections whose heading
+    names tools, resources, services or thanks (docs/friend-links.md: such a section lists no
+    friends) and without the URLs of keys that name no site (``avatar: https://...``)."""
+    from blogfeeds.extract.friends.keywords import has_keyword, is_service_heading
+
+    text = MARKDOWN_SILENT.sub(" ", text)
+    text = MARKDOWN_KEYED.sub(lambda m: m.group(0) if m.group(1).lower() in URL_KEYS else " ", text)
+    urls: list[str] = []
+    service = 0  # the rank of the service heading whose section this is, or 0
+    for line in text.splitlines():
+        heading = MARKDOWN_HEADING.match(line)
+        if heading:
+            rank, title = len(heading.group(1)), heading.group(2).strip()
+            if service and rank <= service:
+                service = 0
+            if not service and is_service_heading(title) and not has_keyword(title):
+                service = rank
+        if not service:  # a heading's own link too ("### [R Weekly](https://rweekly.org/)")
+            urls.extend(_entry_urls(line))
+    return urls
+
+
+FEED_TEXT = re.compile(r"\[\W*(?:feed|rss|atom)\W*\]\($", re.IGNORECASE)
+
+
+def _entry_urls(line: str) -> list[str]:
+    """The links of one Markdown line (a list entry); a feed beside its site
+    (``[Site](https://x.org) [(Feed)](https://feeds.service/x)``, by its URL or its text) is
+    that site's known feed, not a listed URL."""
+    found = [
+        (next(g for g in m.groups() if g), bool(FEED_TEXT.search(line[: m.start() + 2])))
+        for m in MARKDOWN_LINK.finditer(line)
+    ]
+    feeds = [feed_text or feed_site(url) is not None for url, feed_text in found]
+    if len(found) >= 2 and not all(feeds):
+        return [url for (url, _), feed in zip(found, feeds, strict=True) if not feed]
+    return [url for url, _ in found]
+
+
 def parse_data(text: str, path: str) -> Any:
     """A data file's tree; a Markdown page gives ``[{"url": ...}]`` for each absolute link."""
     if path.endswith((".md", ".markdown")):
-        return [{"url": next(g for g in m.groups() if g)} for m in MARKDOWN_LINK.finditer(text)]
+        return [{"url": url} for url in markdown_urls(text)]
     if path.endswith(".json"):
         return json.loads(text)
     if path.endswith(".toml"):
@@ -160,7 +234,7 @@ def parse_data(text: str, path: str) -> Any:
 
 
 def rendered_keys(page_html: str) -> set[str]:
-    text = html.unescape(page_html)
+    text = html.unescape(HTML_SILENT.sub(" ", page_html))
     return {url_key(m.group(0)) for m in URL_IN_TEXT.finditer(text)}
 
 
@@ -212,19 +286,91 @@ def not_a_blog(url: str) -> str | None:
     return verdict if verdict in ("platform", "badge", "circle") else None
 
 
+def _identity(url: str) -> str:
+    from blogfeeds.extract.identity import blog_id
+
+    try:
+        return blog_id(url)
+    except ValueError:
+        return ""
+
+
+def owner_sites(page_url: str, page_html: str) -> tuple[set[str], str]:
+    """``(identities, label)``: the blogs the page itself says are its owner's, and the name its
+    own host goes by. The page's statements (docs/friend-links.md, "the owner's own sites and
+    ``rel=me``"): its canonical and ``og:url``, links with ``rel=me``, URLs in the block under
+    an "about this site" heading ("本站信息"), and links in the owner's corners (an author
+    card, social icons, a site switcher: the filter table's owner zone words) to a site's home
+    or a first-level page (a profile deeper on a service, ``luogu.com.cn/user/1``, names no
+    site of the owner's). The label is the first label of the page's blog identity (``alice``
+    of ``alice.github.io`` and of ``alice.top``) when it is distinctive (``label_of``)."""
+    import lxml.html
+
+    from blogfeeds.extract.friends.filters import filters, zone_match
+    from blogfeeds.extract.friends.owner import label_of, path_depth
+
+    own = _identity(page_url)
+    sites: set[str] = set()
+    try:
+        tree = lxml.html.document_fromstring(page_html)
+    except (ValueError, lxml.etree.ParserError):
+        return sites, label_of(own) if own else ""
+    words = filters().owner_words
+    about = [h.lower() for h in filters().about_headings]
+    for heading in tree.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        if not any(h in heading.text_content().lower() for h in about):
+            continue
+        block = heading.getnext()  # the "本站信息" / "About this site" block
+        text = block.text_content() if block is not None else ""
+        for url in re.findall(r"https?://[^\s<>\"'，。、；）)]+", text):
+            identity = _identity(url)
+            if identity:
+                sites.add(identity)
+    for el in tree.iter("a", "link", "meta"):
+        rels = (el.get("rel") or "").lower().split()
+        if el.tag == "meta":
+            url = el.get("content") or "" if (el.get("property") or "") == "og:url" else ""
+        elif el.tag == "link":
+            url = el.get("href") or "" if "canonical" in rels else ""
+        elif "me" in rels:
+            url = el.get("href") or ""
+        else:
+            zone = any(
+                zone_match([*(a.get("class") or "").split(), a.get("id") or ""], words)
+                for a in el.iterancestors()
+            ) or zone_match([*(el.get("class") or "").split()], words)
+            url = el.get("href") or "" if zone else ""
+        url = url.strip()
+        if url.startswith("//"):
+            url = "https:" + url
+        if not re.match(r"^https?://", url, re.IGNORECASE):
+            continue
+        identity = _identity(url)
+        if identity and path_depth(url, identity) <= 1:
+            sites.add(identity)
+    sites.discard("")
+    return sites, label_of(own) if own else ""
+
+
 def expected_friends(
     page_url: str, page_html: str, data: Any, owner: str = ""
 ) -> tuple[list[str], list[str], list[str]]:
     """``(expected, unrendered, excluded)``: the data file's friend URLs on the page, the ones
     not on it, and the ones that are no friend's blog (:func:`not_a_blog`; a feed URL stands
-    for its site, :func:`feed_site`)."""
+    for its site, :func:`feed_site`; the owner's own sites as the page states them,
+    :func:`owner_sites`). A protocol-relative URL (``//x.org/``) is read with the page's
+    scheme."""
+    from blogfeeds.extract.friends.owner import label_of
+
     own = site_of(url_key(page_url).split("/")[0])
+    owners, own_label = owner_sites(page_url, page_html)
     rendered = rendered_keys(page_html)
     expected: list[str] = []
     unrendered: list[str] = []
     excluded: list[str] = []
     seen: set[str] = set()
-    listed = data_urls(data)
+    scheme = urlsplit(page_url).scheme or "https"
+    listed = [f"{scheme}:{u}" if u.startswith("//") else u for u in data_urls(data)]
     hosts = {url_key(u).split("/")[0] for u in listed if feed_site(u) is None}
     for listed_url in listed:
         url, key = listed_url, url_key(listed_url)
@@ -235,18 +381,50 @@ def expected_friends(
             unrendered.append(url)
             continue
         site = feed_site(url)
-        if site is not None:
+        if site:  # a feed service's URL alone ("") stays: the friend listed by its feed
             excluded.append(f"{url} (feed)")
-            if not site or key.split("/")[0] in hosts or url_key(site) in seen:
-                continue  # the blog itself is listed too, or unknown without the feed
+            if key.split("/")[0] in hosts or url_key(site) in seen:
+                continue  # the blog itself is listed too
             url, key = site, url_key(site)
             seen.add(key)
         reason = not_a_blog(url)
+        identity = _identity(url)
+        if (
+            reason is None
+            and identity
+            and (identity in owners or (own_label and label_of(identity) == own_label))
+        ):
+            reason = "owner"
         if reason:
             excluded.append(f"{url} ({reason})")
             continue
         expected.append(re.sub(r"/index\.html?$", "/", url))
     return expected, unrendered, excluded
+
+
+def one_per_friend(expected: list[str], reported: list[str], excluded: list[str]) -> list[str]:
+    """One expected URL per friend: URLs of one blog (``x.org`` and ``x.org/start-here/``,
+    by the extractor's ``friend_key``) are one friend, matched by whichever of them is
+    reported (else the first listed). A site listed by ``SAME_SITE_PAGES`` or more distinct
+    deep pages (games on one host, a profile's project pages) is no friend: a site the owner
+    uses (docs/friend-links.md); those go to ``excluded``."""
+    from blogfeeds.extract.friends.filters import friend_key
+    from blogfeeds.extract.friends.layered import SAME_SITE_PAGES
+    from blogfeeds.extract.friends.owner import path_depth
+    from tests.cases import _fold_www
+
+    groups: dict[str, list[str]] = {}
+    for url in expected:
+        groups.setdefault(friend_key(url), []).append(url)
+    got = {_fold_www(u) for u in reported}
+    out = []
+    for urls in groups.values():
+        deep = {u for u in urls if path_depth(u, _identity(u)) >= 1}
+        if len(deep) >= SAME_SITE_PAGES:
+            excluded.extend(f"{u} (pages of one site)" for u in urls)
+            continue
+        out.append(next((u for u in urls if _fold_www(u) in got), urls[0]))
+    return out
 
 
 # --- manifest ------------------------------------------------------------------------------
@@ -281,6 +459,24 @@ def load_manifest(path: Path = MANIFEST) -> list[Entry]:
 # --- build ---------------------------------------------------------------------------------
 
 
+def companion_sources(gitdir: Path, e: Entry) -> list[tuple[str, str]]:
+    """The page's other sources, ``(commit, path)``: every friend data file and friend Markdown
+    source (the names ``discover`` looks for) of the commits the entry names, besides its own
+    data file. A page is often built from two (a Hexo ``source/link/index.md`` above the
+    ``source/_data/link.yml`` cards, a Hugo ``data/friends.yml`` under
+    ``content/friends/index.md``); only the URLs the page renders count."""
+    found: list[tuple[str, str]] = []
+    for sha in dict.fromkeys(c for c in (e.data_commit, e.commit) if c):
+        names = git(gitdir, "ls-tree", "-r", "--name-only", sha).decode().splitlines()
+        for path in names:
+            if path == e.data or "node_modules/" in path or path.startswith("themes/"):
+                continue
+            markdown = MARKDOWN_RE.search(path) and not path.startswith(BUILD_PREFIXES[:-1])
+            if DATA_RE.match(path) or markdown:
+                found.append((sha, path))
+    return found
+
+
 def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
     missing: list[str] = []
     built = 0
@@ -300,6 +496,11 @@ def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
         target.mkdir(parents=True, exist_ok=True)
         (target / "page.html").write_bytes(page)
         (target / ("data" + Path(e.data).suffix)).write_bytes(data)
+        for old in target.glob("source-*"):
+            old.unlink()
+        for i, (sha, path) in enumerate(companion_sources(gitdir, e)):
+            body = git(gitdir, "show", f"{sha}:{path}")
+            (target / f"source-{i}{Path(path).suffix}").write_bytes(body)
         built += 1
     print(f"built {built} of {len(entries)} pages into {out}")
     if missing:
@@ -355,12 +556,18 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
     if not page_file.is_file() or not data_files:
         return None
     body = page_file.read_bytes()
-    data = parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)
+    data = [parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)]
+    for source in sorted(folder.glob("source-*")):
+        try:
+            data.append(parse_data(source.read_text(encoding="utf-8-sig"), source.name))
+        except Exception:  # a broken companion (YAML with tabs, a template) adds nothing
+            continue
     page_html = body.decode("utf-8", errors="replace")
     owner = e.repo.split("/")[0]
     expected, unrendered, excluded = expected_friends(e.page_url, page_html, data, owner)
     page = parse_page(e.page_url, body, {"Content-Type": "text/html"})
     reported = [(f.url, "") for f in extract_friends(page).friends]
+    expected = one_per_friend(expected, [u for u, _ in reported], excluded)
     verdict = judge_friends({"expected_friend_links": [{"url": u} for u in expected]}, reported)
     tally = Tally(
         1, int(verdict.passed), verdict.tp, verdict.fp, verdict.fn, len(unrendered), len(excluded)
@@ -387,6 +594,14 @@ def table(title: str, rows: dict[str, Tally]) -> list[str]:
     return lines
 
 
+def generator_of(theme: str) -> str:
+    """The generator a manifest theme name belongs to (``hugo-fixit`` → Hugo, ``butterfly`` →
+    Hexo, ``hand-other`` → hand-made): the themes' families."""
+    head = theme.split("-", 1)[0]
+    named = {"hugo": "Hugo", "hand": "hand-made", "jekyll": "Jekyll", "vuepress": "VuePress"}
+    return named.get(head, "other" if head == "source" else "Hexo")
+
+
 def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     chosen = [
         e for e in entries if part == "all" or (e.holdout if part == "holdout" else not e.holdout)
@@ -396,8 +611,10 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
         print(f"{len(chosen) - len(results)} pages not built: run `build` first", file=sys.stderr)
     overall, themes, langs = Tally(), defaultdict(Tally), defaultdict(Tally)
     sources: dict[str, Tally] = defaultdict(Tally)
+    families: dict[str, Tally] = defaultdict(Tally)
     for r in results:
         overall.add(r.tally)
+        families[generator_of(r.entry.theme)].add(r.tally)
         markdown = r.entry.data.endswith((".md", ".markdown"))
         sources["Markdown source" if markdown else "data file"].add(r.tally)
         themes[r.entry.theme].add(r.tally)
@@ -407,6 +624,7 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
         folded[name if t.pages > 1 else "(themes of one page)"].add(t)
     print(f"## {part}: {overall.pages} pages\n")
     print("\n".join(table("set", {part: overall})), end="\n\n")
+    print("\n".join(table("generator", dict(families))), end="\n\n")
     print("\n".join(table("theme", dict(folded))), end="\n\n")
     print("\n".join(table("language", dict(langs))), end="\n\n")
     print("\n".join(table("truth from", dict(sources))))

@@ -523,7 +523,7 @@ def test_owner_sites_are_not_friends() -> None:
         "https://epsilon-example.io/",
     ]
     reasons = dict(result.excluded)
-    assert reasons["https://192.168.1.20:8080/"] == "ip-address"
+    assert reasons["https://192.168.1.20:8080/"] == "ip-address"  # a private address
     assert reasons["https://www.cnblogs.com/me-example/"] == "owner-name"
     assert reasons["https://mebrand.github.io/"] == "owner-name"
     assert reasons["https://me-example.net/"] == "owner"

@@ -331,6 +331,9 @@ def parse_page(
         cleaned = cleaned.split("?>", 1)[-1]
     if not cleaned.strip():
         raise DecodeError(f"empty document at {url}")
+    ended = _early_html_ends(cleaned)
+    if ended is not cleaned:
+        cleaned = text = ended  # the text parsed: what the tree was built from
     try:
         tree, fed, reached = _bounded_parse(cleaned, limits)
     except (lxml.etree.LxmlError, ValueError) as exc:
@@ -362,6 +365,21 @@ def parse_page(
 
 PARSE_CHUNK = 64 * 1024
 """Characters fed to the parser at a time: it stops within one chunk of the bound."""
+
+
+_HTML_END = re.compile(r"</html\s*>", re.IGNORECASE)
+
+
+def _early_html_ends(text: str) -> str:
+    """``text`` without the ``</html>`` end tags that markup follows. libxml2 drops everything
+    after one, where browsers go on filling the body (the HTML standard's "after after body"
+    mode): a theme that closes ``</html>`` right after its ``<head>`` (Hexo's zhaoo) would
+    leave a page without a body. One ``</html>`` that no markup follows, the usual case,
+    stays."""
+    ends = _HTML_END.findall(text)
+    if not ends or (len(ends) == 1 and "<" not in text[text.rindex(ends[0]) + len(ends[0]) :]):
+        return text
+    return _HTML_END.sub("", text)
 
 
 def _bounded_parse(text: str, limits: PageLimits) -> tuple[lxml.html.HtmlElement | None, int, str]:

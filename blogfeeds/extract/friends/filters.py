@@ -30,6 +30,12 @@ _PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CH
 _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
 """A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
+FEED_URL = re.compile(
+    r"^https?://(?:feeds\d*\.|feedproxy\.)|/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|"
+    r"\.(?:rss|atom|xml)$|/feeds/posts/default",
+    re.IGNORECASE,
+)
+"""A feed URL (FeedBurner-style hosts, ``/feed/``, ``atom.xml``, Blogger's posts feed)."""
 
 
 _SCHEME_TYPO = re.compile(r"^(h?h?t?tps?|htps?)(:?)(/*)(?=[a-z0-9])", re.IGNORECASE)
@@ -87,13 +93,15 @@ def normal_host(url: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def is_ip_host(host: str) -> bool:
-    """Whether ``host`` is an IPv4/IPv6 literal."""
+def is_mirror_host(host: str) -> bool:
+    """Whether ``host`` is an address only the owner's own mirror or test copy would use: a
+    private, loopback, link-local or reserved IP literal. A public address is a site without
+    a domain name (friends' servers often have none) and stays a candidate."""
     try:
-        ipaddress.ip_address(host.strip("[]"))
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
-    return True
+    return not address.is_global
 
 
 @dataclass(frozen=True)
@@ -330,6 +338,8 @@ def _hosted_blog(url: str, entry: str) -> bool:
         identity = blog_id(url)
     except ValueError:
         return False
+    if identity == entry:
+        return False  # the entry names this very site (a theme's project page)
     return "/" in identity or identity.endswith("." + entry.split("/", 1)[0])
 
 

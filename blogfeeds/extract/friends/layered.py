@@ -55,7 +55,7 @@ from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.filters import DATED_POST, filters, friend_key
+from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL, filters, friend_key
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
 from blogfeeds.extract.friends.model import Friend, FriendExtraction
@@ -93,12 +93,6 @@ _FRIEND_PATH = re.compile(
     re.IGNORECASE,
 )
 _TAGLINE = re.compile(r"\s+[-–—|]\s+")
-_FEED_URL = re.compile(
-    r"^https?://(?:feeds\d*\.|feedproxy\.)|/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|"
-    r"\.(?:rss|atom|xml)$|/feeds/posts/default",
-    re.IGNORECASE,
-)
-"""A feed URL (FeedBurner-style hosts, ``/feed/``, ``atom.xml``, Blogger's posts feed)."""
 
 
 def extract_layered(
@@ -204,7 +198,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
                 excluded.append((c.url, f"duplicate of {first.url}"))
             continue
         seen[key] = len(friends)
-        kind = "feed" if _FEED_URL.search(c.url) else ""
+        kind = "feed" if FEED_URL.search(c.url) else ""
         feed = cands[feeds[i]].url if i in feeds else ""
         repaired = c.link.repaired if c.link is not None else ""
         friends.append(
@@ -253,7 +247,7 @@ def _listed_feeds(cands: list[Candidate]) -> dict[int, int]:
     index = {c.link.el: i for i, c in enumerate(cands) if c.link is not None}
     pairs: dict[int, int] = {}
     for i, c in enumerate(cands):
-        if c.link is None or not _FEED_URL.search(c.url):
+        if c.link is None or not FEED_URL.search(c.url):
             continue
         el = c.link.el
         for _ in range(ITEM_LEVELS):
@@ -268,7 +262,7 @@ def _listed_feeds(cands: list[Candidate]) -> dict[int, int]:
             if not others:
                 continue
             site = others[0]
-            if len(others) == 1 and not _FEED_URL.search(cands[site].url) and site not in pairs:
+            if len(others) == 1 and not FEED_URL.search(cands[site].url) and site not in pairs:
                 pairs[site] = i
             break
     return pairs

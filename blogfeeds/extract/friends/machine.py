@@ -89,6 +89,11 @@ class XfnLinks:
                 )
 
 
+SOCIAL_SHARE = 2
+"""A script list at least one ``1/SOCIAL_SHARE`` of whose links are platform pages (social
+profiles, code hosts) is the owner's profile list, not friends."""
+
+
 class ScriptLists:
     """Friend lists in inline scripts (``how``: ``script``), on friend-link pages or when a
     script mentions a friend keyword."""
@@ -99,6 +104,7 @@ class ScriptLists:
             return
         flt, order = found.filters, len(scan.nodes)
         for items in _script_lists(scan.scripts, page.base_url):
+            listed: list[Candidate] = []
             for url, name, avatar in items:
                 try:
                     parts = Cleaned.of(flt.clean_url(page.absolute(url)))
@@ -110,9 +116,16 @@ class ScriptLists:
                     continue
                 pseudo = Link(page.tree, order, parts, identity, (), False, True, False)
                 pseudo.verdict = owner_reason(pseudo, found.owner) or flt.verdict(parts, name)
-                found.candidates.append(
+                listed.append(
                     Candidate(parts.url, name, "script", 1000.0, order, avatar=avatar, link=pseudo)
                 )
+            platforms = sum(1 for c in listed if c.link and c.link.verdict == "platform")
+            if listed and platforms * SOCIAL_SHARE >= len(listed):
+                # a theme's config of the owner's profiles (知乎, 微博, GitHub): no blogroll
+                for c in listed:
+                    if c.link and c.link.verdict is None:
+                        c.link.verdict = "social-list"
+            found.candidates.extend(listed)
 
 
 def _script_lists(scripts: Iterable[str], base: str) -> list[list[tuple[str, str, str]]]:

@@ -1,5 +1,5 @@
 """Who the page's own blog is: its identity, other roots (``rel=me``, canonical and
-``og:url``, author cards, social corners, site switchers, IP-address mirrors, the "about this
+``og:url``, author cards, social corners, site switchers, private-address mirrors, the "about this
 site" block) and the names it goes by; links to any of them are not friends."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from blogfeeds.extract.friends.filters import Filters, is_ip_host, normal_host
+from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host
 from blogfeeds.extract.friends.measure import Link, Scan, absolute
 from blogfeeds.extract.friends.themes import HEADINGS
-from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.identity import blog_id, path_rule
 from blogfeeds.extract.page import Page
 
 _GENERIC_LABELS = frozenset(
@@ -28,6 +28,12 @@ class Owner:
     aliases: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
     roots: dict[str, str] = field(default_factory=dict)
+    pages: set[str] = field(default_factory=set)
+    """The owner's own pages on sites that are not theirs (a profile linked from the author
+    card): those URLs, not their sites."""
+    user_host: str = ""
+    """The page's host when it is one user's (``alice.github.io``, whose paths are that
+    user's project sites): every site on it is the owner's."""
 
     def add(self, url: str) -> None:
         try:
@@ -70,6 +76,10 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
     except ValueError:
         own = None
     owner = Owner(own)
+    host = normal_host(page.url)
+    rule = path_rule(host) if host else None
+    if rule is not None and rule.project_pages:
+        owner.user_host = host
     if own and "/" in own:
         # A blog under a path (a project site alice.github.io/notes, cnblogs.com/alice, a
         # ~user directory) lives on a host that is its owner's user site or the platform's:
@@ -93,9 +103,12 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
                 seg = [s for s in link.parts.path.split("/") if s]
                 if seg and len(seg[0].lstrip("@")) >= 4:
                     owner.names.add(seg[0].lstrip("@").lower())
-            else:  # author card, social corner, site switcher: the owner's other sites
+            elif path_depth(link.url, link.identity) <= 1:
+                # author card, social corner, site switcher: the owner's other sites
                 owner.add(link.url)
-        elif is_ip_host(link.parts.host):  # an IP:port mirror of the blog
+            else:  # a page deeper on a site (luogu.com.cn/user/1): the owner's profile
+                owner.pages.add(link.url)  # there, not the site
+        elif is_mirror_host(link.parts.host):  # a private-address mirror of the blog
             owner.roots.setdefault(link.url, _root(link.url))
     for heading in scan.about:  # the block right after "本站信息" / "About this site"
         node = heading.getnext()
@@ -115,12 +128,16 @@ def owner_reason(link: Link, owner: Owner) -> str | None:
     """Why ``link`` points to the owner (``owner``, ``rel-me``, ...), or None."""
     if link.identity == owner.identity or link.identity in owner.aliases:
         return "owner"
+    if link.url in owner.pages:
+        return "owner"
+    if owner.user_host and link.parts.host == owner.user_host:
+        return "owner"  # the owner's user site or another of their project sites
     if "me" in link.rels:
         return "rel-me"
     if link.owner_zone:
         return "owner-zone"
     if label_of(link.identity) in owner.names:
         return "owner-name"
-    if is_ip_host(link.parts.host):
+    if is_mirror_host(link.parts.host):
         return "ip-address"
     return None

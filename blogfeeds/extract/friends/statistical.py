@@ -17,7 +17,7 @@ import re
 import lxml.html
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.filters import DATED_POST
+from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL
 from blogfeeds.extract.friends.keywords import DEAD_HEADING, XFN
 from blogfeeds.extract.friends.measure import Link, Scan, describe
 from blogfeeds.extract.friends.model import Container, LinkRef, ScoredContainer
@@ -165,6 +165,8 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
     """A container's counted links as candidates; what the formula did not count, and why."""
     own, claimed, flt = found.owner.identity, found.claimed, found.filters
     lo, hi = s.container.span
+    entries: list[Link] = []  # deep links that are blogroll entries of their own
+    lists: dict[lxml.html.HtmlElement, bool] = {}
     for link in scan.links:
         if not lo <= link.node < hi or link.el in claimed or link.identity == own:
             continue
@@ -172,12 +174,17 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if reason is None and not link.counted:
             path = link.parts.path
             reason = "post" if DATED_POST.search(path) else "deep-link-or-query"
+            if reason != "post" and not link.parts.query and _listed_entry(link, found, lists):
+                entries.append(link)  # proposed with the counted links below
+                continue
         if reason is not None:
             claimed.add(link.el)
             cand = Candidate(link.url, text_of(link.el), "container", 0.0, link.node)
             cand.verdict = reason
             found.candidates.append(cand)
-    for ref in s.container.external_links:
+    refs = [*s.container.external_links, *(LinkRef(x.url, True, 1, x.el) for x in entries)]
+    refs.sort(key=lambda r: found.by_el[r.element].node if r.element in found.by_el else 0)
+    for ref in refs:
         hit = found.by_el.get(ref.element)
         if hit is None or ref.element in claimed:
             continue
@@ -197,6 +204,67 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if any(w in lowered for w in flt.commercial_words):
             cand.verdict = "sponsored"
         found.candidates.append(cand)
+
+
+_ENTRY_TAGS = frozenset({"li", "tr", "dd", "dt"})
+_ENTRY_LISTS = frozenset({"ul", "ol", "tbody", "table", "dl"})
+ENTRY_LEVELS = 4
+"""Ancestors of a link searched for the list entry (``li``, ``tr``, ``dd``) it sits in."""
+
+
+def _entry_of(el: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The list entry holding ``el`` (an ``li``/``tr``/``dd`` of a list or table), or None."""
+    node = el
+    for _ in range(ENTRY_LEVELS):
+        node = node.getparent()
+        if node is None:
+            return None
+        if node.tag in _ENTRY_TAGS:
+            parent = node.getparent()
+            return node if parent is not None and parent.tag in _ENTRY_LISTS else None
+    return None
+
+
+_FEED_TEXT = re.compile(r"^\W*(?:feed|rss|atom)\W*$", re.IGNORECASE)
+
+
+def _is_feed_link(a: lxml.html.HtmlElement, link: Link) -> bool:
+    """A link to a feed, by its URL or its text (``(Feed)``, ``RSS``)."""
+    return bool(FEED_URL.search(link.url) or _FEED_TEXT.match(text_of(a)))
+
+
+def _entry_links(entry: lxml.html.HtmlElement, found: Found) -> int:
+    """Links of a list entry, not counting a feed beside the site."""
+    count = 0
+    for a in entry.iter("a"):
+        hit = found.by_el.get(a)
+        if hit is not None and not _is_feed_link(a, hit):
+            count += 1
+    return count
+
+
+def _listed_entry(link: Link, found: Found, lists: dict[lxml.html.HtmlElement, bool]) -> bool:
+    """Whether a deep link (``x.org/blog/``, ``host/tjt/plum.html``: the formula does not count
+    it) is a blogroll entry of its own: the only link of its list entry (a feed beside it
+    aside), in a list whose entries mostly link sites' homes (counted friend links). A list of
+    mostly deep links is a list of posts or pages, not of blogs. ``lists`` keeps each list's
+    answer (one pass over a list, however many entries ask)."""
+    entry = _entry_of(link.el)
+    if entry is None or _is_feed_link(link.el, link) or _entry_links(entry, found) != 1:
+        return False
+    parent = entry.getparent()
+    if parent not in lists:
+        homes = deep = 0
+        for a in parent.iter("a"):
+            hit = found.by_el.get(a)
+            if hit is None or hit.verdict is not None or _is_feed_link(a, hit):
+                continue
+            if hit.counted:
+                homes += 1
+            elif not hit.parts.query and not DATED_POST.search(hit.parts.path):
+                deep += 1
+        lists[parent] = homes > deep
+    return lists[parent]
 
 
 CARD_PARTS = 2
