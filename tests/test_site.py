@@ -677,14 +677,23 @@ def write_store(url: str) -> None:
              fetched_at="2026-11-01T00:00:00Z"),
         Blog("c.example", "https://c.example/", title="C", status="no_feed",
              fetched_at="2026-11-01T00:00:00Z"),
+        Blog("d.example", "https://d.example/", status="dns", fetched_at="2026-11-01T00:00:00Z",
+             status_reason="DNS lookup failed: no results for hostname lookup: d.example."),
     ]  # fmt: skip
     links = [
         FriendLink("a.example", "https://b.example/", "b.example", "B"),
         FriendLink("b.example", "https://c.example/", "c.example", "C"),
         FriendLink("c.example", "https://a.example/", "a.example", "A"),
     ]
+    from blogfeeds.storage.runs import Run, record_run
+
     with FeedStore.open(url) as store:
         store.write(blogs, links)
+        record_run(store, Run("blogs", "w1", "2026-11-01T00:00:00Z", "2026-11-01T00:02:05Z",
+                              "finished", blogs=4, friend_links=3, failures=1,
+                              failures_by_kind={"dns": 1}))  # fmt: skip
+        record_run(store, Run("feeds", "w1", "2026-11-10T00:00:00Z", "2026-11-10T00:00:03Z",
+                              "finished", feeds_fetched=2, new_entries=3))  # fmt: skip
         store.sync_feeds(iso_minutes("2026-11-02T00:00:00Z"))
         for blog, days in (("a.example", (3, 5)), ("b.example", (4,))):
             feed_url = next(b.feed_url for b in blogs if b.blog_id == blog)
@@ -730,6 +739,12 @@ def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> No
     sqlite_site = normalised_site(tmp_path / "from-sqlite")
     assert sqlite_site == normalised_site(tmp_path / "from-mysql")
     assert "A&#39;s «notes» 🚀" in sqlite_site["blogs/a.example.html"]
+    assert (
+        "dns (DNS lookup failed: no results for hostname lookup: d.example.)"
+        in (sqlite_site["blogs/d.example.html"])
+    )
+    assert '<td class="failures">1 (dns 1)</td>' in sqlite_site["index.html"]
+    assert '<td class="num new-entries">3</td>' in sqlite_site["index.html"]
 
 
 def test_within_hops_follows_listed_links() -> None:
