@@ -46,6 +46,7 @@ from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import ANSWERED
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
+    RUN_SPIDERS,
     SiteData,
     parse_time,
     plain_text,
@@ -272,7 +273,7 @@ def overview(data: SiteData) -> dict[str, Any]:
         "feed_next": next_due,
         "feeds_failing": failing,
         "top": sorted(blogs, key=lambda b: (-b.get("in_degree", 0), b["blog_id"]))[:10],
-        "runs": {spider: [run_view(r) for r in runs] for spider, runs in data.runs.items()},
+        "runs": {s: [run_view(r) for r in data.runs.get(s, [])] for s in RUN_SPIDERS},
     }
 
 
