@@ -50,6 +50,10 @@ STATUSES = (
 ``blocked``: robots.txt, the SSRF guard or a crawl limit refused the request; ``too_large``:
 the body (or its decompressed form) went past ``DOWNLOAD_MAXSIZE``."""
 
+ANSWERED = frozenset({"ok", "no_feed", "noindex"})
+"""Statuses of a home page that was fetched and read; every other status is a failure (its
+words are the blog's ``status_reason``)."""
+
 TRANSIENT = frozenset({"http_5xx", "timeout", "dns", "unreachable"})
 """Statuses worth retrying later (with backoff); the others are answers, not accidents."""
 

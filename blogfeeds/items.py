@@ -85,7 +85,13 @@ class Blog:
     friend_count: int = 0
     """Number of friend links found (the :class:`FriendLink` items of this blog)."""
     status: str = "ok"
-    """``ok``, ``no_feed``, ``http_4xx``, ``http_5xx``, ``timeout``, ``dns`` or ``blocked``."""
+    """``ok``, ``no_feed``, ``noindex`` or a failure of :data:`blogfeeds.failures.STATUSES`
+    (``http_4xx``, ``http_5xx``, ``timeout``, ``dns``, ``blocked``, ...)."""
+    status_reason: str = ""
+    """Why the status is what it is, in words, when it is not ``ok`` or ``no_feed``: the
+    failure's reason as the crawl log gives it (:func:`blogfeeds.failures.failure_reason`:
+    ``HTTP 404``, ``SSRF guard: 127.0.0.1 is a loopback address; ...``, ``DNS lookup failed:
+    ...``), what made the page unreadable, or the robots directive's source; ``""`` otherwise."""
     fetched_at: str = ""
     """When the home page was fetched: ISO 8601 UTC, e.g. ``2026-11-29T20:36:29Z``."""
     depth: int = 0
@@ -159,6 +165,9 @@ class FeedFetch:
     none; None when the fetch read no feed (nothing learnt)."""
     topic: str = ""
     """The feed's WebSub topic (its ``rel=self`` URL, else the fetched URL) when ``hubs`` is set."""
+    error: str = ""
+    """Why the fetch failed, in words (``HTTP 500``, ``DNS lookup failed: ...``, ``a web page, not
+    a feed (text/html)``); ``""`` when the feed answered (``ok``, ``not_modified``)."""
     lease_owner: str | None = None
     """The worker that fetched the feed under its lease. When the lease expired and another
     worker leased the feed since, the store keeps that worker's schedule row and state and adds

@@ -45,6 +45,10 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         feeds=feeds,
         friend_count=len(report.friends),
         status=report.status,
+        # the words of the crawl's log line ("<url> asks noindex (meta)")
+        status_reason=(
+            f"asks noindex ({', '.join(report.robots.sources)})" if report.robots.noindex else ""
+        ),
         fetched_at=fetched_at,
         depth=depth,
         truncated=",".join(report.truncated),

@@ -118,6 +118,8 @@ EXTENSIONS = {
     "blogfeeds.extensions.summary.CrawlSummary": 500,
     # The reactor's longest stall and the process's peak RSS, as stats.
     "blogfeeds.extensions.health.ReactorHealth": 510,
+    # One row per closed run in the database's `runs` table (the site's overview shows them).
+    "blogfeeds.extensions.runs.RunRecorder": 520,
     # Bad BLOGFEEDS_* values, database URL or SQLite file, REDIS_URL, Redis down: one ERROR
     # line before the crawl opens anything; an unknown BLOGFEEDS_* setting: a WARNING.
     "blogfeeds.extensions.startup.StartupCheck": 0,

@@ -300,6 +300,7 @@ def test_retry_after_pauses_the_whole_host(timeline: dict[str, Any]) -> None:
     assert r1["stats"]["blogfeeds/feeds/host_paused"] == 1
     assert rows1[BUSY1]["status"] == "throttled"
     assert rows1[BUSY1]["consecutive_failures"] == 0  # rate limiting is not a failure
+    assert rows1[BUSY1]["last_error"] == "HTTP 429"
     assert near(rows1[BUSY1]["next_due"], T0 + 120)
     assert rows1[BUSY2]["next_due"] == rows1[BUSY1]["next_due"]
     assert rows1[BUSY2]["lease_owner"] is None and rows1[BUSY2]["status"] == "new"
@@ -344,6 +345,7 @@ def test_a_lying_etag_is_dropped_after_an_unconditional_fetch(timeline: dict[str
     assert const_hit("r3").status == 304  # the server keeps hiding c2
     assert timeline["entries3"][CONST] == ["c1"]
     assert timeline["rows3"][CONST]["status"] == "not_modified"
+    assert timeline["rows3"][CONST]["last_error"] is None
     # 13 h later: still conditional (20 revisit intervals, 66 h or more, for this feed)
     assert (const_hit("r4").headers.get("If-None-Match"), const_hit("r4").status) == ('"same"', 304)
     r7 = const_hit("r7")  # 8 days after the last unconditional GET: none of the validators
@@ -376,6 +378,7 @@ def test_a_feed_turned_html_is_flagged_not_emptied(timeline: dict[str, Any]) -> 
     turn = timeline["rows2"][TURN]
     assert turn["status"] == "html"
     assert turn["consecutive_failures"] == 1
+    assert turn["last_error"].startswith("a web page, not a feed (text/html")
     assert turn["state"]["level_time"] == 200  # a failure is not "unchanged"
     assert near(turn["next_due"], T0 + 4 * HOUR + 200)  # max(level interval, 30-min backoff)
     assert timeline["entries2"][TURN] == ["t1"]
@@ -474,6 +477,7 @@ def test_errors_back_off_and_count(timeline: dict[str, Any]) -> None:
     assert near(first["state"]["failing_since"] and iso(first["state"]["failing_since"]), T0)
     assert near(first["next_due"], T0 + 200)  # max(level interval 200, backoff 30)
     assert (second["status"], second["consecutive_failures"]) == ("http_5xx", 2)
+    assert first["last_error"] == second["last_error"] == "HTTP 503"
     assert second["state"]["dead"] is False  # dead only after two weeks of failures
     assert timeline["r1"]["stats"]["blogfeeds/feeds/error/http_5xx"] == 1
     assert urls(timeline["r1"]).count(DOWN) == 1  # 503 is not retried at once

@@ -156,6 +156,24 @@ def test_a_late_save_leaves_a_newer_lease_and_state_alone(store: FeedStore) -> N
     assert sorted(e["guid"] for e in store.entries(url)) == ["1", "2"]
 
 
+def test_a_failed_fetch_stores_its_reason_until_the_feed_answers(store: FeedStore) -> None:
+    """Schema version 8: ``last_error`` says why the last fetch failed, beside the failures in a
+    row; a fetch that answers clears it."""
+    url = "https://a.example/feed"
+    store.add_feed(url, T0)
+    state = replace(LevelPolicy().initial_state(url, T0), consecutive_failures=2, next_due=T0)
+    store.save_fetch(fetch(url, state, status="dns", http_status=0, error="DNS lookup failed: x"))
+    (row,) = store.schedule()
+    assert (row["status"], row["consecutive_failures"], row["last_error"]) == (
+        "dns",
+        2,
+        "DNS lookup failed: x",
+    )
+    store.save_fetch(fetch(url, replace(state, consecutive_failures=0)))
+    (row,) = store.schedule()
+    assert (row["status"], row["consecutive_failures"], row["last_error"]) == ("ok", 0, None)
+
+
 def test_save_fetch_round_trips_state_and_ignores_known_entries(store: FeedStore) -> None:
     url = "https://a.example/feed"
     store.add_feed(url, T0)

@@ -321,6 +321,38 @@ def test_a_database_unreachable_at_start_stops_the_crawl_cleanly(tmp_path: Path)
     assert stopped.value.reason == "database_down"
 
 
+# --- the record of runs -------------------------------------------------------------------------
+
+
+def test_a_crawl_and_a_feeds_run_on_mariadb_record_their_runs(url: str, tmp_path: Path) -> None:
+    """RunRecorder writes its row off the reactor thread on MySQL: one per run, with what the
+    run stored and fetched, and the reason of a failed blog (a friend answering 404)."""
+    web = bs.blogosphere(5)
+    web.routes[bs.home(0)]["body"] = bs.page(0, 5, [1, 2, 3, 4]).replace(
+        "</ul>", '<li class="flink-item"><a href="http://gone.example/">Gone</a></li></ul>'
+    )
+    with LittleWeb(web.routes) as served:
+        env = served.env()
+        env["MYSQL_URL"] = url
+        for key in ("REDIS_URL", "BLOGFEEDS_DATABASE_URL"):
+            env.pop(key, None)
+        for spider, args in (("blogs", ["-a", f"start_urls={bs.home(0)}"]), ("feeds", [])):
+            cmd = [*bs.crawl_command("RETRY_TIMES=0", spider=spider), *args]
+            log = tmp_path / f"{spider}.log"
+            assert bs.start_worker(cmd, env, log).wait(timeout=240) == 0
+            assert "could not record" not in log.read_text("utf-8", "replace")
+    [(links,)] = query(url, "SELECT COUNT(*) FROM friend_links")
+    columns = "spider, reason, blogs, friend_links, feeds_fetched, new_entries, failures"
+    rows = query(url, f"SELECT {columns}, failures_by_kind FROM runs ORDER BY id")
+    assert rows == [
+        ("blogs", "finished", 6, links, 0, 0, 1, '{"http_4xx": 1}'),
+        ("feeds", "finished", 0, 0, 5, 5, 0, "{}"),
+    ]
+    assert query(url, "SELECT status, status_reason FROM blogs WHERE blog_id = 'gone.example'") == [
+        ("http_4xx", "HTTP 404")
+    ]
+
+
 # --- a crawl whose database sessions are killed while it runs ----------------------------------
 
 

@@ -47,6 +47,13 @@ N = 16
 NO_FEED = {13, 15}
 HOSTILE = 7
 """The blog whose title and entries carry markup, and an entry a ``javascript:`` link."""
+GONE, GONE_ID = "http://gone.example/", "gone.example"
+"""A friend of blog :data:`LISTS_GONE` whose home page answers 404: a blog stored as failed."""
+LISTS_GONE = 5
+REFUSED, REFUSED_ID = "http://127.0.0.1:9/", "127.0.0.1"
+"""A second seed on loopback, which the SSRF guard refuses (the guard is on in this crawl)."""
+FEED_FAILS = 11
+"""The blog whose feed answered the crawl but answers 500 to the feeds run."""
 LANGS = ("en", "zh-CN", "de")
 GENERATORS = ("Hexo 7.3.0", "WordPress 6.4.2", "Hugo 0.140.0")
 ENTRIES = 3
@@ -58,9 +65,12 @@ def title(i: int) -> str:
 
 
 def page(i: int) -> str:
+    homes = [(bs.home(j), j) for j in bs.friends_of(i, N)]
+    if i == LISTS_GONE:
+        homes.append((GONE, 99))
     friends = "\n".join(
-        f'<li class="flink-item"><a href="{bs.home(j)}">朋友 {j}</a><p>Friend {j}</p></li>'
-        for j in bs.friends_of(i, N)
+        f'<li class="flink-item"><a href="{url}">朋友 {j}</a><p>Friend {j}</p></li>'
+        for url, j in homes
     )
     feed = (
         "" if i in NO_FEED else '<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
@@ -124,11 +134,15 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     with LittleWeb(routes()) as web:
         env = web.env({k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}})
         env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+        # the guard's address check on: the little web's hosts are names the proxy resolves,
+        # the loopback seed is refused
+        env["BLOGFEEDS_ALLOW_PRIVATE_TARGETS"] = "0"
         crawl = subprocess.run(
-            [*bs.crawl_command(), "-a", f"start_urls={bs.home(0)}"],
+            [*bs.crawl_command(), "-a", f"start_urls={bs.home(0)},{REFUSED}"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
         assert crawl.returncode == 0, crawl.stderr[-3000:]
+        web.add(f"{bs.home(FEED_FAILS)}feed.xml", {"status": 500, "body": "down"})
         feeds = subprocess.run(
             bs.crawl_command("RETRY_TIMES=0", spider="feeds"),
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -143,6 +157,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         links = store.friend_links()
         entries = store.entries()
         schedule = store.schedule()
+        runs = store.query("SELECT * FROM runs ORDER BY id")
     feed_blog = {url_hash(r["feed_url"]): r["blog_id"] for r in schedule}
     for e in entries:
         e["blog_id"] = feed_blog[e["feed_url_hash"]]
@@ -150,14 +165,57 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     entries.sort(key=lambda e: (e["date"], e["guid"]), reverse=True)
     yield {
         "db": db, "env": env, "site": site, "circle": circle, "blogs": blogs, "links": links,
-        "entries": entries, "built": built.stderr,
+        "entries": entries, "built": built.stderr, "schedule": schedule, "runs": runs,
+        "crawl_log": crawl.stderr, "feeds_log": feeds.stderr,
     }  # fmt: skip
 
 
 def test_the_crawl_stored_what_the_site_is_built_from(crawled: dict[str, Any]) -> None:
-    assert set(crawled["blogs"]) == {bs.host(i) for i in range(N)}
-    assert len(crawled["entries"]) == ENTRIES * (N - len(NO_FEED))
-    assert "site: 16 blog pages" in crawled["built"] and "file://" in crawled["built"]
+    blogs = crawled["blogs"]
+    assert set(blogs) == {bs.host(i) for i in range(N)} | {GONE_ID, REFUSED_ID}
+    assert len(crawled["entries"]) == ENTRIES * (N - len(NO_FEED) - 1)  # FEED_FAILS: none
+    assert f"site: {N + 2} blog pages" in crawled["built"] and "file://" in crawled["built"]
+
+
+def test_failures_are_stored_with_the_reason_the_log_gives(crawled: dict[str, Any]) -> None:
+    """A blog's failure and a feed's are stored in the words of the crawl's log line."""
+    blogs = crawled["blogs"]
+    gone, refused = blogs[GONE_ID], blogs[REFUSED_ID]
+    assert (gone["status"], gone["status_reason"]) == ("http_4xx", "HTTP 404")
+    assert refused["status"] == "blocked"
+    assert refused["status_reason"] == (
+        "SSRF guard: 127.0.0.1 is a loopback address; set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 "
+        "for a local test site"
+    )
+    for blog in (gone, refused):
+        line = f"Blog {blog['url']} failed: {blog['status']} ({blog['status_reason']})"
+        assert line in crawled["crawl_log"]
+    assert all(b["status_reason"] == "" for k, b in blogs.items() if k not in (GONE_ID, REFUSED_ID))
+    rows = {r["blog_id"]: r for r in crawled["schedule"]}
+    failing = rows[bs.host(FEED_FAILS)]
+    assert (failing["status"], failing["consecutive_failures"]) == ("http_5xx", 1)
+    assert failing["last_error"] == "HTTP 500"
+    assert all(r["last_error"] is None for k, r in rows.items() if k != bs.host(FEED_FAILS))
+
+
+def test_each_run_is_recorded_when_it_closes(crawled: dict[str, Any]) -> None:
+    """One row per run: the crawl's stored blogs and failed ones by status, the revisit's
+    fetches, new entries and failures by kind, as the stats of each run said."""
+    blogs, entries = crawled["blogs"], crawled["entries"]
+    crawl, feeds = crawled["runs"]
+    assert (crawl["spider"], crawl["reason"], feeds["spider"], feeds["reason"]) == (
+        "blogs", "finished", "feeds", "finished"
+    )  # fmt: skip
+    assert crawl["started"] <= crawl["finished"] <= feeds["started"] <= feeds["finished"]
+    assert crawl["blogs"] == len(blogs) and crawl["friend_links"] == len(crawled["links"])
+    assert (crawl["failures"], json.loads(crawl["failures_by_kind"])) == (
+        2, {"blocked": 1, "http_4xx": 1}
+    )  # fmt: skip
+    with_feed = sum(1 for b in blogs.values() if b["feed_url"])
+    assert (feeds["feeds_fetched"], feeds["not_modified"]) == (with_feed, 0)
+    assert feeds["new_entries"] == len(entries)
+    assert (feeds["failures"], json.loads(feeds["failures_by_kind"])) == (1, {"http_5xx": 1})
+    assert f"new entries: {len(entries)}" in crawled["feeds_log"]  # the run's own summary
 
 
 def test_every_page_is_written_and_links_stay_inside(crawled: dict[str, Any]) -> None:
@@ -192,7 +250,9 @@ def test_entries_export_filters_by_blog_date_and_hops(crawled: dict[str, Any]) -
     circle = within_hops(crawled["links"], bs.host(1), 1)
     near = scrapy(env, "export", "entries", "--around", bs.host(1), "--hops", "1")
     rows = [json.loads(line) for line in near.stdout.splitlines()]
-    assert {r["blog_id"] for r in rows} == set(circle) - {bs.host(i) for i in NO_FEED}
+    assert {r["blog_id"] for r in rows} == set(circle) - {
+        bs.host(i) for i in {*NO_FEED, FEED_FAILS}
+    }
     assert [r["guid"] for r in rows] == [e["guid"] for e in entries if e["blog_id"] in circle]
     table = scrapy(env, "export", "entries", "--format", "csv", "--blog", bs.host(HOSTILE))
     read = list(csv.DictReader(io.StringIO(table.stdout)))
@@ -353,11 +413,31 @@ def shot(driver: Any, name: str) -> None:
 
 def test_overview_page(browser: Any, crawled: dict[str, Any]) -> None:
     open_page(browser, crawled["site"] / "index.html")
-    assert browser.find_element("id", "n-blogs").text == str(N)
+    assert browser.find_element("id", "n-blogs").text == str(len(crawled["blogs"]))
     assert browser.find_element("id", "n-entries").text == str(len(crawled["entries"]))
     assert browser.find_element("id", "n-links").text == str(len(crawled["links"]))
     platforms = browser.find_element("id", "by-platform").text
     assert "Hexo" in platforms and "WordPress" in platforms and "Hugo" in platforms
+    # the last runs, one table per spider, as the database's runs table holds them
+    for run in crawled["runs"]:
+        rows = browser.find_elements("css selector", f"#runs-{run['spider']} tbody tr")
+        assert [r.get_attribute("data-started") for r in rows] == [run["started"]]
+        cell = {
+            td.get_attribute("class"): td.text for td in rows[0].find_elements("css selector", "td")
+        }
+        assert cell["reason"] == run["reason"] == "finished"
+        kinds = ", ".join(
+            f"{k} {n}" for k, n in sorted(json.loads(run["failures_by_kind"]).items())
+        )
+        assert cell["failures"] == f"{run['failures']} ({kinds})"
+        if run["spider"] == "blogs":
+            assert (cell["num blogs"], cell["num links"]) == (
+                str(run["blogs"]), str(run["friend_links"])
+            )  # fmt: skip
+        else:
+            assert (cell["num fetched"], cell["num new-entries"]) == (
+                str(run["feeds_fetched"]), str(run["new_entries"])
+            )  # fmt: skip
     shot(browser, "overview")
     assert console_errors(browser) == []
 
@@ -381,7 +461,10 @@ def test_directory_lists_every_blog_and_narrows(browser: Any, crawled: dict[str,
     wait(browser, "return !!window.blogfeedsDirectory")
     assert sorted(directory_ids(browser)) == sorted(blogs)
     rows = browser.find_elements("css selector", "#rows tr")
-    assert len(rows) == N and f"{N} blogs" in browser.find_element("id", "count").text
+    assert (
+        len(rows) == len(blogs)
+        and f"{len(blogs)} blogs" in browser.find_element("id", "count").text
+    )
     shot(browser, "directory")
     # sorted by in-degree, most linked first
     degree = dict.fromkeys(blogs, 0)
@@ -471,6 +554,39 @@ def test_blog_page_matches_the_database(browser: Any, crawled: dict[str, Any]) -
     assert console_errors(browser) == []
 
 
+def test_blog_pages_show_failures_with_reasons(browser: Any, crawled: dict[str, Any]) -> None:
+    """The home page's failure (status and reason) and each scheduled feed's (failures in a
+    row, the last status and error) as the database holds them; none on a healthy blog."""
+    blogs = crawled["blogs"]
+    schedule = {r["blog_id"]: r for r in crawled["schedule"]}
+    for blog_id in (GONE_ID, REFUSED_ID, bs.host(FEED_FAILS), bs.host(1)):
+        blog = blogs[blog_id]
+        open_page(browser, crawled["site"] / "blogs" / f"{slug(blog_id)}.html")
+        home = browser.find_elements("css selector", "#failures li.home-failure")
+        feeds = browser.find_elements("css selector", "#failures li.feed-failure")
+        said = f"{blog['status']} ({blog['status_reason']})"
+        if blog["status_reason"]:
+            assert [li.get_attribute("data-status") for li in home] == [blog["status"]]
+            assert said in home[0].text
+            assert browser.find_element("id", "status").text == said
+        else:
+            assert home == [] and browser.find_element("id", "status").text == blog["status"]
+        row = schedule.get(blog_id)
+        if row is not None and row["consecutive_failures"]:
+            assert [li.get_attribute("data-feed") for li in feeds] == [row["feed_url"]]
+            assert feeds[0].get_attribute("data-failures") == str(row["consecutive_failures"])
+            assert f"{row['status']} ({row['last_error']})" in feeds[0].text
+        else:
+            assert feeds == []
+        if not home and not feeds:
+            assert browser.find_element("id", "failures").text.startswith("None")
+        assert console_errors(browser) == []
+    open_page(browser, crawled["site"] / "blogs" / f"{slug(REFUSED_ID)}.html")
+    shot(browser, "blog-refused")
+    open_page(browser, crawled["site"] / "blogs" / f"{slug(bs.host(FEED_FAILS))}.html")
+    shot(browser, "blog-feed-failing")
+
+
 def test_river_order_and_pagination(browser: Any, crawled: dict[str, Any]) -> None:
     entries = crawled["entries"]
     seen: list[str] = []
@@ -508,7 +624,7 @@ def test_graph_has_one_node_per_blog(browser: Any, crawled: dict[str, Any]) -> N
     wait(browser, "return !!window.blogfeedsGraph")
     order = browser.execute_script("return window.blogfeedsGraph.graph.order")
     nodes = browser.execute_script("return window.blogfeedsGraph.graph.nodes()")
-    assert order == N and sorted(nodes) == sorted(crawled["blogs"])
+    assert order == len(crawled["blogs"]) and sorted(nodes) == sorted(crawled["blogs"])
     pairs = {
         (x["source_blog_id"], x["target_blog_id"])
         for x in crawled["links"]
@@ -561,14 +677,23 @@ def write_store(url: str) -> None:
              fetched_at="2026-11-01T00:00:00Z"),
         Blog("c.example", "https://c.example/", title="C", status="no_feed",
              fetched_at="2026-11-01T00:00:00Z"),
+        Blog("d.example", "https://d.example/", status="dns", fetched_at="2026-11-01T00:00:00Z",
+             status_reason="DNS lookup failed: no results for hostname lookup: d.example."),
     ]  # fmt: skip
     links = [
         FriendLink("a.example", "https://b.example/", "b.example", "B"),
         FriendLink("b.example", "https://c.example/", "c.example", "C"),
         FriendLink("c.example", "https://a.example/", "a.example", "A"),
     ]
+    from blogfeeds.storage.runs import Run, record_run
+
     with FeedStore.open(url) as store:
         store.write(blogs, links)
+        record_run(store, Run("blogs", "w1", "2026-11-01T00:00:00Z", "2026-11-01T00:02:05Z",
+                              "finished", blogs=4, friend_links=3, failures=1,
+                              failures_by_kind={"dns": 1}))  # fmt: skip
+        record_run(store, Run("feeds", "w1", "2026-11-10T00:00:00Z", "2026-11-10T00:00:03Z",
+                              "finished", feeds_fetched=2, new_entries=3))  # fmt: skip
         store.sync_feeds(iso_minutes("2026-11-02T00:00:00Z"))
         for blog, days in (("a.example", (3, 5)), ("b.example", (4,))):
             feed_url = next(b.feed_url for b in blogs if b.blog_id == blog)
@@ -614,6 +739,12 @@ def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> No
     sqlite_site = normalised_site(tmp_path / "from-sqlite")
     assert sqlite_site == normalised_site(tmp_path / "from-mysql")
     assert "A&#39;s «notes» 🚀" in sqlite_site["blogs/a.example.html"]
+    assert (
+        "dns (DNS lookup failed: no results for hostname lookup: d.example.)"
+        in (sqlite_site["blogs/d.example.html"])
+    )
+    assert '<td class="failures">1 (dns 1)</td>' in sqlite_site["index.html"]
+    assert '<td class="num new-entries">3</td>' in sqlite_site["index.html"]
 
 
 def test_within_hops_follows_listed_links() -> None:

@@ -212,6 +212,88 @@ def test_blogs_store_the_page_bounds_reached(store: Store) -> None:
     assert [r["truncated"] for r in store.blogs()] == [""]
 
 
+def test_blogs_store_why_a_fetch_failed(store: Store) -> None:
+    """Schema version 8: ``status_reason`` holds the failure's words; a failed re-crawl replaces
+    it and keeps what the last answered crawl read, an answered one clears it."""
+    why = "SSRF guard: 127.0.0.1 is a loopback address; set X for a local test site"
+    store.write([Blog("127.0.0.1", "http://127.0.0.1:9/", status="blocked", status_reason=why)], [])
+    assert [(r["status"], r["status_reason"]) for r in store.blogs()] == [("blocked", why)]
+    store.write([blog()], [])
+    assert [r["status_reason"] for r in store.blogs() if r["blog_id"] == "alice.example"] == [""]
+    store.write([blog(status="http_5xx", status_reason="HTTP 503", feeds=[], title="")], [])
+    row = next(r for r in store.blogs() if r["blog_id"] == "alice.example")
+    assert (row["status"], row["status_reason"], row["title"]) == ("http_5xx", "HTTP 503", "Alice")
+    assert len(row["feeds"]) == 2
+    store.write([blog()], [])
+    row = next(r for r in store.blogs() if r["blog_id"] == "alice.example")
+    assert (row["status"], row["status_reason"]) == ("ok", "")
+
+
+def test_version_8_adds_reasons_and_runs_to_a_version_7_database(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database of version 7 keeps its rows, gains ``status_reason``, ``last_error`` and an
+    empty ``runs`` table; a re-run after a lost version row changes nothing; a read-only reader
+    of the version 7 database sees the new columns as empty."""
+    from blogfeeds.storage.feedstore import FeedStore
+    from blogfeeds.storage.runs import Run, latest_runs, record_run
+
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:7])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 7)
+    with FeedStore.open(url) as store:
+        assert store.schema_version() == 7
+        columns = ("blog_id", "url", "title", "abstract", "language", "generator", "feed_url")
+        columns += ("friend_count", "status", "depth", "first_seen", "fetched_at")
+        marks = ", ".join([store.dialect.param] * len(columns))
+        row = ("alice.example", "https://alice.example/", "Alice", "", "en", "", None, 0)
+        execute_params = (*row, "timeout", 0, "t", "t")
+        with store._transaction() as cursor:
+            cursor.execute(
+                f"INSERT INTO blogs ({', '.join(columns)}) VALUES ({marks})", execute_params
+            )
+        store.add_feed("https://alice.example/index.xml", 0.0, blog_id="alice.example")
+    with FeedStore.open(url, read_only=True) as old:
+        assert [r["status_reason"] for r in old.blogs()] == [""]
+        assert [r["last_error"] for r in old.schedule()] == [None]
+        assert latest_runs(old, "blogs") == []
+    monkeypatch.undo()
+    assert schema.SCHEMA_VERSION >= 8
+    for _ in range(2):
+        with FeedStore.open(url) as store:
+            assert store.schema_version() == schema.SCHEMA_VERSION
+            [row] = store.blogs()
+            assert (row["status"], row["status_reason"], row["title"]) == ("timeout", "", "Alice")
+            assert [r["last_error"] for r in store.schedule()] == [None]
+            assert store.count("runs") == 0
+            execute(store, "DELETE FROM schema_version WHERE version = 8")
+    with FeedStore.open(url) as store:
+        record_run(store, Run("blogs", "w", "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", "x"))
+        assert store.count("runs") == 1
+
+
+def test_runs_are_recorded_and_read_latest_first(store: Store) -> None:
+    from blogfeeds.storage.runs import Run, latest_runs, record_run
+
+    first = Run(
+        "blogs", "node1", "2026-11-30T00:00:00Z", "2026-11-30T01:00:00Z", "finished",
+        blogs=200, friend_links=900, failures=3, failures_by_kind={"dns": 2, "http_4xx": 1},
+    )  # fmt: skip
+    later = replace(first, started="2026-12-01T00:00:00Z", finished="2026-12-01T00:30:00Z",
+                    reason="shutdown", failures=0, failures_by_kind={})  # fmt: skip
+    feeds = Run(
+        "feeds", "w" * 300, "2026-12-01T02:00:00Z", "2026-12-01T02:00:09Z", "r" * 100,
+        feeds_fetched=40, not_modified=30, new_entries=12, failures=1,
+        failures_by_kind={"http_5xx": 1},
+    )  # fmt: skip
+    for run in (first, later, feeds):
+        record_run(store, run)
+    assert latest_runs(store, "blogs") == [later, first]
+    assert latest_runs(store, "blogs", limit=1) == [later]
+    # texts longer than their columns are cut (MySQL in strict mode refuses them otherwise)
+    assert latest_runs(store, "feeds") == [replace(feeds, worker="w" * 255, reason="r" * 64)]
+    assert latest_runs(store, "nothing") == []
+
+
 def test_mysql_ddl_fits_key_limits() -> None:
     """Every MySQL key is ≤ 3072 bytes (utf8mb4 = 4 bytes/char): URLs are keyed by hash."""
     steps = [s for _, version in schema.MIGRATIONS for s in version if isinstance(s, str)]

@@ -93,6 +93,7 @@ BLOG_COLUMNS = (
     "title",
     "feed_url",
     "status",
+    "status_reason",
     "language",
     "generator",
     "platform",

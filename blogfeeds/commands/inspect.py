@@ -49,7 +49,7 @@ from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
-from blogfeeds.failures import failure_status
+from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.option import StartupError
 from blogfeeds.report_items import feed_info
 from blogfeeds.spiders.blogs import downloader_fetch, response_headers
@@ -331,7 +331,8 @@ class Command(ScrapyCommand):
         if failures:
             failure = failures[0]
             status = failure_status(failure)
-            print(f"Could not fetch {url}: {status} ({failure.getErrorMessage()})", file=sys.stderr)
+            # the words the crawl logs and stores (blogs.status_reason)
+            print(f"Could not fetch {url}: {status} ({failure_reason(failure)})", file=sys.stderr)
             self.exitcode = 1
             return
         if not reports:

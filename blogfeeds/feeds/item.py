@@ -48,6 +48,7 @@ def fetch_item(
         host_pause_until=iso(until) if until is not None else None,
         hubs=None if read.websub is None else list(read.websub.hubs),
         topic="" if read.websub is None else read.websub.topic,
+        error=read.error,
         lease_owner=owner,
     )
     return item, new_state

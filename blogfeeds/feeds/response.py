@@ -20,7 +20,7 @@ from typing import Any
 
 from blogfeeds.extract.feedreader import FeedEntry, read_document
 from blogfeeds.extract.feedreader.websub import WebSubLinks, websub_links
-from blogfeeds.failures import status_for_code
+from blogfeeds.failures import REASON_CHARS, status_for_code
 from blogfeeds.revisit import (
     FeedState,
     FetchOutcome,
@@ -35,6 +35,13 @@ from blogfeeds.revisit.hints import header
 logger = logging.getLogger(__name__)
 
 PERMANENT_REDIRECTS = frozenset({301, 308})
+_NOT_A_FEED = {
+    "html": "a web page, not a feed",
+    "other": "not a feed",
+    "empty": "an empty body",
+    "broken": "ill-formed XML without an entry",
+}
+"""The error of a body that is not a feed, by the feed reader's ``kind``."""
 
 
 @dataclass(frozen=True)
@@ -53,12 +60,16 @@ class FetchRead:
     """Stats to count (under ``blogfeeds/feeds/``)."""
     websub: WebSubLinks | None = None
     """The hubs and topic the feed announced (a feed read, else None: nothing known)."""
+    error: str = ""
+    """Why the fetch failed, in words (:attr:`blogfeeds.items.FeedFetch.error`); ``""`` when
+    the feed answered."""
 
     @classmethod
-    def failure(cls, now: float, kind: str, http_status: int = 0) -> FetchRead:
-        """A fetch that failed with ``kind`` (no response, or one that could not be read)."""
+    def failure(cls, now: float, kind: str, reason: str, http_status: int = 0) -> FetchRead:
+        """A fetch that failed with ``kind`` for ``reason`` (no response, or one that could not
+        be read)."""
         outcome = FetchOutcome(fetched_at=now, status=http_status, error=kind)
-        return cls(outcome, kind, counts=(f"error/{kind}",))
+        return cls(outcome, kind, counts=(f"error/{kind}",), error=reason)
 
 
 def read_response(
@@ -87,15 +98,21 @@ def read_response(
         return FetchRead(FetchOutcome(**common), "not_modified", counts=("not_modified",))
     if not 200 <= status < 300:
         outcome = FetchOutcome(**common)
+        said = f"HTTP {status}"  # as blogfeeds.failures.failure_reason words an HTTP error
         if classify(outcome) == "throttled":
-            return FetchRead(outcome, "throttled")
+            return FetchRead(outcome, "throttled", error=said)
         kind = status_for_code(status)
-        return FetchRead(outcome, kind, counts=(f"error/{kind}",))
-    doc = read_document(body, header(headers, "Content-Type") or "", url)
+        return FetchRead(outcome, kind, counts=(f"error/{kind}",), error=said)
+    content_type = header(headers, "Content-Type") or ""
+    doc = read_document(body, content_type, url)
     if not doc.is_feed:
         logger.warning("Feed %s gave no readable feed (%s)", feed_url, doc.kind)
         outcome = FetchOutcome(**common, error=doc.kind)
-        return FetchRead(outcome, doc.kind, counts=(doc.kind, f"error/{doc.kind}"))
+        said = f"{_NOT_A_FEED.get(doc.kind, 'not a feed')} ({content_type or 'no Content-Type'})"
+        if doc.kind == "broken" and doc.problem:
+            said += f": {doc.problem}"
+        said = " ".join(said.split())[:REASON_CHARS]
+        return FetchRead(outcome, doc.kind, counts=(doc.kind, f"error/{doc.kind}"), error=said)
     unique = doc.unique_entries()
     ids = [e.key for e in unique]
     new = [e for e, fresh in zip(unique, split_new_ids(state, ids), strict=True) if fresh]

@@ -35,7 +35,7 @@ import shutil
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -43,8 +43,10 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from blogfeeds.extensions.summary import platform_label
+from blogfeeds.failures import ANSWERED
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
+    RUN_SPIDERS,
     SiteData,
     parse_time,
     plain_text,
@@ -52,6 +54,7 @@ from blogfeeds.site.data import (
     within_hops,
 )
 from blogfeeds.site.feeds import write_atom, write_json_feed
+from blogfeeds.storage.runs import Run
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 PLATFORM_COLORS = (
@@ -270,7 +273,23 @@ def overview(data: SiteData) -> dict[str, Any]:
         "feed_next": next_due,
         "feeds_failing": failing,
         "top": sorted(blogs, key=lambda b: (-b.get("in_degree", 0), b["blog_id"]))[:10],
+        "runs": {s: [run_view(r) for r in data.runs.get(s, [])] for s in RUN_SPIDERS},
     }
+
+
+def run_view(run: Run) -> dict[str, Any]:
+    """What the overview says of one run: its row, how long it took, its failures in words."""
+    start, end = parse_time(run.started), parse_time(run.finished)
+    took = _took((end - start).total_seconds()) if start and end else ""
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(run.failures_by_kind.items()))
+    failures = f"{run.failures} ({kinds})" if kinds else str(run.failures)
+    return {**asdict(run), "took": took, "failures_text": failures if run.failures else "none"}
+
+
+def _took(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 0):.0f} s"
+    return _duration(seconds / 60)
 
 
 def _friend_lists(
@@ -319,6 +338,7 @@ def _revisit(row: Mapping[str, Any]) -> dict[str, Any]:
         "last_change": row.get("last_change"),
         "next_due": row.get("next_due"),
         "status": row.get("status"),
+        "error": row.get("last_error") or "",
         "failures": row.get("consecutive_failures") or 0,
         "dead": bool(state.get("dead")),
         "share_304": share,
@@ -406,6 +426,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
     for blog in data.blogs:
         blog_id = blog["blog_id"]
         extras = [(c, blog.get(c)) for c in OPTIONAL_BLOG_COLUMNS if blog.get(c) not in (None, "")]
+        revisits = [_revisit(r) for r in data.schedule.get(blog_id, [])]
         html = page.render(
             root="../",
             **common,
@@ -413,7 +434,9 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             blog=blog,
             extras=extras,
             platform=platform_label(blog.get("platform"), blog.get("generator")),
-            revisits=[_revisit(r) for r in data.schedule.get(blog_id, [])],
+            revisits=revisits,
+            home_failed=(blog.get("status") or "") not in ANSWERED,
+            feed_failures=[r for r in revisits if r["failures"] or r["error"]],
             friends=lists.get(blog_id, []),
             listed_by=listed_by.get(blog_id, []),
             entries=per_blog.get(blog_id, []),

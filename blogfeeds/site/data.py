@@ -2,11 +2,12 @@
 
 :func:`load` reads every table the pages need through the read-only
 :class:`~blogfeeds.storage.feedstore.FeedStore` readers (SQLite or MySQL alike): blogs with their
-feeds, friend links, schedule rows with their revisit state, and entries, each entry tied to the
-blog of its feed (the schedule row's ``blog_id``, else the blog whose feed list holds the URL,
-else the blog of an alias). Optional blog columns that a newer schema adds (``description``,
-``author``, ``icon_url``, ``last_post_at``, ``activity``) are passed through as read: every
-reader here uses ``dict.get``.
+feeds, friend links, schedule rows with their revisit state, the last runs of the crawl and of
+the revisits, and entries, each entry tied to the blog of its feed (the schedule row's
+``blog_id``, else the blog whose feed list holds the URL, else the blog of an alias). Optional
+blog columns that a newer schema adds (``description``, ``author``, ``icon_url``,
+``last_post_at``, ``activity``) are passed through as read: every reader here uses
+``dict.get``.
 
 An entry's *date* (:func:`entry_date`) is when it was published, else updated, else first seen;
 a date more than a day after the entry was first seen (a feed that dates its posts in the
@@ -25,10 +26,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from blogfeeds.storage.feedstore import FeedStore
+from blogfeeds.storage.runs import Run, latest_runs
 from blogfeeds.storage.schema import url_hash
 
 OPTIONAL_BLOG_COLUMNS = ("description", "author", "icon_url", "last_post_at", "activity")
 """Blog columns a newer schema may hold; shown when present, never required."""
+RUN_SPIDERS = ("blogs", "feeds")
+"""The spiders whose last runs the overview shows: the crawl and the revisits."""
+RUNS_SHOWN = 5
 _FUTURE_SLACK = timedelta(days=1)
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
@@ -127,6 +132,8 @@ class SiteData:
     and ``date`` (:func:`entry_date`)."""
     feeds_scheduled: int = 0
     built_at: str = ""
+    runs: dict[str, list[Run]] = field(default_factory=dict)
+    """The last runs of each of :data:`RUN_SPIDERS`, the latest first (table ``runs``)."""
 
     def entries_of(self, blog_ids: Iterable[str] | None) -> list[dict[str, Any]]:
         """The entries of these blogs (all when None), newest first."""
@@ -188,6 +195,7 @@ def load(
         entries=entries,
         feeds_scheduled=len(schedule),
         built_at=iso(datetime.now(UTC)) or "",
+        runs={spider: latest_runs(store, spider, RUNS_SHOWN) for spider in RUN_SPIDERS},
     )
 
 

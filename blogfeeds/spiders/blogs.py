@@ -280,7 +280,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         depth = response.meta.get("depth", 0)
         if not isinstance(response, TextResponse):
             self.crawler.stats.inc_value("blogfeeds/not_html")
-            yield self._failed_blog(response.url, response.meta, "not_html")
+            kind = response_headers(response).get("Content-Type", "no Content-Type")
+            reason = f"not HTML ({kind})"  # as `scrapy inspect` says it
+            yield self._failed_blog(response.url, response.meta, "not_html", reason)
             return
         try:
             bid = blog_id(response.url)
@@ -348,22 +350,26 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     def _unreadable(self, response: Response, exc: Exception) -> Blog:
         logger.warning("Cannot read %s: %s", response.url, exc)
         self.crawler.stats.inc_value("blogfeeds/decode_error")
-        return self._failed_blog(response.url, response.meta, "decode_error")
+        reason = f"cannot read it: {failure_reason(exc)}"
+        return self._failed_blog(response.url, response.meta, "decode_error", reason)
 
     def home_failed(self, failure: Failure) -> Blog | None:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.strategies)
             return None
-        status = failure_status(failure)
+        status, reason = failure_status(failure), failure_reason(failure)
         self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
-        logger.info("Blog %s failed: %s (%s)", request.url, status, failure_reason(failure))
-        return self._failed_blog(request.url, request.meta, status)
+        logger.info("Blog %s failed: %s (%s)", request.url, status, reason)
+        return self._failed_blog(request.url, request.meta, status, reason)
 
-    def _failed_blog(self, url: str, meta: dict[str, Any], status: str) -> Blog:
+    def _failed_blog(self, url: str, meta: dict[str, Any], status: str, reason: str) -> Blog:
+        """The item of a home page that was not read: its status and the reason in the words
+        of the log line (stored, and shown on the site's page of the blog)."""
         return Blog(
             blog_id=meta.get("blog_id") or blog_id(url),
             url=url,
             status=status,
+            status_reason=reason,
             fetched_at=_now(),
             depth=meta.get("depth", 0),
             activity="dead",  # unreachable (the next answered crawl reads it again)

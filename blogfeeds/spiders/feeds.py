@@ -261,9 +261,10 @@ class FeedsSpider(scrapy.Spider):
                 url=response.url,
                 conditional=bool(response.meta.get("conditional")),
             )
-        except Exception:  # a bug must not stall the host's queue nor keep the lease
+        except Exception as exc:  # a bug must not stall the host's queue nor keep the lease
             logger.exception("Cannot read feed %s", feed.url)
-            read = FetchRead.failure(now, "parse_error", response.status)
+            reason = f"cannot read it: {failure_reason(exc)}"
+            read = FetchRead.failure(now, "parse_error", reason, response.status)
         redirects = response.meta.get("redirect_reasons") or []
         moved_to = permanent_move(feed.url, response.url, redirects, read.status)
         if moved_to is not None:
@@ -274,9 +275,9 @@ class FeedsSpider(scrapy.Spider):
     def feed_failed(self, failure: Failure) -> list[Any]:
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
-        kind = failure_status(failure)
-        logger.info("Feed %s failed: %s (%s)", feed.url, kind, failure_reason(failure))
-        read = FetchRead.failure(self.clock.now(), kind)
+        kind, reason = failure_status(failure), failure_reason(failure)
+        logger.info("Feed %s failed: %s (%s)", feed.url, kind, reason)
+        read = FetchRead.failure(self.clock.now(), kind, reason)
         return [self._finish(feed, request.meta["state"], read, None), *self._after(feed.url)]
 
     def _after(self, url: str) -> list[scrapy.Request]:

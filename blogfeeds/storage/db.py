@@ -72,12 +72,13 @@ _BLOG_COLUMNS = (
     "feed_url",
     "friend_count",
     "status",
+    "status_reason",
     "depth",
     "first_seen",
     "fetched_at",
     "truncated",
 )
-_PROFILE_TEXTS = (
+_NULLABLE_TEXTS = (
     "language_declared",
     "description",
     "description_source",
@@ -85,10 +86,12 @@ _PROFILE_TEXTS = (
     "icon_url",
     "last_post_at",
     "activity",
+    "status_reason",
 )
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
-# A failure keeps what the last answered crawl read, except that an unreachable blog is dead.
-_BLOG_FAILURE_UPDATE = ("status", "fetched_at", "activity")
+# A failure keeps what the last answered crawl read, except that an unreachable blog is dead;
+# its reason replaces the last one.
+_BLOG_FAILURE_UPDATE = ("status", "status_reason", "fetched_at", "activity")
 _FEED_COLUMNS = (
     "blog_id",
     "url",
@@ -438,7 +441,7 @@ class Store:
         ``title``, ``score``, ``reasons`` (list of str) and ``is_main`` (bool). A database older
         than schema version 4 read without migrating (``read_only``) has no platform columns:
         ``platform`` and ``platform_version`` are then those of the stored generator; older
-        than version 5, ``truncated`` is ``""``.
+        than version 5, ``truncated`` is ``""``; older than version 8, ``status_reason``.
         """
         rows = self._dicts("SELECT * FROM blogs ORDER BY blog_id")
         for row in rows:
@@ -447,7 +450,7 @@ class Store:
                 platform = platform_of(row["generator"])
                 row["platform"], row["platform_version"] = platform.name, platform.version
             row.setdefault("truncated", "")
-            for name in _PROFILE_TEXTS:  # NULL, or a database older than version 6
+            for name in _NULLABLE_TEXTS:  # NULL, or a database older than version 6 or 8
                 row[name] = row.get(name) or ""
             row.setdefault("posts_per_month", None)
         avatars: dict[str, list[dict[str, str]]] = {}
@@ -500,6 +503,7 @@ def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
         blog.feed_url,
         blog.friend_count,
         blog.status,
+        blog.status_reason,
         blog.depth,
         blog.fetched_at or now,  # first_seen (kept on update): the first stored fetch
         blog.fetched_at,

@@ -460,6 +460,7 @@ class FeedStore(Store):
             "last_modified": (state.last_modified or None) and state.last_modified[:_SHORT_MAX],
             "consecutive_failures": int(state.consecutive_failures),
             "status": fetch.status,
+            "last_error": fetch.error or None,
             "last_fetch": fetch.fetched_at,
             "lease_owner": None,
             "lease_until": None,
@@ -588,15 +589,16 @@ class FeedStore(Store):
     # --- readers --------------------------------------------------------------------------------
 
     def schedule(self) -> list[dict[str, Any]]:
-        """Every schedule row as a dict (``state`` parsed to a dict, or None), by feed URL."""
+        """Every schedule row as a dict (``state`` parsed to a dict, or None), by feed URL;
+        ``last_error`` is None in a database older than version 8 read without migrating."""
         rows = self.query(
-            "SELECT s.feed_url, s.blog_id, s.interval_minutes, s.rank_score, s.level, s.next_due, "
-            "s.etag, s.last_modified, s.consecutive_failures, s.status, s.last_fetch, "
-            "s.last_change, s.lease_owner, s.lease_until, fs.state FROM schedule s "
+            "SELECT s.*, fs.state FROM schedule s "
             "LEFT JOIN feed_state fs ON fs.feed_url_hash = s.feed_url_hash ORDER BY s.feed_url"
         )
         for row in rows:
+            del row["id"], row["feed_url_hash"]
             row["state"] = json.loads(row["state"]) if row["state"] else None
+            row.setdefault("last_error", None)
         return rows
 
     def entries(self, feed_url: str | None = None) -> list[dict[str, Any]]:

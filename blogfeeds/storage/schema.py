@@ -10,7 +10,8 @@ Every statement is written once, as a template; the few places where the two SQL
     ``platform_version`` (version 4) name the platform of the raw ``generator``; ``truncated``
     (version 5) the page-size bounds its home page reached (``""``: read whole); the profile
     (version 6: ``description``, ``author``, ``icon_url``, ``last_post_at``,
-    ``posts_per_month``, ``activity``, ``language_declared``; :class:`blogfeeds.items.Blog`).
+    ``posts_per_month``, ``activity``, ``language_declared``; :class:`blogfeeds.items.Blog`);
+    ``status_reason`` (version 8) why the status is what it is, in words.
 ``feeds``
     the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
     = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
@@ -28,14 +29,19 @@ Every statement is written once, as a template; the few places where the two SQL
     one row per feed to revisit, unique on ``feed_url_hash``: revisit interval
     ``interval_minutes`` (T), ``rank_score``, ``level``, ``next_due``, the conditional GET
     validators ``etag``/``last_modified``, ``consecutive_failures``, ``status``, ``last_fetch``,
-    ``last_change`` and a lease (``lease_owner``, ``lease_until``) so that several workers can
-    claim due feeds without overlap.
+    ``last_change``, ``last_error`` (version 8: why the last fetch failed, NULL after one that
+    answered) and a lease (``lease_owner``, ``lease_until``) so that several workers can claim
+    due feeds without overlap.
 ``websub`` (version 5)
     one WebSub subscription per feed (:mod:`blogfeeds.storage.websub`), unique on
     ``feed_url_hash`` and on ``callback`` (the random path token of its callback URL).
 ``feed_state`` (version 3)
     the full revisit state of each scheduled feed, unique on ``feed_url_hash``: ``state`` is
     the JSON of :class:`blogfeeds.revisit.FeedState`.
+``runs`` (version 8)
+    one row per closed run of ``scrapy crawl blogs`` or ``scrapy crawl feeds``
+    (:mod:`blogfeeds.storage.runs`): ``spider``, ``worker``, ``started``, ``finished``, the
+    finish ``reason`` and the run's counts (``failures_by_kind`` a JSON object).
 ``schema_version``
     one row per applied migration; the stored schema version is ``MAX(version)``.
 
@@ -414,6 +420,33 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "{create_index} websub_next_action ON websub (next_action)",
         ],
     ),
+    # Version 8: why a blog's status is what it is and why a feed's last fetch failed, in the
+    # words of the crawl log (``failed: blocked (SSRF guard: ...)``); one row per closed run of
+    # ``scrapy crawl blogs`` / ``feeds`` (blogfeeds.storage.runs). Nullable {text}: MySQL gives
+    # TEXT no literal default; readers take NULL as "".
+    (
+        8,
+        [
+            _add_columns("blogs", ["status_reason {text}"]),
+            _add_columns("schedule", ["last_error {text}"]),
+            """CREATE TABLE IF NOT EXISTS runs (
+    id {pk},
+    spider {short} NOT NULL,
+    worker {key} NOT NULL,
+    started {short} NOT NULL,
+    finished {short} NOT NULL,
+    reason {short} NOT NULL,
+    blogs INTEGER NOT NULL DEFAULT 0,
+    friend_links INTEGER NOT NULL DEFAULT 0,
+    feeds_fetched INTEGER NOT NULL DEFAULT 0,
+    not_modified INTEGER NOT NULL DEFAULT 0,
+    new_entries INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    failures_by_kind {text} NOT NULL
+){table_options}""",
+            "{create_index} runs_finished ON runs (spider, finished)",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -434,6 +467,7 @@ TABLES = (
     "schedule",
     "feed_state",
     "websub",
+    "runs",
     "schema_version",
 )
 
