@@ -18,6 +18,12 @@ def feed_info(c: FeedCandidate | DiscoveredFeed) -> FeedInfo:
     return FeedInfo(url=c.url, type=c.type, title=c.title, score=c.score, reasons=list(c.reasons))
 
 
+def status_reason(report: BlogReport) -> str:
+    """Why an answered page is not stored as ``ok``, in the words of the crawl's log line
+    ("<url> asks noindex (meta)"); ``""`` otherwise."""
+    return f"asks noindex ({', '.join(report.robots.sources)})" if report.robots.noindex else ""
+
+
 def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, list[FriendLink]]:
     """The items the crawl stores for a report: the blog, and one link per friend whose URL
     names a blog (``scrapy inspect --json`` shows the same fields)."""
@@ -45,10 +51,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         feeds=feeds,
         friend_count=len(report.friends),
         status=report.status,
-        # the words of the crawl's log line ("<url> asks noindex (meta)")
-        status_reason=(
-            f"asks noindex ({', '.join(report.robots.sources)})" if report.robots.noindex else ""
-        ),
+        status_reason=status_reason(report),
         fetched_at=fetched_at,
         depth=depth,
         truncated=",".join(report.truncated),

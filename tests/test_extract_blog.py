@@ -90,6 +90,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "feeds": data["feeds"],
             "friend_count": len(data["friends"]),
             "status": data["status"],
+            "status_reason": data["status_reason"],
             "truncated": data["truncated"],
         },
         "links": [
@@ -343,7 +344,7 @@ def _stored(db: Path) -> dict[str, Any]:
         }  # fmt: skip
         for name in (
             "language_declared", "description", "description_source", "author", "icon_url",
-            "last_post_at", "activity",
+            "last_post_at", "activity", "status_reason",
         ):  # fmt: skip
             blog[name] = row[name] or ""
         blog["posts_per_month"] = row["posts_per_month"]

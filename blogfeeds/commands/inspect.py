@@ -51,7 +51,7 @@ from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.option import StartupError
-from blogfeeds.report_items import feed_info
+from blogfeeds.report_items import feed_info, status_reason
 from blogfeeds.spiders.blogs import downloader_fetch, response_headers
 
 
@@ -67,6 +67,7 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "blog_id": report.blog_id,
         "encoding": report.encoding,
         "status": report.status,
+        "status_reason": status_reason(report),
         "title": meta.title,
         "language": prof.language,
         "language_declared": prof.language_declared,

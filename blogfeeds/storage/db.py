@@ -483,32 +483,10 @@ class Store:
 
 
 def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
-    return (
-        blog.blog_id,
-        blog.url,
-        blog.title,
-        blog.abstract,
-        blog.language,
-        blog.generator,
-        blog.platform,
-        blog.platform_version,
-        blog.language_declared,
-        blog.description,
-        blog.description_source,
-        blog.author,
-        blog.icon_url,
-        blog.last_post_at or None,
-        blog.posts_per_month,
-        blog.activity,
-        blog.feed_url,
-        blog.friend_count,
-        blog.status,
-        blog.status_reason,
-        blog.depth,
-        blog.fetched_at or now,  # first_seen (kept on update): the first stored fetch
-        blog.fetched_at,
-        blog.truncated,
-    )
+    """The values of ``_BLOG_COLUMNS``, by name: each column is the Blog field of that name,
+    except ``first_seen`` (kept on update: the first stored fetch)."""
+    special = {"first_seen": blog.fetched_at or now, "last_post_at": blog.last_post_at or None}
+    return tuple(special[c] if c in special else getattr(blog, c) for c in _BLOG_COLUMNS)
 
 
 def _feed_rows(blog: Blog) -> list[tuple[Any, ...]]:
