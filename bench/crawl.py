@@ -30,7 +30,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import json
 import logging
+import math
 import os
 import re
 import resource
@@ -43,6 +45,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -116,6 +119,8 @@ class Run:
     timed_out: bool = False
     source: str = ""
     """SHA-256 prefix of the project's Python sources when the crawl started."""
+    results: str = ""
+    """SHA-256 prefix of what the crawl stored (:func:`stored_results`)."""
 
     @property
     def requests_per_min(self) -> float:
@@ -156,6 +161,39 @@ def source_digest(project: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+# Columns that say when or in which order a blog was reached, not what was read from it.
+_UNSTABLE = {"id", "depth", "first_seen", "last_seen", "fetched_at"}
+
+
+def stored_results(con: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """What a crawl stored, per blog id: its ``blogs`` row, its feeds and its friend links
+    (every column but :data:`_UNSTABLE`), rows sorted, so that two crawls of the same web by
+    different code compare equal when they stored the same."""
+    found: dict[str, dict[str, Any]] = {}
+    for table, key in (
+        ("blogs", "blog_id"),
+        ("feeds", "blog_id"),
+        ("friend_links", "source_blog_id"),
+    ):
+        try:
+            cur = con.execute(f"SELECT * FROM {table}")
+        except sqlite3.Error:
+            continue
+        names = [d[0] for d in cur.description]
+        for row in cur:
+            record = {n: v for n, v in zip(names, row, strict=True) if n not in _UNSTABLE}
+            blog = found.setdefault(str(record[key]), {})
+            if table == "blogs":
+                blog["blog"] = record
+            else:
+                blog.setdefault(table, []).append(record)
+    for blog in found.values():
+        for table in ("feeds", "friend_links"):
+            if table in blog:
+                blog[table] = sorted(blog[table], key=repr)
+    return dict(sorted(found.items()))
+
+
 def _redis_calls(url: str) -> dict[str, int]:
     """Commands Redis has run so far, by name (``INFO commandstats``; every client counts)."""
     import redis
@@ -188,6 +226,7 @@ def crawl(
     log_dir: Path | None = None,
     logstats: int = 60,
     project: Path = ROOT,
+    results_file: Path | None = None,
 ) -> Run:
     run = Run(mode, web.n, seeds)
     web.counters = Counters()
@@ -273,6 +312,13 @@ def crawl(
                 for table in ("blogs", "feeds", "friend_links"):
                     with contextlib.suppress(sqlite3.Error):
                         run.rows[table] = con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                lines = [
+                    json.dumps({"blog_id": k, **v}, sort_keys=True, ensure_ascii=False)
+                    for k, v in stored_results(con).items()
+                ]
+            run.results = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
+            if results_file is not None:
+                results_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         if mode == "redis":
             with contextlib.suppress(Exception):
                 _redis_cleanup(redis_url, prefix)
@@ -282,7 +328,7 @@ def crawl(
 def _percentile(values: list[int], pct: float) -> float:
     """The ``pct``-th percentile of ``values`` (nearest rank)."""
     ranked = sorted(values)
-    return float(ranked[max(0, -(-len(ranked) * pct // 100) - 1)]) if ranked else 0.0
+    return float(ranked[max(0, math.ceil(len(ranked) * pct / 100) - 1)]) if ranked else 0.0
 
 
 def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
@@ -340,7 +386,7 @@ def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
         )
     print(
         f"peak RSS {run.peak_rss_mb:.0f} MB; exit status {run.returncode}; "
-        f"project sources {run.source}"
+        f"project sources {run.source}; stored results {run.results}"
     )
     failures = []
     if run.timed_out:
@@ -384,6 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         "--project", type=Path, default=ROOT, help="crawl with the project in this folder"
     )
     parser.add_argument("--log-dir", type=Path, help="keep each crawl's log in this folder")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="write what each crawl stored, a JSON line per blog, to FILE.<mode>.jsonl "
+        "(to diff two crawls of the same web)",
+    )
     parser.add_argument("--logstats", type=int, default=60, help="LOGSTATS_INTERVAL, seconds")
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor fails")
     args = parser.parse_args(argv)
@@ -427,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
                 log_dir=args.log_dir,
                 logstats=args.logstats,
                 project=args.project,
+                results_file=args.results.with_suffix(f".{mode}.jsonl") if args.results else None,
             )
             failures += report(run, bench_ppm, local if mode == "redis" else None)
             if mode == "local":

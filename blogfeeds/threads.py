@@ -70,12 +70,15 @@ _WARM_UP_PAGE = (
 
 def _warm_up() -> None:
     """Read one small page, so that what the extractors build once (the public suffix list's
-    trie, trafilatura's and the feed reader's tables, compiled rules) exists before
-    ``gc.freeze`` rather than being scanned by every full collection of the crawl."""
+    trie, trafilatura's and the feed reader's tables, jusText's stop words, compiled rules)
+    exists before ``gc.freeze`` rather than being scanned by every full collection of the
+    crawl."""
     from blogfeeds.extract.blog import analyze_page  # noqa: PLC0415 - crawl time only
     from blogfeeds.extract.feedreader import read_feed  # noqa: PLC0415
+    from blogfeeds.extract.metadata import load_stop_words  # noqa: PLC0415
 
     analyze_page("https://warm-up.example/", _WARM_UP_PAGE)
+    load_stop_words()
     read_feed(b'<?xml version="1.0"?><rss version="2.0"><channel><title>W</title></channel></rss>')
 
 

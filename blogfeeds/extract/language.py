@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 
 from blogfeeds.extract.page import Page
 
@@ -66,11 +67,13 @@ def detect_language(text: str) -> tuple[str, float]:
     written in many languages, name none (``""``)."""
     counts: dict[str, int] = {}
     letters = 0
-    for ch in text:
+    # Each distinct character once (Counter counts in C, in order of first occurrence, so
+    # the scripts keep the order in which the text meets them: max() breaks ties the same).
+    for ch, n in Counter(text).items():
         if ch.isalpha():
-            letters += 1
+            letters += n
             script = _script(ch)
-            counts[script] = counts.get(script, 0) + 1
+            counts[script] = counts.get(script, 0) + n
     if not letters:
         return "", 0.0
     kana = counts.get("HIRAGANA", 0) + counts.get("KATAKANA", 0)

@@ -245,10 +245,10 @@ def subscribe_links(page: Page) -> list[str]:
         href = (el.get("href") or "").strip()
         if not href or href.startswith("#"):
             continue
-        url = absolute(page.base_url, href)
-        if url is None or not http_url(url) or not same_site(url, page.url):
+        text = _anchor_words(el)[0]  # before the URL: few anchors say subscribe
+        if not (SUBSCRIBE_WORDS.search(text) or FEED_WORDS.search(text)):
             continue
-        text = _anchor_words(el)[0]
-        if SUBSCRIBE_WORDS.search(text) or FEED_WORDS.search(text):
+        url = absolute(page.base_url, href)
+        if url is not None and http_url(url) and same_site(url, page.url):
             out.append(url)
     return out
