@@ -62,6 +62,9 @@ DOWNLOADER_MIDDLEWARES = {
     # An unreachable robots.txt (DNS, refused, timeout) in one DEBUG line, not an ERROR traceback.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "blogfeeds.middlewares.robots.QuietRobotsTxtMiddleware": 100,
+    # A page refreshing to itself is the page, not a redirect the duplicate filter drops.
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "blogfeeds.middlewares.refresh.SelfAwareMetaRefreshMiddleware": 580,
 }
 # The reactor's resolver refuses names answering non-public addresses: the address checked is
 # the address connected to (blogfeeds/middlewares/ssrf.py; DNS rebinding gains nothing).

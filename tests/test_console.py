@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from blogfeeds.feeds.summary import duration, next_due_text
+from blogfeeds.items import Blog
+from blogfeeds.storage.db import Store
 from tests.littleweb import LittleWeb
 from tests.robustness import crawl_blogs
 
@@ -103,3 +105,41 @@ def test_durations_and_next_due_read_as_a_person_says_them() -> None:
     assert next_due_text(100.0, 100.2) == "Next feed due at 1970-01-01T01:40:00Z (due now)"
     assert next_due_text(100.0, 160.0).endswith("(overdue by 1 h)")
     assert next_due_text(100.0, 40.0).endswith("(in 1 h)")
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"), [("abc", "is not a whole number"), ("-1", "is below 0")]
+)
+def test_a_bad_scrapy_setting_the_crawl_relies_on_is_one_line(value: str, problem: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env["BLOGFEEDS_DATABASE_URL"] = ""
+    proc = scrapy(
+        "crawl", "blogs", "-a", "start_urls=http://alpha.example/", "-s", f"DEPTH_LIMIT={value}",
+        env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line]
+    assert errors and errors[0].endswith(f"DEPTH_LIMIT: '{value}' {problem}"), proc.stderr
+
+
+def test_inspect_refuses_a_url_no_request_can_be_made_of_in_one_line() -> None:
+    proc = scrapy("inspect", "http://[::1")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.rstrip().endswith("invalid URL 'http://[::1': Invalid IPv6 URL")
+
+
+def test_export_site_onto_a_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "afile"
+    target.write_text("keep me")
+    db = tmp_path / "db.sqlite3"
+    env = {**os.environ, "BLOGFEEDS_DATABASE_URL": f"sqlite:///{db}"}
+    env.pop("MYSQL_URL", None)
+    with Store.open(f"sqlite:///{db}") as store:
+        store.upsert_blogs([Blog(blog_id="a.example", url="http://a.example/", status="ok")])
+    proc = scrapy("export", "site", str(target), env=env)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.rstrip().endswith("is a file: give a folder to write the site in")
+    assert target.read_text() == "keep me"

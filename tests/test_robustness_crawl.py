@@ -125,6 +125,13 @@ def hostile_web() -> dict[str, Any]:
             "content_type": HTML,
         },
         "http://refresh.example/blog/": {"body": page.format(t="refreshed"), "content_type": HTML},
+        # a page refreshing to itself is the page (not a redirect the dupefilter would drop)
+        "http://selfrefresh.example/": {
+            "body": page.format(t="self").replace(
+                "<head>", '<head><meta http-equiv="refresh" content="0; url=/">', 1
+            ),
+            "content_type": HTML,
+        },
         # robots.txt forbids the feed: no probe may fetch it
         "http://robots.example/": {
             "body": (
@@ -145,12 +152,15 @@ def hostile_web() -> dict[str, Any]:
     }  # fmt: skip
     for n in range(1, 200):
         routes[f"*@trap-{n}.example"] = Route(handler=trap_blog)
-    friends = [(f"http://{host}/", host) for host in FAILING]
+    # first: a link no request can be made of (its port) must not end the blogroll's offers
+    friends = [("http://badport.example:99999/", "Bad port")]
+    friends += [(f"http://{host}/", host) for host in FAILING]
     friends += [
         ("http://calendar-trap.com/", "日历"),
         ("http://diary.example/", "Diary"),
         ("http://private.example/", "Private"),
         ("http://refresh.example/", "Refresh"),
+        ("http://selfrefresh.example/", "Self refresh"),
         ("http://robots.example/", "Robots"),
     ]
     routes["http://hub.example/"] = {"body": blogroll("Hub", friends), "content_type": HTML}
@@ -234,6 +244,20 @@ def test_nofollow_yields_no_friends_to_follow(run: CrawlRun) -> None:
 
 def test_meta_refresh_is_followed(run: CrawlRun) -> None:
     assert run.blogs["refresh.example"]["url"] == "http://refresh.example/blog/"
+
+
+def test_a_page_refreshing_to_itself_is_stored(run: CrawlRun) -> None:
+    assert run.blogs["selfrefresh.example"]["status"] in ("ok", "no_feed")
+    assert run.stat("blogfeeds/meta_refresh_to_self") == 1
+
+
+def test_a_friend_url_with_a_bad_port_is_dropped_and_the_rest_followed(run: CrawlRun) -> None:
+    hub_links = [
+        link["target_url"] for link in run.links if link["source_blog_id"] == "hub.example"
+    ]
+    assert not [url for url in hub_links if "99999" in url]
+    assert "http://robots.example/" in hub_links  # the last of the blogroll
+    assert not [h for h in run.hits if "badport" in h]
 
 
 def test_robots_txt_applies_to_feed_probes(run: CrawlRun) -> None:

@@ -501,6 +501,8 @@ def run_site(store: FeedStore, args: list[str], opts: Namespace, filters: Filter
         graph_limit=opts.graph_limit, base_url=opts.base_url,
     )  # fmt: skip
     out = Path(args[1])
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} is a file: give a folder to write the site in", print_help=False)
     if around is not None and around not in {b["blog_id"] for b in data.blogs}:
         raise UsageError(f"--around {around!r} is not among the selected blogs", print_help=False)
     report = build_site(data, out, options)

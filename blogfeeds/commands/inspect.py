@@ -52,6 +52,7 @@ from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.option import StartupError
 from blogfeeds.report_items import feed_info, status_reason
+from blogfeeds.seeds import check_url
 from blogfeeds.spiders.blogs import downloader_fetch, response_headers
 
 
@@ -285,6 +286,9 @@ class Command(ScrapyCommand):
             raise UsageError("give one http(s) URL, or --file PATH --url URL")
         else:
             url = args[0]
+        problem = check_url(url)  # the crawl's own check of a seed ("http://[::1": one line)
+        if problem is not None:
+            raise UsageError(problem, print_help=False)
         self._crawl(url, body, config, opts)
 
     def _crawl(self, url: str, body: bytes | None, config: ExtractConfig, opts: Namespace) -> None:

@@ -57,6 +57,35 @@ def check_settings(settings: Any) -> None:
     defaults."""
     for config in CONFIGS:
         config.from_settings(settings)
+    for name, low in _SCRAPY_NUMBERS.items():
+        _check_scrapy_number(settings, name, low)
+
+
+# Scrapy's own settings this project reads or relies on, with their lowest working value: a bad
+# one is a traceback inside Scrapy, a negative DEPTH_LIMIT a misleading "no seed names a blog".
+_SCRAPY_NUMBERS = {
+    "DEPTH_LIMIT": 0,
+    "CONCURRENT_REQUESTS": 1,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    "RETRY_TIMES": 0,
+    "DOWNLOAD_TIMEOUT": 0,
+    "DOWNLOAD_MAXSIZE": 0,
+    "MAX_IDLE_TIME_BEFORE_CLOSE": 0,
+}
+_SCRAPY_FLOATS = {"DOWNLOAD_TIMEOUT", "MAX_IDLE_TIME_BEFORE_CLOSE"}
+
+
+def _check_scrapy_number(settings: Any, name: str, low: int) -> None:
+    raw = settings.get(name)
+    if raw is None or raw == "":
+        return
+    kind = "a number" if name in _SCRAPY_FLOATS else "a whole number"
+    try:
+        value = float(raw) if name in _SCRAPY_FLOATS else int(raw)
+    except (TypeError, ValueError):
+        raise StartupError(name, f"{raw!r} is not {kind}") from None
+    if value < low:
+        raise StartupError(name, f"{raw!r} is below {low}")
 
 
 def warn_unknown_settings(settings: Any) -> None:

@@ -1,6 +1,7 @@
-"""Downloader middlewares of blogfeeds: the SSRF guard, crawl limits and retry backoff.
+"""Downloader middlewares of blogfeeds: the SSRF guard, crawl limits, retry backoff, a quiet
+robots.txt and a meta refresh that keeps a page refreshing to itself.
 
-All three are enabled in ``blogfeeds/settings.py`` (``DOWNLOADER_MIDDLEWARES``); each reads its
+All are enabled in ``blogfeeds/settings.py`` (``DOWNLOADER_MIDDLEWARES``); each reads its
 settings once in ``from_crawler``, into its typed config (:mod:`blogfeeds.config`, where the
 defaults and ranges are; ``docs/settings.md``).
 """

@@ -235,10 +235,12 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         while offers:
             url, depth = offers.pop()
             url = crawl_url(url)  # no credentials, no session ids (blogfeeds.extract.directives)
-            try:
-                bid = blog_id(url)
-            except ValueError:
+            bad = check_url(url)  # a bad port or host: one link must not end the page's offers
+            if bad is not None:
+                logger.debug("Not a blog to visit: %s", bad)
+                self.crawler.stats.inc_value("blogfeeds/bad_friend_url")
                 continue
+            bid = blog_id(url)
             best = self.depths.best(bid)
             if best is not None and best <= depth:
                 continue

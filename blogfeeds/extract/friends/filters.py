@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
-from blogfeeds.extract.identity import blog_id, normalize_host, under_public_suffix
+from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, under_public_suffix
 
 _WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.+)$", re.I)
 _INDEX = re.compile(r"/index\.html?$", re.I)
@@ -254,6 +254,7 @@ class Filters:
         if href.startswith("/"):
             m = _BASE.match(base)
             if m and _PLAIN_PATH.match(href) and "/." not in href and "//" not in href:
+                _check_port(m.group(3))
                 path = _INDEX.sub("/", href)
                 origin = f"{m.group(1).lower()}://{m.group(2).lower()}{m.group(3) or ''}"
                 return Cleaned(origin + path, True, normalize_host(m.group(2)), path, "")
@@ -263,6 +264,7 @@ class Filters:
             if m and "/." not in path and "//" not in path:
                 host = m.group(2).lower()
                 if "archive.org" not in host:
+                    _check_port(m.group(3))
                     path = _INDEX.sub("/", path)
                     url = f"{m.group(1).lower()}://{host}{m.group(3) or ''}{path}"
                     return Cleaned(url, True, normalize_host(host), path, "")
@@ -273,6 +275,10 @@ class Filters:
         stored nor followed), fragment, ``index.html`` and tracking keys."""
         url = unwrap_wayback(url.strip())
         parts = urlsplit(url)
+        try:
+            parts.port  # noqa: B018 - raises on a port out of range
+        except ValueError as exc:  # no URL to fetch: an invalid link, as a bad host is
+            raise InvalidURL(f"{url}: {exc}") from None
         netloc = parts.netloc.rpartition("@")[2].lower()
         path = _INDEX.sub("/", parts.path)
         query = parts.query
@@ -329,6 +335,12 @@ class Filters:
         if self.shorteners.entry_of(where) is not None or _looks_short(where.path):
             return "shortener"
         return None
+
+
+def _check_port(port: str | None) -> None:
+    """:class:`InvalidURL` for a ``:port`` past 65535 (``urlsplit(...).port`` raises too)."""
+    if port and int(port[1:]) > 65535:
+        raise InvalidURL(f"port out of range 0-65535: {port[1:]}")
 
 
 def _hosted_blog(url: str, entry: str) -> bool:
