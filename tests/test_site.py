@@ -31,8 +31,8 @@ import feedparser
 import pytest
 
 from blogfeeds.revisit import from_minutes
-from blogfeeds.site.build import slug
-from blogfeeds.site.data import entry_date, plain_text, within_hops
+from blogfeeds.site.build import overview, slug
+from blogfeeds.site.data import entry_date, load, plain_text, within_hops
 from blogfeeds.storage.feedstore import FeedStore, iso_minutes
 from blogfeeds.storage.schema import url_hash
 from tests import blogosphere as bs
@@ -826,3 +826,19 @@ def test_profile_columns_are_shown(tmp_path: Path) -> None:
     row = next(r for r in directory["rows"] if r[0] == "a.example")
     assert row[directory["columns"].index("last")] == "2026-11-20T00:00:00Z"
     assert row[directory["columns"].index("description")] == "Essays on gardens"
+
+
+def test_the_overview_counts_feeds_no_blog_is_known_for(tmp_path: Path) -> None:
+    """``scrapy crawl feeds -a feed=URL`` schedules a feed without a blog: its failures and
+    fetches are the revisit side's, and the overview counts them."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    with FeedStore.open(url) as store:
+        store.add_feed("http://lone.example/feed.xml", 0.0)
+        store.connection.raw.execute(
+            "UPDATE schedule SET consecutive_failures = 2, last_fetch = '2026-11-30T00:00:00Z'"
+        )
+        store.connection.raw.commit()
+        data = load(store, [], [])
+    shown = overview(data)
+    assert (shown["feeds_scheduled"], shown["feeds_failing"]) == (1, 1)
+    assert shown["feed_last"] == "2026-11-30T00:00:00Z"

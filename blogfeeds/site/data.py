@@ -126,7 +126,8 @@ class SiteData:
     """Blog rows (``feeds`` included), each with ``in_degree`` and ``out_degree``."""
     links: list[dict[str, Any]]
     schedule: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Schedule rows (``state`` parsed) by blog id."""
+    """Schedule rows (``state`` parsed) by blog id; ``""``: feeds no blog is known for (they
+    count in the overview's revisit figures)."""
     entries: list[dict[str, Any]] = field(default_factory=list)
     """Entries newest first, each with ``blog_id`` (None when no blog is known), ``feed_url``
     and ``date`` (:func:`entry_date`)."""
@@ -175,10 +176,9 @@ def load(
     schedule = store.schedule() if revisits else []
     owners = _feed_owners(blogs, schedule, store.aliases() if revisits else [])
     by_blog: dict[str, list[dict[str, Any]]] = {}
-    for row in schedule:
+    for row in schedule:  # a feed no blog is known for (scrapy crawl feeds -a feed=) under ""
         blog_id = row.get("blog_id") or owners.get(url_hash(row["feed_url"]), ("", None))[1]
-        if blog_id:
-            by_blog.setdefault(blog_id, []).append(row)
+        by_blog.setdefault(blog_id or "", []).append(row)
     entries = []
     for entry in store.entries() if revisits else []:
         feed_url, blog_id = owners.get(entry.pop("feed_url_hash"), ("", None))
