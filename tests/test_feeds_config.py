@@ -43,6 +43,8 @@ def test_values_are_read_and_the_loop_argument_wins() -> None:
     )
     assert not FeedsConfig.from_settings(settings, loop="no").loop
     assert FeedsConfig.from_settings(project_settings(), loop="yes").loop
+    with pytest.raises(StartupError, match=r"-a loop: 'maybe' is not true or false"):
+        FeedsConfig.from_settings(project_settings(), loop="maybe")
 
 
 @pytest.mark.parametrize(

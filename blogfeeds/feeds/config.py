@@ -9,6 +9,7 @@ from typing import Any
 
 from blogfeeds.config import FeedsWorkerConfig, FrontierConfig, RevisitConfig
 from blogfeeds.feeds.clock import start_minutes
+from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, LevelPolicy, make_policy
 
 
@@ -51,11 +52,7 @@ class FeedsConfig:
             level_mode=revisit.level_mode,
             initial_t=float(revisit.initial_t),
             rank=revisit.rank,
-            loop=(
-                str(loop).strip().lower() in {"1", "true", "yes", "on"}
-                if loop is not None
-                else worker.loop
-            ),
+            loop=_loop_argument(loop) if loop is not None else worker.loop,
             batch=worker.batch,
             max_sleep=max(1.0, worker.max_sleep),
             start=start_minutes(worker.now),
@@ -69,3 +66,14 @@ class FeedsConfig:
             level_mode=self.level_mode,
             initial_time=self.initial_t,
         )
+
+
+def _loop_argument(value: str) -> bool:
+    """``-a loop=``: yes or no in the words a boolean setting takes; anything else is an error
+    (``loop=maybe`` ran once, silently)."""
+    word = str(value).strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("", "0", "false", "no", "off"):
+        return False
+    raise StartupError("-a loop", f"{value!r} is not true or false (1/0, yes/no, on/off)")
