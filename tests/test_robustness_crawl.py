@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -201,6 +202,11 @@ def test_every_failure_kind_is_stored_with_its_status(run: CrawlRun) -> None:
     for bid, status in FAILING.items():
         assert statuses.get(bid) == status, bid
     assert run.stat("blogfeeds/blog_failed/too_large") == 2
+    failed = re.findall(r"\] INFO: Blog (\S+) failed: (\w+) \(", run.log)
+    hop = {"longredirect.example": "longurl.example"}  # the line names the request that failed
+    for host, status in FAILING.items():  # each failed blog is one INFO line with its status
+        where = hop.get(host, host)
+        assert any(said == status and where in url for url, said in failed), host
     assert run.stat("blogfeeds/limits/url_too_long") >= 1
     assert LONG not in run.hits
 

@@ -284,6 +284,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/not_html")
             kind = response_headers(response).get("Content-Type", "no Content-Type")
             reason = f"not HTML ({kind})"  # as `scrapy inspect` says it
+            logger.info("Blog %s failed: not_html (%s)", response.url, reason)
             yield self._failed_blog(response.url, response.meta, "not_html", reason)
             return
         try:
@@ -350,9 +351,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             )
 
     def _unreadable(self, response: Response, exc: Exception) -> Blog:
-        logger.warning("Cannot read %s: %s", response.url, exc)
         self.crawler.stats.inc_value("blogfeeds/decode_error")
         reason = f"cannot read it: {failure_reason(exc)}"
+        logger.info("Blog %s failed: decode_error (%s)", response.url, reason)
         return self._failed_blog(response.url, response.meta, "decode_error", reason)
 
     def home_failed(self, failure: Failure) -> Blog | None:
