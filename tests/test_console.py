@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from scrapy.utils.test import get_crawler
 
 from blogfeeds.feeds.summary import duration, next_due_text
 from blogfeeds.items import Blog
+from blogfeeds.spiders.blogs import BlogsSpider
+from blogfeeds.spiders.feeds import FeedsSpider
 from blogfeeds.storage.db import Store
 from tests.littleweb import LittleWeb
 from tests.robustness import crawl_blogs
@@ -143,3 +146,23 @@ def test_export_site_onto_a_file_is_refused(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     assert proc.stderr.rstrip().endswith("is a file: give a folder to write the site in")
     assert target.read_text() == "keep me"
+
+
+IGNORED = "not an argument of this spider, ignored; "
+
+
+@pytest.mark.parametrize(
+    ("spider", "given", "said"),
+    [
+        ("feeds", {"lop": "true"}, "-a lop: " + IGNORED + "did you mean -a loop=?"),
+        ("blogs", {"seed": "x.txt"}, "-a seed: " + IGNORED + "did you mean -a seeds=?"),
+        ("blogs", {"_job": "abc"}, None),  # scrapyd's own arguments pass
+    ],
+)
+def test_a_misspelt_spider_argument_is_a_warning(
+    spider: str, given: dict[str, str], said: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    cls = {"blogs": BlogsSpider, "feeds": FeedsSpider}[spider]
+    with caplog.at_level("WARNING", logger="blogfeeds.spiders.arguments"):
+        cls.from_crawler(get_crawler(cls, {"BLOGFEEDS_EXTRACT_THREADS": 0}), **given)
+    assert [r.getMessage() for r in caplog.records] == ([said] if said else [])

@@ -50,6 +50,7 @@ from blogfeeds.option import StartupError
 from blogfeeds.report_items import blog_items
 from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet
+from blogfeeds.spiders.arguments import warn_unknown_arguments
 from blogfeeds.strategies import StaleRequest
 from blogfeeds.threads import extract_runner
 
@@ -138,6 +139,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
+        warn_unknown_arguments(kwargs, ("start_urls", "seeds"))
         self.start_urls_arg = start_urls
         self.seeds_arg = seeds
         # Best depth of every blog seen (scheduling-time dedupe) and blog ids analysed; bounded

@@ -71,6 +71,7 @@ from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditio
 from blogfeeds.revisit.core import classify
 from blogfeeds.revisit.push import with_push
 from blogfeeds.seeds import check_url
+from blogfeeds.spiders.arguments import warn_unknown_arguments
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, iso, slot_of
 from blogfeeds.storage.url import blocking_io
 from blogfeeds.threads import extract_runner
@@ -102,6 +103,7 @@ class FeedsSpider(scrapy.Spider):
 
     def __init__(self, feed: str | None = None, loop: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        warn_unknown_arguments(kwargs, ("feed", "loop"))
         self.feed_arg = feed
         self.config = FeedsConfig()
         self.store: FeedStore | None = None
