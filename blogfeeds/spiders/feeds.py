@@ -186,8 +186,8 @@ class FeedsSpider(scrapy.Spider):
             task = "fetching feeds as they come due, until stopped (loop)"
         else:
             task = f"fetching the feeds due at {iso(now)}, then exiting"
-        if self.config.start is not None:
-            task += f"; virtual time {iso(now)} (BLOGFEEDS_NOW)"
+        if self.config.start is not None:  # the time set, not the clock's: it runs from there
+            task += f"; virtual time {iso(self.config.start)} (BLOGFEEDS_NOW)"
         return task
 
     # --- per-host queues ------------------------------------------------------------------------
