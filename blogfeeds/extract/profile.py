@@ -45,6 +45,7 @@ import lxml.html
 from lxml.cssselect import CSSSelector
 
 from blogfeeds.extract.feedreader import FeedDocument
+from blogfeeds.extract.feedreader.entries import iso_utc
 from blogfeeds.extract.icon import best_icon
 from blogfeeds.extract.language import check_language, page_text
 from blogfeeds.extract.page import Page
@@ -185,7 +186,7 @@ def read_profile(
         author_source=author_source,
         icon_url=icon or favicon,
         icon_source="declared" if icon else "favicon" if favicon else "",
-        last_post_at=_iso(last) if last else "",
+        last_post_at=iso(last) if last else "",
         last_post_source=last_source,
         posts_per_month=posts_per_month(feed, now),
         activity=activity(last, now, config),
@@ -459,36 +460,9 @@ def _walk(data: Any, depth: int) -> Iterable[dict[str, Any]]:
             yield from _walk(value, depth + 1)
 
 
-def parse_date(value: str) -> datetime | None:
-    """An ISO 8601 date or date-time as a UTC datetime (naive = UTC), None when not one."""
-    return _parse_date(value)
-
-
 def plausible(when: datetime | None, now: datetime) -> datetime | None:
     """``when`` unless it is after ``now`` + 1 day or before 1995 (a clock or a template's
     placeholder, not a post)."""
-    return _plausible(when, now)
-
-
-def iso(when: datetime) -> str:
-    """``when`` as ISO 8601 UTC with a ``Z``."""
-    return _iso(when)
-
-
-def _parse_date(value: str) -> datetime | None:
-    text = value.strip()
-    if not text:
-        return None
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        text += "T00:00:00"
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-
-
-def _plausible(when: datetime | None, now: datetime) -> datetime | None:
     if when is None or when < _EARLIEST or when > now + timedelta(days=1):
         return None
     return when
@@ -500,7 +474,7 @@ def feed_dates(feed: FeedDocument | None, now: datetime) -> list[datetime]:
         return []
     dates = []
     for entry in feed.entries:
-        when = _plausible(_parse_date(entry.published or entry.updated or ""), now)
+        when = plausible(iso_utc(entry.published or entry.updated or ""), now)
         if when is not None:
             dates.append(when)
     return sorted(dates, reverse=True)
@@ -513,9 +487,9 @@ def last_post(
     dates = feed_dates(feed, now)
     if dates:
         return dates[0], "feed"
-    found = [_plausible(_parse_date(meta.get("article:published_time", "")), now)]
+    found = [plausible(iso_utc(meta.get("article:published_time", "")), now)]
     found += [
-        _plausible(_parse_date(t.get("datetime") or ""), now)
+        plausible(iso_utc(t.get("datetime") or ""), now)
         for t in page.tree.iter("time")
         if not _updated(t)
     ]
@@ -542,7 +516,7 @@ def _dated_links(page: Page, now: datetime) -> list[datetime | None]:
             continue
         y, m, d = (int(g) for g in match.groups())
         try:
-            found.append(_plausible(datetime(y, m, d, tzinfo=UTC), now))
+            found.append(plausible(datetime(y, m, d, tzinfo=UTC), now))
         except ValueError:
             continue
     return found
@@ -573,7 +547,7 @@ def _dated_texts(page: Page, now: datetime) -> list[datetime | None]:
             continue
         for y, m, d in _TEXT_DATE.findall(element.text_content()[:200]):
             try:
-                found.append(_plausible(datetime(int(y), int(m), int(d), tzinfo=UTC), now))
+                found.append(plausible(datetime(int(y), int(m), int(d), tzinfo=UTC), now))
             except ValueError:
                 continue
     return found
@@ -609,5 +583,6 @@ def activity(last: datetime | None, now: datetime, config: ProfileConfig | None 
     return "slowing"
 
 
-def _iso(when: datetime) -> str:
+def iso(when: datetime) -> str:
+    """``when`` as ISO 8601 UTC with a ``Z``."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -43,12 +43,12 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from blogfeeds.extensions.summary import platform_label
+from blogfeeds.extract.feedreader.entries import iso_utc
 from blogfeeds.failures import ANSWERED
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
     RUN_SPIDERS,
     SiteData,
-    parse_time,
     plain_text,
     web_url,
     within_hops,
@@ -149,7 +149,7 @@ def language_of(blog: Mapping[str, Any]) -> str:
 
 def last_post(blog: Mapping[str, Any], newest: Mapping[str, str]) -> str:
     """The blog's ``last_post_at`` column when the schema has it, else its newest entry."""
-    stored = parse_time(blog.get("last_post_at"))
+    stored = iso_utc(blog.get("last_post_at"))
     if stored is not None:
         return stored.strftime("%Y-%m-%dT%H:%M:%SZ")
     return newest.get(blog["blog_id"], "")
@@ -279,7 +279,7 @@ def overview(data: SiteData) -> dict[str, Any]:
 
 def run_view(run: Run) -> dict[str, Any]:
     """What the overview says of one run: its row, how long it took, its failures in words."""
-    start, end = parse_time(run.started), parse_time(run.finished)
+    start, end = iso_utc(run.started), iso_utc(run.finished)
     took = _took((end - start).total_seconds()) if start and end else ""
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(run.failures_by_kind.items()))
     failures = f"{run.failures} ({kinds})" if kinds else str(run.failures)

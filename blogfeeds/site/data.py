@@ -25,6 +25,7 @@ from html import unescape
 from typing import Any
 from urllib.parse import urlsplit
 
+from blogfeeds.extract.feedreader.entries import iso_utc
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.runs import Run, latest_runs
 from blogfeeds.storage.schema import url_hash
@@ -39,18 +40,6 @@ _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
 
 
-def parse_time(value: Any) -> datetime | None:
-    """An aware UTC datetime of an ISO 8601 string (``Z``, an offset, or naive = UTC); None when
-    empty or unreadable."""
-    if not value or not isinstance(value, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
-
-
 def iso(dt: datetime | None) -> str | None:
     """``2026-11-29T20:36:29Z`` of an aware datetime (None stays None)."""
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if dt else None
@@ -58,8 +47,8 @@ def iso(dt: datetime | None) -> str | None:
 
 def entry_date(entry: Mapping[str, Any]) -> str:
     """The entry's date for ordering and display (see the module docstring), ISO 8601 UTC."""
-    seen = parse_time(entry.get("first_seen"))
-    given = parse_time(entry.get("published")) or parse_time(entry.get("updated"))
+    seen = iso_utc(entry.get("first_seen"))
+    given = iso_utc(entry.get("published")) or iso_utc(entry.get("updated"))
     if given is None or (seen is not None and given > seen + _FUTURE_SLACK):
         given = seen
     return iso(given) or ""
@@ -206,7 +195,7 @@ def day_bound(value: str, end: bool) -> str:
     if len(text) == 10:
         day = datetime.fromisoformat(text).date().isoformat()
         return f"{day}T{'23:59:59' if end else '00:00:00'}Z"
-    dt = parse_time(text)
+    dt = iso_utc(text)
     if dt is None:
         raise ValueError(f"not an ISO 8601 date or time: {value!r}")
     return iso(dt) or ""

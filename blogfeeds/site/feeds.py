@@ -17,7 +17,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from blogfeeds.site.data import iso, parse_time, plain_text, web_url
+from blogfeeds.extract.feedreader.entries import iso_utc
+from blogfeeds.site.data import iso, plain_text, web_url
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
@@ -125,7 +126,7 @@ def write_json_feed(
         link = web_url(entry.get("link"))
         if link:
             item["url"] = link
-        modified = iso(parse_time(entry.get("updated")))
+        modified = iso(iso_utc(entry.get("updated")))
         if modified:
             item["date_modified"] = modified
         name = entry.get("author") or blog.get("title") or entry.get("blog_id")

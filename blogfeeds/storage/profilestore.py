@@ -15,7 +15,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from blogfeeds.extract.profile import ProfileConfig, activity, iso, parse_date, plausible, rate
+from blogfeeds.extract.feedreader.entries import iso_utc
+from blogfeeds.extract.profile import ProfileConfig, activity, iso, plausible, rate
 
 
 def _entry_dates(cursor: Any, dialect: Any, blog_id: str, now: datetime) -> list[datetime]:
@@ -27,7 +28,7 @@ def _entry_dates(cursor: Any, dialect: Any, blog_id: str, now: datetime) -> list
     )
     dates = []
     for published, updated in cursor.fetchall():
-        when = plausible(parse_date(str(published or updated or "")), now)
+        when = plausible(iso_utc(str(published or updated or "")), now)
         if when is not None:
             dates.append(when)
     return sorted(dates, reverse=True)
@@ -42,7 +43,7 @@ def refresh_blog(
 ) -> bool:
     """Update the last post, rate and activity of ``blog_id`` from its stored entries, at
     ``now_iso`` (the fetch time); False when the blog has no row or no dated entry."""
-    now = parse_date(now_iso) or datetime.now(UTC)
+    now = iso_utc(now_iso) or datetime.now(UTC)
     dates = _entry_dates(cursor, dialect, blog_id, now)
     if not dates:
         return False
@@ -51,7 +52,7 @@ def refresh_blog(
     row = cursor.fetchone()
     if row is None:
         return False
-    stored = parse_date(str(row[0] or ""))
+    stored = iso_utc(str(row[0] or ""))
     last = max(d for d in (dates[0], stored) if d is not None)
     cursor.execute(
         f"UPDATE blogs SET last_post_at = {p}, posts_per_month = {p}, activity = {p} "
