@@ -223,7 +223,16 @@ def test_a_killed_workers_in_flight_requests_are_requeued_on_restart(
     assert time.monotonic() - started >= 0.2  # waited out the predecessor's liveness key
     assert redis.hlen(keys.inflight) == 0
     assert redis.zcard(keys.requests) == 3
-    assert redis.lrange(keys.start_urls, 0, -1) == [b'{"url": "http://seed.example/"}']
+    # each marked: the killed run may have recorded its links' offers without queueing them
+    assert [json.loads(x) for x in redis.lrange(keys.start_urls, 0, -1)] == [
+        {"url": "http://seed.example/", "meta": {"frontier_recovered": True}}
+    ]
+    queued = [JsonRequestSerializer.loads(x) for x in redis.zrange(keys.requests, 0, -1)]
+    assert sorted(e["meta"].get("frontier_recovered", False) for e in queued) == [
+        False,
+        True,
+        True,
+    ]
     assert again.stats.get_value("frontier/recovered") == 3
     # another worker id does not take them: each worker recovers only its own
     sched2, _ = scheduler(prefix, worker="w2")
@@ -386,6 +395,39 @@ def test_a_worker_killed_mid_crawl_then_restarted_loses_nothing(
     assert set(blogs) == web.blog_ids and max(blogs.values()) == 1
     assert links == web.edges()
     assert redis.hlen(keys.inflight) == 0 and redis.scard(keys.claims) == 0
+
+
+def test_links_a_killed_worker_offered_but_never_queued_are_crawled_after_its_restart(
+    little_web: tuple[bs.Blogosphere, LittleWeb],
+    redis: Any,
+    prefix: str,
+    mysql_url: str,
+    tmp_path: Path,
+) -> None:
+    """The state a SIGKILL leaves between recording a friend's depth and queueing its request
+    (the race behind a lost blog in the kill test above): the page in flight, its friends' depths
+    recorded, none queued. The restarted worker re-reads the page and queues the friends."""
+    _, served = little_web
+    served.clear_hits()
+    keys = FrontierKeys(prefix, "blogs", "w1")
+    _, spider = scheduler(prefix, worker="writer")  # TinySpider has the callbacks' names
+    page = home_request(spider, bs.home(0), bs.host(0))
+    page.meta["depth"] = 0
+    redis.hset(keys.inflight, "r1", JsonRequestSerializer.dumps(page.to_dict(spider=spider)))
+    redis.hset(keys.depths, bs.host(0), "0")
+    friends = bs.friends_of(0, N_BLOGS)
+    redis.hset(keys.depths, mapping={bs.host(j): "1" for j in friends})
+    log = tmp_path / "w1.log"
+    env = worker_env(served, prefix, mysql_url)
+    proc = bs.start_worker(worker_cmd("w1", tmp_path, "DEPTH_LIMIT=1"), env, log)
+    assert proc.wait(timeout=120) == 0
+    assert_clean(log)
+    hits = Counter(hit.url for hit in served.hits())
+    assert {bs.home(j) for j in [0, *friends]} <= set(hits)
+    assert [url for url, n in hits.items() if n > 1] == []
+    blogs, _ = stored(mysql_url)
+    assert set(blogs) == {bs.host(j) for j in [0, *friends]}
+    assert int(stats_of(log)["frontier/reoffered"]) == len(friends)
 
 
 def test_an_idle_worker_waits_for_work_then_closes(

@@ -224,10 +224,12 @@ def test_a_hostile_entry_left_in_flight_is_quarantined_at_restart() -> None:
         sched.open(spider)
         assert client.hlen(keys.inflight) == 0
         assert client.lrange(keys.bad, 0, -1) == [_entry(_class="scrapy.http.Response")]
-        assert client.zrange(keys.requests, 0, -1) == [_entry(priority=3)]
+        [requeued] = client.zrange(keys.requests, 0, -1)
+        assert json.loads(requeued)["url"] == "https://b.example/"
         assert crawler.stats.get_value("frontier/quarantined/class") == 1
         request = sched.next_request()
         assert request is not None and request.priority == 3
+        assert request.meta["frontier_recovered"] is True
         sched.close("finished")
 
 

@@ -27,6 +27,11 @@ SEED_BATCH = 100
 LEASE_META = "frontier_lease"
 """Request meta key holding the in-flight lease id of a request popped from the frontier."""
 
+RECOVERED_META = "frontier_recovered"
+"""Request (and seed) meta key set on what a restarted worker re-queued from its previous run's
+in-flight entries: that run may have recorded offers (blog depths) whose requests it was killed
+before queueing, so the page's links are offered again and the shared dupefilter decides."""
+
 
 @dataclass(frozen=True)
 class FrontierKeys:

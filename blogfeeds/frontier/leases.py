@@ -11,6 +11,7 @@ run's entries back in the queue (:meth:`Leases.recover`).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import scrapy
 from redis.exceptions import RedisError
 
-from blogfeeds.frontier.defaults import FrontierKeys
+from blogfeeds.frontier.defaults import RECOVERED_META, FrontierKeys
 from blogfeeds.frontier.outage import RedisOutage
 from blogfeeds.frontier.scripts import RELEASE_CLAIMS
 
@@ -102,12 +103,15 @@ class Leases:
         self,
         kind: str,
         decode: Callable[[bytes], scrapy.Request],
+        encode: Callable[[scrapy.Request], bytes],
         quarantine: Callable[[str, bytes, str, Exception], None],
     ) -> None:
         """Put the previous run's in-flight entries of this worker id back to be fetched again
         (requests into the queue of ``kind``, seeds into ``start_urls``), after releasing the
-        blog ids it claimed and never made durable. A request ``decode`` refuses is passed to
-        ``quarantine`` instead (seeds are checked when popped again)."""
+        blog ids it claimed and never made durable. Each is marked :data:`RECOVERED_META`:
+        the killed run may have recorded offers of its links without queueing them. A request
+        ``decode`` refuses is passed to ``quarantine`` instead (seeds are checked when popped
+        again)."""
         assert self.keys is not None
         keys, server = self.keys, self.server
         released = server.eval(RELEASE_CLAIMS, 2, keys.blog_ids, keys.claims, keys.worker)
@@ -124,18 +128,20 @@ class Leases:
         for lease, data in entries.items():
             pipe = server.pipeline(transaction=True)
             if lease.startswith(b"s"):
-                pipe.lpush(keys.start_urls, data)
+                pipe.lpush(keys.start_urls, _recovered_seed(data))
                 seeds += 1
             else:
                 try:
-                    priority = decode(data).priority
+                    request = decode(data)
                 except Exception as exc:
                     quarantine(lease.decode(), data, keys.inflight, exc)
                     continue
+                request.meta[RECOVERED_META] = True
+                entry = encode(request)
                 if kind == "zset":
-                    pipe.zadd(keys.requests, {data: -priority})
+                    pipe.zadd(keys.requests, {entry: -request.priority})
                 else:
-                    pipe.lpush(keys.requests, data)
+                    pipe.lpush(keys.requests, entry)
                 requests += 1
             pipe.hdel(keys.inflight, lease)
             pipe.execute()
@@ -147,3 +153,17 @@ class Leases:
             requests,
             seeds,
         )
+
+
+def _recovered_seed(data: bytes) -> bytes:
+    """A seed's JSON with :data:`RECOVERED_META` in its meta; an entry that is no JSON object
+    goes back as it was (popped again, it is quarantined with the reason)."""
+    try:
+        payload = json.loads(data)
+    except (ValueError, RecursionError):
+        return data
+    meta = payload.get("meta") or {} if isinstance(payload, dict) else None
+    if not isinstance(meta, dict):
+        return data
+    payload["meta"] = {**meta, RECOVERED_META: True}
+    return json.dumps(payload, ensure_ascii=False).encode()

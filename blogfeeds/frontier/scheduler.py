@@ -177,7 +177,7 @@ class Scheduler(_RedisScheduler):
         if self.flush_on_start:
             self.flush()
         self._claim_worker_id()
-        self.leases.recover(self.kind, self.decode, self.quarantine)
+        self.leases.recover(self.kind, self.decode, self.queue._encode_request, self.quarantine)
         queued = len(self.queue)
         if queued:
             logger.info("Resuming crawl (%d requests scheduled)", queued)

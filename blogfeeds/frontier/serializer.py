@@ -17,7 +17,7 @@ from typing import Any
 
 import scrapy
 
-from blogfeeds.frontier.defaults import LEASE_META
+from blogfeeds.frontier.defaults import LEASE_META, RECOVERED_META
 from blogfeeds.middlewares.retry import NOT_BEFORE
 from blogfeeds.strategies import TOKEN_META
 
@@ -118,6 +118,7 @@ META_TYPES: dict[str, tuple[type, ...]] = {
     "redirect_reasons": (list,),
     "retry_times": _INT,
     "is_start_request": (bool,),
+    RECOVERED_META: (bool,),
 }
 """Meta keys a request read from Redis may carry, with their types."""
 

@@ -44,6 +44,7 @@ from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_reason, failure_status
+from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
 from blogfeeds.option import StartupError
@@ -218,7 +219,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         problem = check_url(url)
         if problem is not None:
             raise ValueError(problem)
-        requests = list(self._offer(url, 0))
+        requests = list(self._offer(url, 0, recovered=bool(meta.pop(RECOVERED_META, False))))
         if not requests:
             self._seen_seed(url)
         for extra in requests[1:]:
@@ -227,12 +228,17 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     # --- routing ---------------------------------------------------------------------------
 
-    def _offer(self, url: str, depth: int) -> Iterator[scrapy.Request]:
+    def _offer(self, url: str, depth: int, *, recovered: bool = False) -> Iterator[scrapy.Request]:
         """Requests for a blog reached ``depth`` hops from a seed: its home page when it is new
         or queued at a greater depth; when read already at a greater depth, its friends'
         (one hop further, and so on). Nothing when it is known at that depth or lower, beyond
         ``DEPTH_LIMIT``, over the cap or its domain's cap (:mod:`blogfeeds.caps`). A blog beyond
-        a limit is not recorded: a shorter path found later still schedules it."""
+        a limit is not recorded: a shorter path found later still schedules it.
+
+        ``recovered``: the link is on a page a killed worker had in flight, which may have
+        recorded the blog's depth and died before queueing its request; a blog known at that
+        depth or lower is then requested again, filtered, and the shared dupefilter (which
+        queues atomically) drops it unless it was lost."""
         offers = [(url, depth)]
         while offers:
             url, depth = offers.pop()
@@ -245,6 +251,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             bid = blog_id(url)
             best = self.depths.best(bid)
             if best is not None and best <= depth:
+                if recovered:
+                    yield self._replayed(url, bid, best)
                 continue
             if self.depth_limit and depth > self.depth_limit:
                 self.crawler.stats.inc_value("blogfeeds/beyond_depth_limit")
@@ -257,6 +265,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
                 continue
             offer = self.depths.offer(bid, depth)
             if offer is None:
+                if recovered:
+                    yield self._replayed(url, bid, depth)
                 continue
             if offer.new:
                 self._requested += 1
@@ -268,6 +278,10 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             else:
                 self.crawler.stats.inc_value("blogfeeds/depth_lowered/read")
                 offers.extend((friend, depth + 1) for friend in reversed(offer.friends))
+
+    def _replayed(self, url: str, bid: str, depth: int) -> scrapy.Request:
+        self.crawler.stats.inc_value("frontier/reoffered")
+        return self._blog_request(url, bid, depth)
 
     def _blog_request(
         self, url: str, bid: str, depth: int, *, dont_filter: bool = False
@@ -317,9 +331,10 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         # on offers them again
         blog.depth = depth = self.depths.read(bid, depth, [link.target_url for link in links])
         yield blog
+        recovered = bool(response.meta.get(RECOVERED_META))
         for link in links:
             yield link
-            for request in self._offer(link.target_url, depth + 1):
+            for request in self._offer(link.target_url, depth + 1, recovered=recovered):
                 yield request
 
     def _analysed(self, bid: str, depth: int) -> None:
