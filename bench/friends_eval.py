@@ -126,12 +126,16 @@ def mirror_of(mirrors: Path, repo: str) -> Path:
 
 
 def url_key(url: str) -> str:
-    """Host (``www.`` dropped, lower-cased) and path (``index.html`` and ``/`` dropped)."""
+    """Host (``www.`` dropped, lower-cased) and path (``index.html`` and ``/`` dropped);
+    ``""`` for what is no URL."""
     url = url.strip()
     if url.startswith("//"):
         url = "https:" + url
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # not a URL (an unbalanced IPv6 bracket, NFKC-invalid netloc): no key
+        return ""
     host = host[4:] if host.startswith("www.") else host
     path = re.sub(r"/index\.html?$", "/", parts.path).rstrip("/")
     query = f"?{parts.query}" if parts.query else ""
@@ -321,7 +325,7 @@ def owner_sites(page_url: str, page_html: str) -> tuple[set[str], str]:
         if not any(h in heading.text_content().lower() for h in about):
             continue
         block = heading.getnext()  # the "本站信息" / "About this site" block
-        text = block.text_content() if block is not None else ""
+        text = " ".join(block.itertext()) if block is not None else ""  # <li>s end URLs
         for url in re.findall(r"https?://[^\s<>\"'，。、；）)]+", text):
             identity = _identity(url)
             if identity:
@@ -352,18 +356,43 @@ def owner_sites(page_url: str, page_html: str) -> tuple[set[str], str]:
     return sites, label_of(own) if own else ""
 
 
+def page_links(page_url: str, page_html: str) -> tuple[dict[str, str], set[str]]:
+    """``(linked, info_only)``: the absolute URL each key is first linked with on the page, and
+    the keys linked only inside site-info blocks (the owner's details or the format to copy,
+    ``名称：… 地址：…``: no friend by the definition docs/friend-links.md states)."""
+    from blogfeeds.extract.friends.owner import site_info_blocks
+    from blogfeeds.extract.page import parse_page
+
+    page = parse_page(page_url, page_html.encode("utf-8"), {"Content-Type": "text/html"})
+    inside = {a for block in site_info_blocks(page) for a in block.iter("a")}
+    linked: dict[str, str] = {}
+    outside: set[str] = set()
+    in_info: set[str] = set()
+    for a in page.tree.iter("a"):
+        href = (a.get("href") or "").strip()
+        if not re.match(r"^https?://", href, re.IGNORECASE):
+            continue
+        key = url_key(href)
+        linked.setdefault(key, href)
+        (in_info if a in inside else outside).add(key)
+    return linked, in_info - outside
+
+
 def expected_friends(
     page_url: str, page_html: str, data: Any, owner: str = ""
 ) -> tuple[list[str], list[str], list[str]]:
     """``(expected, unrendered, excluded)``: the data file's friend URLs on the page, the ones
     not on it, and the ones that are no friend's blog (:func:`not_a_blog`; a feed URL stands
     for its site, :func:`feed_site`; the owner's own sites as the page states them,
-    :func:`owner_sites`). A protocol-relative URL (``//x.org/``) is read with the page's
-    scheme."""
+    :func:`owner_sites`; a site linked only in a site-info block, :func:`page_links`). A
+    protocol-relative URL (``//x.org/``) is read with the page's scheme; a URL the page links
+    with the other scheme is expected as the page links it; a fragment names a place in a page,
+    not another page, and is dropped."""
     from blogfeeds.extract.friends.owner import label_of
 
     own = site_of(url_key(page_url).split("/")[0])
     owners, own_label = owner_sites(page_url, page_html)
+    linked, info_only = page_links(page_url, page_html)
     rendered = rendered_keys(page_html)
     expected: list[str] = []
     unrendered: list[str] = []
@@ -387,6 +416,13 @@ def expected_friends(
                 continue  # the blog itself is listed too
             url, key = site, url_key(site)
             seen.add(key)
+        if key in info_only:
+            excluded.append(f"{url} (site info)")
+            continue
+        rendered_as = linked.get(key, url)
+        if rendered_as.split(":", 1)[0].lower() != url.split(":", 1)[0].lower():
+            url = rendered_as
+        url = url.split("#", 1)[0]
         reason = not_a_blog(url)
         identity = _identity(url)
         if (
@@ -444,6 +480,10 @@ class Entry:
     data_commit: str = ""
     license: str = ""
     note: str = ""
+    also: list[str] = field(default_factory=list)
+    """Friends the page renders that its data files lack (a theme template's hard-coded
+    blogroll, a card added after the data file), each checked by hand on the page; ``note``
+    says where they come from."""
 
     @property
     def folder(self) -> str:
@@ -557,6 +597,7 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
         return None
     body = page_file.read_bytes()
     data = [parse_data(data_files[0].read_text(encoding="utf-8-sig"), data_files[0].name)]
+    data.append([{"url": url} for url in e.also])
     for source in sorted(folder.glob("source-*")):
         try:
             data.append(parse_data(source.read_text(encoding="utf-8-sig"), source.name))

@@ -164,6 +164,103 @@ def test_a_themes_project_page_is_a_credit() -> None:
     assert reasons(result)[theme] == "platform"
 
 
+# --- Blogrolls that give each friend's feed (a feed reader's list) -----------------------------
+
+
+def fed_entry(site: str, name: str, feed: str, prose: str = "") -> str:
+    return f'<li><a href="{site}">{name}</a> {prose} (<a href="{feed}">feed</a>)</li>'
+
+
+def test_a_feed_named_by_its_text_on_a_feed_service_is_its_sites_feed_not_a_friend() -> None:
+    body = "<ul>" + "".join(
+        fed_entry(u, n, f"https://feedpress.me/{n.lower()}" if i else f"https://x{i}.example/f")
+        for i, (u, n) in enumerate(THREE)
+    )
+    result = run(body + "</ul>", url="https://me-example.com/blogroll/", title="Blogroll")
+    assert urls(result) == [u for u, _ in THREE]
+    feeds = [f.feed for f in result.friends]
+    assert feeds == [
+        "https://x0.example/f",
+        *(f"https://feedpress.me/{n}" for n in ("beta", "gamma")),
+    ]
+
+
+def test_sites_under_a_path_listed_with_their_feeds_are_friends() -> None:
+    """A second list of blogs under paths (a project's blog, a company's): each entry pairs the
+    site with its feed, so each is a blog, not a post."""
+    homes = "<ul>" + "".join(fed_entry(u, n, u + "feed.xml") for u, n in THREE) + "</ul>"
+    deep = (
+        ("https://project-example.org/blog/", "Project blog"),
+        ("https://company-example.com/news/", "Company news"),
+        ("https://news-example.net/categories/changes/", "Changes"),
+    )
+    lists = (
+        homes + "<h2>Projects</h2><ul>" + "".join(fed_entry(u, n, u + "index.xml") for u, n in deep)
+    )
+    result = run(f"<main><div>{lists}</ul></div></main>", title="Blogroll")
+    assert urls(result) == [u for u, _ in (*THREE, *deep)]
+    assert [f.feed for f in result.friends][3:] == [u + "index.xml" for u, _ in deep]
+
+
+def test_a_blogroll_in_prose_with_an_rss_icon_before_each_blog_is_taken() -> None:
+    """Each entry: an RSS icon linking the feed, the blog, and a paragraph about it that links
+    elsewhere (a book, a project): the feed pairs with the link on its own host."""
+    icon = '<img alt="RSS logo" src="/img/rss.svg" width="12">'
+    prose = "A long description of this blog and of what its author writes about, " * 4
+    entries = "".join(
+        f'<li><p><a href="{u}feed/">{icon}</a> <a href="{u}">{n}</a>: {prose}'
+        f'and <a href="https://book-{n.lower()}.example/">a book</a>.</p></li>'
+        for u, n in THREE
+    )
+    podcasts = ul(
+        ("https://podcast-one.example/", "Podcast one"), ("https://pod-two.example/", "Two")
+    )
+    body = f"<main><p>Blogs I read:</p><ul>{entries}</ul><p>Podcasts:</p>{podcasts}</main>"
+    result = run(body, url="https://me-example.com/blogroll/", title="Blogroll")
+    got = urls(result)
+    assert [u for u, _ in THREE] == [u for u in got if u in {x for x, _ in THREE}]
+    assert not [u for u in got if "feed" in u]
+    assert [f.feed for f in result.friends if f.url == THREE[0][0]] == [THREE[0][0] + "feed/"]
+
+
+# --- Site-info blocks: the details to copy, or the format to follow ------------------------------
+
+
+def test_a_link_in_a_site_info_block_is_no_friend_but_the_same_site_in_a_card_is() -> None:
+    info = (
+        '<div class="notice"><p>网站名称：某博客<br>网站地址：<a href="https://info-example.org/">'
+        "https://info-example.org/</a><br>网站描述：热爱生活</p></div>"
+    )
+    paragraphs = "".join(f'<p><a href="{u}">{n}</a></p>' for u, n in THREE)
+    result = run(f'<div class="post-body">{paragraphs}{info}</div>')
+    assert urls(result) == [u for u, _ in THREE]
+    card = '<p><a href="https://info-example.org/">某博客</a></p>'
+    again = run(f'<div class="post-body">{paragraphs}{card}{info}</div>')
+    assert urls(again) == [*(u for u, _ in THREE), "https://info-example.org/"]
+
+
+def test_an_english_name_and_url_template_is_a_site_info_block() -> None:
+    info = (
+        '<blockquote><p>name: Me<br>url: <a href="https://me2-example.org/">Me</a></p></blockquote>'
+    )
+    paragraphs = "".join(f'<p><a href="{u}">{n}</a></p>' for u, n in THREE)
+    result = run(f'<div class="post-body">{paragraphs}{info}</div>')
+    assert urls(result) == [u for u, _ in THREE]
+
+
+# --- A friend page with one friend -------------------------------------------------------------
+
+
+def test_the_one_card_of_a_friend_page_is_its_blogroll_and_elsewhere_nothing() -> None:
+    card = (
+        '<div class="links"><article><a href="https://only-example.org/" target="_blank">'
+        '<img src="/a.png"><h2>Only</h2></a></article></div>'
+    )
+    body = f'<nav><a href="/">home</a> <a href="/about/">about</a></nav><main>{card}</main>'
+    assert urls(run(body, title="Links")) == ["https://only-example.org/"]
+    assert urls(run(body, url="https://me-example.com/posts/hello/", title="Hello")) == []
+
+
 # --- The real-page gate ------------------------------------------------------------------------
 
 

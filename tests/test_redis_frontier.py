@@ -353,11 +353,12 @@ def test_two_workers_fetch_every_page_exactly_once(
     blogs, links = stored(mysql_url)
     assert set(blogs) == web.blog_ids and max(blogs.values()) == 1
     assert links == web.edges()
-    both = [
-        int(stats_of(tmp_path / f"{n}.log").get("scheduler/dequeued/redis", 0))
-        for n in ("w1", "w2")
-    ]
-    assert sum(both) == N_BLOGS and min(both) > 0  # both workers took a share
+    stats = [stats_of(tmp_path / f"{n}.log") for n in ("w1", "w2")]
+    both = [int(st.get("scheduler/dequeued/redis", 0)) for st in stats]
+    # a blog found again at a lower depth while queued is queued again; the older copy is
+    # dropped before download (blogfeeds.depths), so it is dequeued and never fetched
+    stale = sum(int(st.get("blogfeeds/frontier/stale_dropped", 0)) for st in stats)
+    assert sum(both) - stale == N_BLOGS and min(both) > 0  # both workers took a share
     keys = FrontierKeys(prefix, "blogs", "w1")
     assert redis.hlen(keys.inflight) == 0 and redis.zcard(keys.requests) == 0
     assert redis.hlen(keys.blog_ids) == N_BLOGS and redis.scard(keys.claims) == 0

@@ -45,6 +45,8 @@ class Found:
     filters: Filters
     friend_page: bool
     """The page is a friend-link page (its path or title says so)."""
+    friend_path: bool
+    """The page's path names a friend-link page (``/links/``): stronger than its title."""
     by_el: dict[lxml.html.HtmlElement, Link]
     """The measured links by their ``<a>`` element."""
     user_rules: list[ThemeRule] = field(default_factory=list)

@@ -18,6 +18,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, under_public_suffix
@@ -31,11 +32,30 @@ _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
 """A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
 FEED_URL = re.compile(
-    r"^https?://(?:feeds\d*\.|feedproxy\.)|/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|"
-    r"\.(?:rss|atom|xml)$|/feeds/posts/default",
+    r"^https?://(?:feeds\d*\.|feedproxy\.|feedpress\.me/)|"
+    r"/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|\.(?:rss|atom|xml)$|/feeds/posts/default",
     re.IGNORECASE,
 )
-"""A feed URL (FeedBurner-style hosts, ``/feed/``, ``atom.xml``, Blogger's posts feed)."""
+"""A feed URL (FeedBurner-style hosts and FeedPress, ``/feed/``, ``atom.xml``, Blogger's posts
+feed)."""
+_FEED_TEXT = re.compile(r"^\W*(?:rss|atom)?\s*(?:feed|rss|atom)\W*$", re.IGNORECASE)
+_FEED_ICON = re.compile(r"(?<![a-z])(?:rss|feed|atom)(?![a-z])", re.IGNORECASE)
+
+
+def is_feed_link(a: Any, url: str) -> bool:
+    """Whether the link ``a`` (an lxml element) to ``url`` is a feed: by its URL, by its text
+    (``(Feed)``, ``RSS``), or, when it has no text, by its icon (``<img alt="RSS">``,
+    ``rss.svg``, ``fa-rss``, a ``title``): a blogroll often links a friend's feed on a feed
+    service or a custom domain whose URL says nothing."""
+    if FEED_URL.search(url):
+        return True
+    text = " ".join(a.text_content().split())
+    if text:
+        return bool(_FEED_TEXT.match(text))
+    hints = [a.get("title"), a.get("aria-label"), a.get("class")]
+    for icon in a.iterdescendants("img", "i", "svg", "span"):
+        hints += [icon.get("alt"), icon.get("src"), icon.get("class"), icon.get("title")]
+    return any(_FEED_ICON.search(h) for h in hints if h)
 
 
 _SCHEME_TYPO = re.compile(r"^(h?h?t?tps?|htps?)(:?)(/*)(?=[a-z0-9])", re.IGNORECASE)

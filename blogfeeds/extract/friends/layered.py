@@ -47,19 +47,26 @@ A class with a ``from_settings(settings)`` classmethod is built by it.
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL, filters, friend_key
+from blogfeeds.extract.friends.feedpairs import feed_pairs
+from blogfeeds.extract.friends.filters import (
+    DATED_POST,
+    FEED_URL,
+    filters,
+    friend_key,
+    is_feed_link,
+)
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
 from blogfeeds.extract.friends.model import Friend, FriendExtraction
 from blogfeeds.extract.friends.owner import owner_of, owner_reason, path_depth
+from blogfeeds.extract.friends.pages import names_friend_page
 from blogfeeds.extract.friends.scorers import FRIEND_SCORERS_BASE, RulesSpec, built_rules
 from blogfeeds.extract.friends.themes import ThemeRule, text_of
 from blogfeeds.extract.page import Page
@@ -88,10 +95,6 @@ SAME_SITE_PAGES = 3
 """Listed pages of one site (distinct deep URLs) from which it is not a friend but a site the
 owner writes on or for (reviews on their other site, a profile's project pages)."""
 
-_FRIEND_PATH = re.compile(
-    r"^(?:links?|friends?|flinks?|blogroll|友情链接|友链|友人帐|友人|朋友)(?:\.html?|\.php)?$",
-    re.IGNORECASE,
-)
 _TAGLINE = re.compile(r"\s+[-–—|]\s+")
 
 
@@ -119,6 +122,7 @@ def extract_layered(
         owner=owner,
         filters=flt,
         friend_page=_is_friend_page(page, scan),
+        friend_path=names_friend_page(urlsplit(page.url).path),
         by_el={link.el: link for link in scan.links},
         user_rules=list(user_rules),
         scorers=built_rules(rules, FRIEND_SCORERS_BASE),
@@ -136,8 +140,7 @@ def default_layers() -> tuple[Layer, ...]:
 
 
 def _is_friend_page(page: Page, scan: Scan) -> bool:
-    path = urlsplit(page.url).path
-    if any(_FRIEND_PATH.match(s) for s in unquote(path).split("/") if s):
+    if names_friend_page(urlsplit(page.url).path):
         return True
     return bool(KEYWORDS.search(scan.title[:60]) or KEYWORDS.search(scan.h1[:40]))
 
@@ -198,7 +201,8 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
                 excluded.append((c.url, f"duplicate of {first.url}"))
             continue
         seen[key] = len(friends)
-        kind = "feed" if FEED_URL.search(c.url) else ""
+        fed = FEED_URL.search(c.url) if c.link is None else is_feed_link(c.link.el, c.url)
+        kind = "feed" if fed else ""
         feed = cands[feeds[i]].url if i in feeds else ""
         repaired = c.link.repaired if c.link is not None else ""
         friends.append(
@@ -227,45 +231,11 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     )
 
 
-ITEM_LEVELS = 3
-"""Ancestors of a feed link searched for the one item (``li``, card, row) it shares with its
-friend's site link."""
-_LISTS = frozenset({"ul", "ol", "dl", "table", "tbody", "section", "article", "main", "body"})
-ITEM_ELEMENTS = 200
-"""Elements read per ancestor: an item is small; a larger ancestor is a list, not an item."""
-
-
 def _listed_feeds(cands: list[Candidate]) -> dict[int, int]:
-    """Feeds listed beside their friend's site (``<li><a>Krebs</a> (<a>Feed</a>)</li>``, a
-    blogroll of sites and feeds): the candidate index of each site → that of its feed.
-
-    A feed link's item is its nearest ancestor (within :data:`ITEM_LEVELS`, below any list
-    element) holding another candidate link; it pairs when that ancestor holds exactly one, a
-    site's. A feed alone stays
-    a friend listed by its feed (``Friend.kind``: the crawl reads the blog from the feed).
-    """
-    index = {c.link.el: i for i, c in enumerate(cands) if c.link is not None}
-    pairs: dict[int, int] = {}
-    for i, c in enumerate(cands):
-        if c.link is None or not FEED_URL.search(c.url):
-            continue
-        el = c.link.el
-        for _ in range(ITEM_LEVELS):
-            el = el.getparent()
-            if el is None or el.tag in _LISTS:
-                break  # past the item: a list holds many friends
-            others = [
-                index[a]
-                for a in itertools.islice(el.iter(), ITEM_ELEMENTS)
-                if a in index and a is not c.link.el
-            ]
-            if not others:
-                continue
-            site = others[0]
-            if len(others) == 1 and not FEED_URL.search(cands[site].url) and site not in pairs:
-                pairs[site] = i
-            break
-    return pairs
+    """Feeds listed beside their friend's site (:mod:`.feedpairs`): the candidate index of each
+    site → that of its feed. A feed alone stays a friend listed by its feed
+    (``Friend.kind``: the crawl reads the blog from the feed)."""
+    return feed_pairs([(c.link.el, c.url) if c.link is not None else None for c in cands])
 
 
 def _rescale(friends: list[Friend]) -> None:

@@ -22,6 +22,7 @@ import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.friends.datasource import is_data_source
+from blogfeeds.extract.friends.feedpairs import feed_pairs
 from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, repair_href, zone_match
 from blogfeeds.extract.friends.keywords import has_keyword, is_label, is_service_heading
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
@@ -107,6 +108,12 @@ class Scan:
     invalid_urls: list[str] = field(default_factory=list)
     """Links whose host no host may hold (:class:`~blogfeeds.extract.identity.InvalidURL`),
     each once, in document order: no link is made of them."""
+
+    @functools.cached_property
+    def fed(self) -> frozenset[int]:
+        """Nodes of the links listed with their own feed beside them (:mod:`.feedpairs`)."""
+        pairs = feed_pairs([(link.el, link.url) for link in self.links])
+        return frozenset(self.links[i].node for i in pairs)
 
 
 def join_url(base: str, href: str) -> str:

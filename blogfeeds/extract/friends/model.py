@@ -59,6 +59,8 @@ class Container:
     child_text: int = 0
     """Layered ruleset only: visible characters directly inside the child elements (prose
     around a link; a card keeps its text in its own fields)."""
+    fed: int = 0
+    """Layered ruleset only: friend links listed with their own feed beside them."""
     anchored: bool = False
     """Layered ruleset only: a friend keyword labels it (its own text or a heading before it)."""
     chrome: bool = False

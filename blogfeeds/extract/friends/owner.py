@@ -8,6 +8,9 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import lxml.etree
+import lxml.html
+
 from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host
 from blogfeeds.extract.friends.measure import Link, Scan, absolute
 from blogfeeds.extract.friends.themes import HEADINGS
@@ -31,6 +34,9 @@ class Owner:
     pages: set[str] = field(default_factory=set)
     """The owner's own pages on sites that are not theirs (a profile linked from the author
     card): those URLs, not their sites."""
+    info_links: set[lxml.html.HtmlElement] = field(default_factory=set)
+    """Links inside site-info blocks (:func:`site_info_blocks`): those links are no friends;
+    the same site linked elsewhere on the page may be."""
     user_host: str = ""
     """The page's host when it is one user's (``alice.github.io``, whose paths are that
     user's project sites): every site on it is the owner's."""
@@ -119,9 +125,42 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
         for a in node.iter("a"):
             if href := a.get("href"):
                 owner.add(absolute(page, href))
-        for url in _TEXT_URL.findall(node.text_content()):
+        for url in _TEXT_URL.findall(" ".join(node.itertext())):  # <li>s end URLs too
             owner.add(url)
+    for block in site_info_blocks(page):
+        owner.info_links.update(block.iter("a"))
     return owner
+
+
+_FIELD_NAME = re.compile(r"(?:名称|昵称|\bname)\s*[:：]", re.IGNORECASE)
+_FIELD_ADDRESS = re.compile(r"(?:地址|链接|网址|\burl|\blink)\s*[:：]", re.IGNORECASE)
+_FIELD_HINTS = lxml.etree.XPath(
+    "//text()[contains(., '名称') or contains(., '昵称') or contains(., 'name') "
+    "or contains(., 'Name') or contains(., 'NAME')]"
+)
+_BLOCKS = frozenset({"p", "div", "li", "ul", "blockquote", "pre", "code", "td", "dd", "section"})
+INFO_BLOCK_TEXT = 600
+"""Characters at most in a site-info block: a few labelled fields, not a page section."""
+
+
+def site_info_blocks(page: Page) -> list[lxml.html.HtmlElement]:
+    """Blocks that give a site's details as labelled fields, a name and an address at least
+    (``网站名称：X 网站地址：https://x.org/``, ``name: X url: ...``): the owner's details for
+    friends to copy, or the format an application must follow; a link there is no friend.
+    Found from the text nodes naming a field (one XPath) up to their nearest block."""
+    found: dict[lxml.html.HtmlElement, None] = {}
+    for text in _FIELD_HINTS(page.tree):
+        block = text.getparent()
+        while block is not None and block.tag not in _BLOCKS:
+            block = block.getparent()
+        if block is None or block in found:
+            continue
+        content = " ".join(block.itertext())  # <br>-separated fields keep their bounds
+        if len(content) > INFO_BLOCK_TEXT:
+            continue
+        if _FIELD_NAME.search(content) and _FIELD_ADDRESS.search(content):
+            found[block] = None
+    return list(found)
 
 
 def owner_reason(link: Link, owner: Owner) -> str | None:
@@ -134,6 +173,8 @@ def owner_reason(link: Link, owner: Owner) -> str | None:
         return "owner"  # the owner's user site or another of their project sites
     if "me" in link.rels:
         return "rel-me"
+    if link.el in owner.info_links:
+        return "site-info"
     if link.owner_zone:
         return "owner-zone"
     if label_of(link.identity) in owner.names:

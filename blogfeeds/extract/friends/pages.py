@@ -12,7 +12,8 @@ _TEXT_WORDS = re.compile(
     r"友情链接|友链|友人帐|友人|朋友|伙伴|\b(?:links|friends?|blogroll)\b", re.IGNORECASE
 )
 _PATH_SEGMENT = re.compile(
-    r"^(?:links?|friends?|blogroll|友情链接|友链|友人帐|友人)(?:\.html?|\.php)?$", re.IGNORECASE
+    r"^(?:links?|friends?|flinks?|blogroll|友情链接|友链|友人帐|友人|朋友)(?:\.html?|\.php)?$",
+    re.IGNORECASE,
 )
 MAX_NAV_TEXT = 20
 """Anchor texts longer than this (characters) are post titles, not menu entries."""
@@ -32,7 +33,7 @@ def find_friend_pages(page: Page) -> list[str]:
     except ValueError:
         return []
     here = page.url.split("#", 1)[0]
-    base_hit = _names_friend_page(urlsplit(page.base_url).path)
+    base_hit = names_friend_page(urlsplit(page.base_url).path)
     ranked: dict[str, tuple[int, int, int]] = {}
     for order, el in enumerate(page.tree.iter("a")):
         href = (el.get("href") or "").strip()
@@ -45,7 +46,7 @@ def find_friend_pages(page: Page) -> list[str]:
         label = " ".join((text or "").split())
         text_hit = len(label) <= MAX_NAV_TEXT and bool(_TEXT_WORDS.search(label))
         relative = not href.startswith("/") and "://" not in href
-        named = _names_friend_page(href.split("?", 1)[0].split("#", 1)[0])
+        named = names_friend_page(href.split("?", 1)[0].split("#", 1)[0])
         if not (text_hit or named or (relative and base_hit)):
             continue
         try:
@@ -58,7 +59,7 @@ def find_friend_pages(page: Page) -> list[str]:
         if url == here:
             continue
         path = unquote(parts.path)
-        path_hit = _names_friend_page(path)
+        path_hit = names_friend_page(path)
         if not (text_hit or path_hit):
             continue
         key = (0 if text_hit else 1, len(path), order)
@@ -67,6 +68,7 @@ def find_friend_pages(page: Page) -> list[str]:
     return sorted(ranked, key=ranked.__getitem__)
 
 
-def _names_friend_page(path: str) -> bool:
-    """Whether a segment of ``path`` (percent-decoded) names a friend-link page."""
+def names_friend_page(path: str) -> bool:
+    """Whether a segment of ``path`` (percent-decoded) names a friend-link page (``/links/``,
+    ``/flink/``, ``friends.html``, ``/友链/``)."""
     return any(_PATH_SEGMENT.match(s) for s in unquote(path).split("/") if s)

@@ -50,6 +50,7 @@ FRIEND_SCORERS_BASE: dict[str, int | None] = {
     "blogfeeds.extract.friends.LinkTextRatio": 200,
     "blogfeeds.extract.friends.LinkDensity": 300,
     "blogfeeds.extract.friends.CardRepetition": 400,
+    "blogfeeds.extract.friends.FeedPairs": 450,
     "blogfeeds.extract.friends.ChromeZone": 500,
     "blogfeeds.extract.friends.DistinctFriends": 600,
     "blogfeeds.extract.friends.MinimumScore": 900,
@@ -177,13 +178,50 @@ class CardRepetition:
     keep: float = 0.1
     prose_share: float = 0.2
 
-    def __call__(self, c: Container, score: float, page: Page) -> Adjustment | None:
+    def cancels(self, c: Container) -> tuple[bool, bool]:
+        """Whether it cancels the density factor and the text factor of ``c``."""
         if not c.layered or c.cards < self.minimum or c.cards < c.friends:
+            return False, False
+        return True, c.child_text <= self.prose_share * c.text
+
+    def __call__(self, c: Container, score: float, page: Page) -> Adjustment | None:
+        density, text = self.cancels(c)
+        if not density:
             return None
-        factor = 1 / affect(1.0, self.keep, c.links / c.tags if c.tags else 1.0, 1.0)
-        if c.child_text <= self.prose_share * c.text:
-            factor /= affect(1.0, self.keep, c.link_text / c.text if c.text else 1.0, 2.0)
+        factor = 1 / _density_factor(c, self.keep)
+        if text:
+            factor /= _text_factor(c, self.keep)
         return Adjustment(score * factor, f"x{factor:.4g} {c.cards} repeated cards")
+
+
+@dataclass(frozen=True)
+class FeedPairs:
+    """A container at least half of whose friends are listed with their own feed beside them
+    (:mod:`.feedpairs`) is a blogroll, however much prose describes each entry: the density
+    and text factors are cancelled (those :class:`CardRepetition` has not cancelled already).
+    Applies from ``minimum`` such friends."""
+
+    minimum: int = 2
+    keep: float = 0.1
+
+    def __call__(self, c: Container, score: float, page: Page) -> Adjustment | None:
+        if not c.layered or c.fed < self.minimum or 2 * c.fed < c.friends:
+            return None
+        density, text = CardRepetition().cancels(c)
+        factor = 1.0
+        if not density:
+            factor /= _density_factor(c, self.keep)
+        if not text:
+            factor /= _text_factor(c, self.keep)
+        return Adjustment(score * factor, f"x{factor:.4g} {c.fed} friends listed with a feed")
+
+
+def _density_factor(c: Container, keep: float) -> float:
+    return affect(1.0, keep, c.links / c.tags if c.tags else 1.0, 1.0)
+
+
+def _text_factor(c: Container, keep: float) -> float:
+    return affect(1.0, keep, c.link_text / c.text if c.text else 1.0, 2.0)
 
 
 @dataclass(frozen=True)
@@ -199,11 +237,16 @@ class ChromeZone:
 @dataclass(frozen=True)
 class DistinctFriends:
     """Rejects a container linking fewer than ``minimum`` distinct friend blogs (1 when a
-    friend keyword labels it). Layered containers only."""
+    friend keyword labels it), as too short to score when it links one (a friend page whose
+    only list it is still takes it: :func:`.statistical._short_list`). Layered containers
+    only."""
 
     minimum: int = 2
 
     def __call__(self, c: Container, score: float, page: Page) -> None:
         need = 1 if c.anchored else self.minimum
         if c.layered and c.friends < need:
-            raise Reject(f"{c.friends} distinct friend blogs < {need}")
+            message = f"{c.friends} distinct friend blogs < {need}"
+            if c.friends:  # a list too short to score: a friend page's one list may be it
+                raise BelowMinimum(message, score)
+            raise Reject(message)

@@ -17,7 +17,7 @@ import re
 import lxml.html
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL
+from blogfeeds.extract.friends.filters import DATED_POST, is_feed_link
 from blogfeeds.extract.friends.keywords import DEAD_HEADING, XFN
 from blogfeeds.extract.friends.measure import Link, Scan, describe
 from blogfeeds.extract.friends.model import Container, LinkRef, ScoredContainer
@@ -64,9 +64,10 @@ class Containers:
             _containers(scan, found.owner.identity), found.scorers, page
         )
         if not found.cards:
-            # Nothing found by the list layers (a data source, XFN, inline runs): a friend
-            # page's one short list may be its blogroll.
+            # Nothing found by the list layers (a data source, XFN, inline runs): the one short
+            # list of a page whose path names a friend page may be its blogroll.
             alone = not found.data_sources and all(c.verdict for c in found.candidates)
+            alone = alone and found.friend_path
             for s in _union(found.containers, found.friend_page, short=alone):
                 _propose(s, scan, found)
         elif found.friend_page:
@@ -174,12 +175,15 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if reason is None and not link.counted:
             path = link.parts.path
             reason = "post" if DATED_POST.search(path) else "deep-link-or-query"
-            if reason != "post" and not link.parts.query and _listed_entry(link, found, lists):
+            listed = _listed_entry(link, scan, found, lists)
+            if reason != "post" and not link.parts.query and listed:
                 entries.append(link)  # proposed with the counted links below
                 continue
         if reason is not None:
             claimed.add(link.el)
-            cand = Candidate(link.url, text_of(link.el), "container", 0.0, link.node)
+            # a feed keeps its link: beside its site it is that friend's feed (.feedpairs)
+            feed = link if is_feed_link(link.el, link.url) else None
+            cand = Candidate(link.url, text_of(link.el), "container", 0.0, link.node, link=feed)
             cand.verdict = reason
             found.candidates.append(cand)
     refs = [*s.container.external_links, *(LinkRef(x.url, True, 1, x.el) for x in entries)]
@@ -225,41 +229,36 @@ def _entry_of(el: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     return None
 
 
-_FEED_TEXT = re.compile(r"^\W*(?:feed|rss|atom)\W*$", re.IGNORECASE)
-
-
-def _is_feed_link(a: lxml.html.HtmlElement, link: Link) -> bool:
-    """A link to a feed, by its URL or its text (``(Feed)``, ``RSS``)."""
-    return bool(FEED_URL.search(link.url) or _FEED_TEXT.match(text_of(a)))
-
-
 def _entry_links(entry: lxml.html.HtmlElement, found: Found) -> int:
     """Links of a list entry, not counting a feed beside the site."""
     count = 0
     for a in entry.iter("a"):
         hit = found.by_el.get(a)
-        if hit is not None and not _is_feed_link(a, hit):
+        if hit is not None and not is_feed_link(a, hit.url):
             count += 1
     return count
 
 
-def _listed_entry(link: Link, found: Found, lists: dict[lxml.html.HtmlElement, bool]) -> bool:
+def _listed_entry(
+    link: Link, scan: Scan, found: Found, lists: dict[lxml.html.HtmlElement, bool]
+) -> bool:
     """Whether a deep link (``x.org/blog/``, ``host/tjt/plum.html``: the formula does not count
     it) is a blogroll entry of its own: the only link of its list entry (a feed beside it
-    aside), in a list whose entries mostly link sites' homes (counted friend links). A list of
-    mostly deep links is a list of posts or pages, not of blogs. ``lists`` keeps each list's
-    answer (one pass over a list, however many entries ask)."""
+    aside), in a list whose entries mostly link blogs: sites' homes (counted friend links) or
+    sites listed with their feed (:attr:`Scan.fed`). A list of mostly deep links is a list of
+    posts or pages, not of blogs. ``lists`` keeps each list's answer (one pass over a list,
+    however many entries ask)."""
     entry = _entry_of(link.el)
-    if entry is None or _is_feed_link(link.el, link) or _entry_links(entry, found) != 1:
+    if entry is None or is_feed_link(link.el, link.url) or _entry_links(entry, found) != 1:
         return False
     parent = entry.getparent()
     if parent not in lists:
         homes = deep = 0
         for a in parent.iter("a"):
             hit = found.by_el.get(a)
-            if hit is None or hit.verdict is not None or _is_feed_link(a, hit):
+            if hit is None or hit.verdict is not None or is_feed_link(a, hit.url):
                 continue
-            if hit.counted:
+            if hit.counted or hit.node in scan.fed:
                 homes += 1
             elif not hit.parts.query and not DATED_POST.search(hit.parts.path):
                 deep += 1
@@ -285,6 +284,7 @@ def _containers(scan: Scan, own: str | None) -> list[Container]:
     ids: list[set[str] | None] = [None] * n
     many = [False] * n
     cards = [0] * n
+    fed = [0] * n
     child_text = [0] * n
     labelled = list(scan.labelled)
     refs: list[LinkRef] = []
@@ -298,6 +298,8 @@ def _containers(scan: Scan, own: str | None) -> list[Container]:
         ref_of_node[link.node] = len(refs)
         refs.append(LinkRef(link.url, True, 2 if link.blank else 1, link.el))
     for link in scan.links:
+        if link.verdict is None and link.node in scan.fed:
+            fed[link.node] = 1
         if not link.counted:
             continue
         if link.verdict is None:
@@ -319,6 +321,7 @@ def _containers(scan: Scan, own: str | None) -> list[Container]:
         ltext[up] += ltext[i]
         text[up] += text[i]
         counts[up] += counts[i]
+        fed[up] += fed[i]
         labelled[up] = labelled[up] or labelled[i]
         child_text[up] += scan.text[i]
         # A card links one blog: a block around a link, or a link holding the card's parts
@@ -359,6 +362,7 @@ def _containers(scan: Scan, own: str | None) -> list[Container]:
                 _end=ref_start[i] + counts[i],
                 friends=MAX_IDS + 1 if many[i] else len(ids[i] or ()),
                 cards=cards[i],
+                fed=fed[i],
                 child_text=child_text[i],
                 anchored=scan.anchored[i] or labelled[i],
                 chrome=scan.chrome[i],
