@@ -281,13 +281,14 @@ def feed_site(url: str) -> str | None:
 
 def not_a_blog(url: str) -> str | None:
     """Why a listed URL is no friend's blog by the project's own definitions (a platform or
-    service page that is not a blog hosted there, a badge, a circle), or None. The truth applies
+    service page that is not a blog hosted there, a badge, a circle, a placeholder such as
+    ``example.org``), or None. The truth applies
     the definitions that docs/friend-links.md states; which links of a page are friends stays
     the extractor's problem."""
     from blogfeeds.extract.friends.filters import filters
 
     verdict = filters().url_verdict(url if "//" not in url[:2] else "https:" + url)
-    return verdict if verdict in ("platform", "badge", "circle") else None
+    return verdict if verdict in ("platform", "badge", "circle", "placeholder") else None
 
 
 def _identity(url: str) -> str:
@@ -480,6 +481,9 @@ class Entry:
     data_commit: str = ""
     license: str = ""
     note: str = ""
+    skip: str = ""
+    """Why the page is no friend page after all (a bookmarks page a path named ``links``):
+    kept in the manifest, never judged."""
     also: list[str] = field(default_factory=list)
     """Friends the page renders that its data files lack (a theme template's hard-coded
     blogroll, a card added after the data file), each checked by hand on the page; ``note``
@@ -499,14 +503,44 @@ def load_manifest(path: Path = MANIFEST) -> list[Entry]:
 # --- build ---------------------------------------------------------------------------------
 
 
-def companion_sources(gitdir: Path, e: Entry) -> list[tuple[str, str]]:
+REVISIONS = 50
+"""Revisions of a data file on another branch compared with the built page."""
+
+
+def data_revision(gitdir: Path, e: Entry, page_html: str, path: str = "") -> str:
+    """The commit to read the entry's sources at: the page's own; for sources on another
+    branch (``data_commit``), the revision of the data file (among its last
+    :data:`REVISIONS` on any branch) that the page renders best: most of its friends on the
+    page, fewest missing (a source branch moves on after a deploy, and commit dates on deploy
+    branches say little). The newest wins a tie; ``data_commit`` when nothing parses.
+    ``path``: another source file of the page, chosen the same way (default the data file)."""
+    if not e.data_commit:
+        return e.commit
+    path = path or e.data
+    rendered = rendered_keys(page_html)
+    log = git(gitdir, "log", f"-{REVISIONS}", "--format=%H", "--all", "--", path)
+    best, best_score = e.data_commit, None
+    for sha in dict.fromkeys([e.data_commit, *log.decode().split()]):
+        try:
+            text = git(gitdir, "show", f"{sha}:{path}").decode("utf-8-sig")
+            keys = {url_key(u) for u in data_urls(parse_data(text, path))}
+        except Exception:  # a revision that does not parse (or lacks the file) is no candidate
+            continue
+        score = len(keys & rendered) - len(keys - rendered)
+        if best_score is None or score > best_score:
+            best, best_score = sha, score
+    return best
+
+
+def companion_sources(gitdir: Path, e: Entry, revision: str) -> list[tuple[str, str]]:
     """The page's other sources, ``(commit, path)``: every friend data file and friend Markdown
-    source (the names ``discover`` looks for) of the commits the entry names, besides its own
-    data file. A page is often built from two (a Hexo ``source/link/index.md`` above the
-    ``source/_data/link.yml`` cards, a Hugo ``data/friends.yml`` under
-    ``content/friends/index.md``); only the URLs the page renders count."""
+    source (the names ``discover`` looks for) at the sources' revision and the page's commit,
+    besides its own data file. A page is often built from two (a Hexo
+    ``source/link/index.md`` above the ``source/_data/link.yml`` cards, a Hugo
+    ``data/friends.yml`` under ``content/friends/index.md``); only the URLs the page renders
+    count."""
     found: list[tuple[str, str]] = []
-    for sha in dict.fromkeys(c for c in (e.data_commit, e.commit) if c):
+    for sha in dict.fromkeys((revision, e.commit)):
         names = git(gitdir, "ls-tree", "-r", "--name-only", sha).decode().splitlines()
         for path in names:
             if path == e.data or "node_modules/" in path or path.startswith("themes/"):
@@ -528,7 +562,9 @@ def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
             continue
         try:
             page = git(gitdir, "show", f"{e.commit}:{e.page}")
-            data = git(gitdir, "show", f"{e.data_commit or e.commit}:{e.data}")
+            page_text = page.decode("utf-8", errors="replace")
+            revision = data_revision(gitdir, e, page_text)
+            data = git(gitdir, "show", f"{revision}:{e.data}")
         except subprocess.CalledProcessError as exc:
             print(f"{e.id}: {exc.stderr.decode(errors='replace').strip()}", file=sys.stderr)
             missing.append(e.repo)
@@ -538,8 +574,10 @@ def build(entries: list[Entry], mirrors: Path, out: Path) -> int:
         (target / ("data" + Path(e.data).suffix)).write_bytes(data)
         for old in target.glob("source-*"):
             old.unlink()
-        for i, (sha, path) in enumerate(companion_sources(gitdir, e)):
-            body = git(gitdir, "show", f"{sha}:{path}")
+        for i, (sha, path) in enumerate(companion_sources(gitdir, e, revision)):
+            # on the sources' branch: the revision the page renders best
+            at = sha if sha == e.commit else data_revision(gitdir, e, page_text, path)
+            body = git(gitdir, "show", f"{at}:{path}")
             (target / f"source-{i}{Path(path).suffix}").write_bytes(body)
         built += 1
     print(f"built {built} of {len(entries)} pages into {out}")
@@ -645,7 +683,9 @@ def generator_of(theme: str) -> str:
 
 def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     chosen = [
-        e for e in entries if part == "all" or (e.holdout if part == "holdout" else not e.holdout)
+        e
+        for e in entries
+        if not e.skip and (part == "all" or (e.holdout if part == "holdout" else not e.holdout))
     ]
     results = [r for e in chosen if (r := judge_entry(e, out)) is not None]
     if len(results) < len(chosen):
@@ -664,6 +704,9 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     for name, t in themes.items():
         folded[name if t.pages > 1 else "(themes of one page)"].add(t)
     print(f"## {part}: {overall.pages} pages\n")
+    for e in entries:
+        if e.skip:
+            print(f"not judged: {e.id} ({e.skip})\n")
     print("\n".join(table("set", {part: overall})), end="\n\n")
     print("\n".join(table("generator", dict(families))), end="\n\n")
     print("\n".join(table("theme", dict(folded))), end="\n\n")

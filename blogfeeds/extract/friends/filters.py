@@ -38,6 +38,13 @@ FEED_URL = re.compile(
 )
 """A feed URL (FeedBurner-style hosts and FeedPress, ``/feed/``, ``atom.xml``, Blogger's posts
 feed)."""
+_ASSET = re.compile(
+    r"\.(?:mp3|flac|ogg|wav|m4a|aac|mp4|webm|mkv|avi|mov|jpe?g|png|gif|webp|avif|svg|ico|pdf|"
+    r"zip|rar|7z|tar|gz|exe|dmg|apk|css|js)$",
+    re.IGNORECASE,
+)
+"""A file (audio, video, image, document, archive, stylesheet, script): a playlist's track or a
+download, never a friend's blog."""
 _FEED_TEXT = re.compile(r"^\W*(?:rss|atom)?\s*(?:feed|rss|atom)\W*$", re.IGNORECASE)
 _FEED_ICON = re.compile(r"(?<![a-z])(?:rss|feed|atom)(?![a-z])", re.IGNORECASE)
 
@@ -354,6 +361,8 @@ class Filters:
             return "referral"
         if self.shorteners.entry_of(where) is not None or _looks_short(where.path):
             return "shortener"
+        if _ASSET.search(where.path):
+            return "asset"
         return None
 
 

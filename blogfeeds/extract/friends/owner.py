@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import lxml.etree
 import lxml.html
 
-from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host
+from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host, zone_match
 from blogfeeds.extract.friends.measure import Link, Scan, absolute
 from blogfeeds.extract.friends.themes import HEADINGS
 from blogfeeds.extract.identity import blog_id, path_rule
@@ -97,6 +97,8 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
     for url in scan.canonical:
         if url.lower().startswith(("http://", "https://")):
             owner.add(url)
+    for link in look_alike_zone_links(scan, flt):
+        link.owner_zone = False  # a friend's card styled as an author card
     page_host = normal_host(page.url).removeprefix("www.")
     for link in scan.links:
         if link.identity == own and link.parts.host.removeprefix("www.") != page_host:
@@ -161,6 +163,46 @@ def site_info_blocks(page: Page) -> list[lxml.html.HtmlElement]:
         if _FIELD_NAME.search(content) and _FIELD_ADDRESS.search(content):
             found[block] = None
     return list(found)
+
+
+LOOK_ALIKE_ZONES = 3
+"""Owner zones of one tag and class, each linking other sites, from which they are cards."""
+
+
+def look_alike_zone_links(scan: Scan, flt: Filters) -> list[Link]:
+    """Links in owner zones that are cards of a list: :data:`LOOK_ALIKE_ZONES` or more
+    elements of one tag and class (``div.flex.author``), each an owner zone and not itself a
+    link (a menu's items are), together linking at least as many sites (not platforms) as they
+    are. A page has one author card (a second copy for small screens, a social corner of
+    platforms); a theme that styles every friend's card as an "author" card lists friends."""
+    groups: dict[tuple[str, str], dict[lxml.html.HtmlElement, list[Link]]] = {}
+    for link in scan.links:
+        if not link.owner_zone:
+            continue
+        zone = _zone_of(link.el, flt)
+        if zone is not None and zone.tag != "a":  # a menu's items are links, not cards
+            key = (str(zone.tag), zone.get("class") or "")
+            groups.setdefault(key, {}).setdefault(zone, []).append(link)
+    out: list[Link] = []
+    for zones in groups.values():
+        sites = {
+            link.identity
+            for links in zones.values()
+            for link in links
+            if link.parts not in flt.platforms and link.parts not in flt.badges
+        }
+        if len(zones) >= LOOK_ALIKE_ZONES and len(sites) >= len(zones):
+            out.extend(link for links in zones.values() for link in links)
+    return out
+
+
+def _zone_of(el: lxml.html.HtmlElement, flt: Filters) -> lxml.html.HtmlElement | None:
+    """The nearest element from ``el`` up whose class or id names an owner zone."""
+    for node in (el, *el.iterancestors()):
+        tokens = [*(node.get("class") or "").split(), node.get("id") or ""]
+        if zone_match(tokens, flt.owner_words):
+            return node
+    return None
 
 
 def owner_reason(link: Link, owner: Owner) -> str | None:

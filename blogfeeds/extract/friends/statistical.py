@@ -138,9 +138,10 @@ def _sibling_groups(
     scored: list[ScoredContainer], accepted: list[ScoredContainer]
 ) -> list[ScoredContainer]:
     """On a friend page, the other groups of a blogroll split under headings: containers of
-    an accepted one's tag in the same enclosing container, with repeated cards each linking
-    one friend, that scored below the union's share (or below the minimum, never rejected by
-    a rule) because their entries carry descriptions."""
+    an accepted one's tag in the same enclosing container, with cards each linking one friend
+    (a group may hold one), that scored below the union's share (or below the minimum, or too
+    short to score; never rejected by another rule) because their entries carry
+    descriptions."""
     if not accepted:
         return []
     parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
@@ -148,7 +149,7 @@ def _sibling_groups(
     for s in scored:
         c = s.container
         weak = s.rejected and s.below is None
-        if weak or s in accepted or c.cards < 2 or c.cards < c.friends:
+        if weak or s in accepted or c.cards < 1 or c.cards < c.friends:
             continue
         if (c.tag, _enclosing(c.span, scored)) not in parents:
             continue
