@@ -361,11 +361,12 @@ def page_links(page_url: str, page_html: str) -> tuple[dict[str, str], set[str]]
     """``(linked, info_only)``: the absolute URL each key is first linked with on the page, and
     the keys linked only inside site-info blocks (the owner's details or the format to copy,
     ``名称：… 地址：…``: no friend by the definition docs/friend-links.md states)."""
+    from blogfeeds.extract.friends.measure import measure
     from blogfeeds.extract.friends.owner import site_info_blocks
     from blogfeeds.extract.page import parse_page
 
     page = parse_page(page_url, page_html.encode("utf-8"), {"Content-Type": "text/html"})
-    inside = {a for block in site_info_blocks(page) for a in block.iter("a")}
+    inside = {a for block in site_info_blocks(measure(page)) for a in block.iter("a")}
     linked: dict[str, str] = {}
     outside: set[str] = set()
     in_info: set[str] = set()

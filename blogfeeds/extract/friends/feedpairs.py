@@ -10,12 +10,10 @@ own, and an entry pairing a site with its feed lists a blog, however deep its UR
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from urllib.parse import urlsplit
 
 import lxml.html
-
-from blogfeeds.extract.friends.filters import is_feed_link
 
 ITEM_LEVELS = 3
 """Ancestors of a feed link searched for the one item (``li``, card, row) it shares with its
@@ -25,9 +23,12 @@ ITEM_ELEMENTS = 200
 """Elements read per ancestor: an item is small; a larger ancestor is a list, not an item."""
 
 
-def feed_pairs(links: Sequence[tuple[lxml.html.HtmlElement, str] | None]) -> dict[int, int]:
+def feed_pairs(
+    links: Sequence[tuple[lxml.html.HtmlElement, str] | None], feeds: Collection[int]
+) -> dict[int, int]:
     """The index of each site link → that of the feed listed beside it, over ``links``
-    (``(element, url)`` in document order; None for a link with no element).
+    (``(element, url)`` in document order; None for a link with no element), ``feeds`` the
+    indices of the feed links among them (:func:`~.filters.is_feed_link`).
 
     A feed link's item is its nearest ancestor (within :data:`ITEM_LEVELS`, below any list
     element) holding another of ``links``; it pairs when that ancestor holds exactly one, a
@@ -35,9 +36,6 @@ def feed_pairs(links: Sequence[tuple[lxml.html.HtmlElement, str] | None]) -> dic
     A feed alone pairs with nothing.
     """
     index = {link[0]: i for i, link in enumerate(links) if link is not None}
-    feeds = {
-        i for i, link in enumerate(links) if link is not None and is_feed_link(link[0], link[1])
-    }
     pairs: dict[int, int] = {}
     for i in sorted(feeds):
         el = links[i][0]  # type: ignore[index]

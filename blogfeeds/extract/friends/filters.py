@@ -46,6 +46,8 @@ _ASSET = re.compile(
 """A file (audio, video, image, document, archive, stylesheet, script): a playlist's track or a
 download, never a friend's blog."""
 _FEED_TEXT = re.compile(r"^\W*(?:rss|atom)?\s*(?:feed|rss|atom)\W*$", re.IGNORECASE)
+_FEED_TEXT_CHARS = 80
+"""Characters (spaces included) past which a link's text is no feed's label."""
 _FEED_ICON = re.compile(r"(?<![a-z])(?:rss|feed|atom)(?![a-z])", re.IGNORECASE)
 
 
@@ -53,16 +55,31 @@ def is_feed_link(a: Any, url: str) -> bool:
     """Whether the link ``a`` (an lxml element) to ``url`` is a feed: by its URL, by its text
     (``(Feed)``, ``RSS``), or, when it has no text, by its icon (``<img alt="RSS">``,
     ``rss.svg``, ``fa-rss``, a ``title``): a blogroll often links a friend's feed on a feed
-    service or a custom domain whose URL says nothing."""
-    if FEED_URL.search(url):
+    service or a custom domain whose URL says nothing. Called for every link of a page: each
+    pattern runs only after a substring test says it can match."""
+    if _names_feed(url) and FEED_URL.search(url):  # every FEED_URL match names one
         return True
-    text = " ".join(a.text_content().split())
-    if text:
-        return bool(_FEED_TEXT.match(text))
+    if len(a) == 0:  # most links: their text is all there is
+        raw = a.text or ""
+        if len(raw) > _FEED_TEXT_CHARS:
+            return False
+    else:
+        raw = ""
+        for piece in a.itertext():  # read no further than a feed's label can be
+            raw += piece
+            if len(raw) > _FEED_TEXT_CHARS:
+                return False
+    if raw.strip():
+        return _names_feed(raw) and bool(_FEED_TEXT.match(" ".join(raw.split())))
     hints = [a.get("title"), a.get("aria-label"), a.get("class")]
     for icon in a.iterdescendants("img", "i", "svg", "span"):
         hints += [icon.get("alt"), icon.get("src"), icon.get("class"), icon.get("title")]
-    return any(_FEED_ICON.search(h) for h in hints if h)
+    return any(_names_feed(h) and _FEED_ICON.search(h) for h in hints if h)
+
+
+def _names_feed(text: str) -> bool:
+    low = text.lower()
+    return "feed" in low or "rss" in low or "atom" in low or ".xml" in low
 
 
 _SCHEME_TYPO = re.compile(r"^(h?h?t?tps?|htps?)(:?)(/*)(?=[a-z0-9])", re.IGNORECASE)

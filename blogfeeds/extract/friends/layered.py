@@ -60,7 +60,6 @@ from blogfeeds.extract.friends.filters import (
     FEED_URL,
     filters,
     friend_key,
-    is_feed_link,
 )
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
@@ -167,7 +166,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     for c in cands:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
             deep_urls.setdefault(friend_key(c.url), set()).add(c.url)
-    feeds = _listed_feeds(cands)
+    feeds = _listed_feeds(cands, scan)
     friends: list[Friend] = []
     excluded: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
@@ -201,7 +200,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
                 excluded.append((c.url, f"duplicate of {first.url}"))
             continue
         seen[key] = len(friends)
-        fed = FEED_URL.search(c.url) if c.link is None else is_feed_link(c.link.el, c.url)
+        fed = FEED_URL.search(c.url) if c.link is None else c.link.node in scan.feeds
         kind = "feed" if fed else ""
         feed = cands[feeds[i]].url if i in feeds else ""
         repaired = c.link.repaired if c.link is not None else ""
@@ -231,11 +230,13 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     )
 
 
-def _listed_feeds(cands: list[Candidate]) -> dict[int, int]:
+def _listed_feeds(cands: list[Candidate], scan: Scan) -> dict[int, int]:
     """Feeds listed beside their friend's site (:mod:`.feedpairs`): the candidate index of each
     site → that of its feed. A feed alone stays a friend listed by its feed
     (``Friend.kind``: the crawl reads the blog from the feed)."""
-    return feed_pairs([(c.link.el, c.url) if c.link is not None else None for c in cands])
+    links = [(c.link.el, c.url) if c.link is not None else None for c in cands]
+    feeds = [i for i, c in enumerate(cands) if c.link is not None and c.link.node in scan.feeds]
+    return feed_pairs(links, feeds)
 
 
 def _rescale(friends: list[Friend]) -> None:

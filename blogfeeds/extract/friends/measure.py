@@ -23,7 +23,14 @@ import lxml.html
 
 from blogfeeds.extract.friends.datasource import is_data_source
 from blogfeeds.extract.friends.feedpairs import feed_pairs
-from blogfeeds.extract.friends.filters import Cleaned, Filters, filters, repair_href, zone_match
+from blogfeeds.extract.friends.filters import (
+    Cleaned,
+    Filters,
+    filters,
+    is_feed_link,
+    repair_href,
+    zone_match,
+)
 from blogfeeds.extract.friends.keywords import has_keyword, is_label, is_service_heading
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
 from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, path_rule
@@ -33,6 +40,8 @@ _INLINE_LABEL = re.compile(
     r"(?:左邻右舍|友邻|友情链接|友链|朋友们?|邻居|friends|blogroll|links|neighbou?rs)\s*[:：]?\s*$",
     re.IGNORECASE,
 )
+FIELD_NAME = re.compile(r"(?:名称|昵称|\bname)\s*[:：]", re.IGNORECASE)
+"""A labelled name field (``网站名称：``, ``name:``) of a site's details."""
 _SEPARATOR = re.compile(r"^[\s、，,;；|/·&+和及与\-–—]*$")
 _NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 _DATA_ATTRS = ("api", "data-api", "data-json", "data-source", "data-url", "data-links")
@@ -109,10 +118,20 @@ class Scan:
     """Links whose host no host may hold (:class:`~blogfeeds.extract.identity.InvalidURL`),
     each once, in document order: no link is made of them."""
 
+    name_fields: list[lxml.html.HtmlElement] = field(default_factory=list)
+    """Elements whose own text names a site's name field (``网站名称：``, ``name:``): where
+    site-info blocks start (:func:`.owner.site_info_blocks`)."""
+
+    @functools.cached_property
+    def feeds(self) -> frozenset[int]:
+        """Nodes of the links to feeds (:func:`~.filters.is_feed_link`), judged once a page."""
+        return frozenset(link.node for link in self.links if is_feed_link(link.el, link.url))
+
     @functools.cached_property
     def fed(self) -> frozenset[int]:
         """Nodes of the links listed with their own feed beside them (:mod:`.feedpairs`)."""
-        pairs = feed_pairs([(link.el, link.url) for link in self.links])
+        feeds = [i for i, link in enumerate(self.links) if link.node in self.feeds]
+        pairs = feed_pairs([(link.el, link.url) for link in self.links], feeds)
         return frozenset(self.links[i].node for i in pairs)
 
 
@@ -287,6 +306,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             own_text = _nonspace(el.text)
             if own_text and not linked:
                 label_kw = is_label(el.text)
+                if (":" in el.text or "：" in el.text) and FIELD_NAME.search(el.text):
+                    out.name_fields.append(el)
         texts.append(own_text)
         ltexts.append(own_text if linked else 0)
         is_links.append(is_link)

@@ -12,7 +12,7 @@ import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host, zone_match
-from blogfeeds.extract.friends.measure import Link, Scan, absolute
+from blogfeeds.extract.friends.measure import FIELD_NAME, Link, Scan, absolute
 from blogfeeds.extract.friends.themes import HEADINGS
 from blogfeeds.extract.identity import blog_id, path_rule
 from blogfeeds.extract.page import Page
@@ -129,30 +129,26 @@ def owner_of(page: Page, scan: Scan, flt: Filters) -> Owner:
                 owner.add(absolute(page, href))
         for url in _TEXT_URL.findall(" ".join(node.itertext())):  # <li>s end URLs too
             owner.add(url)
-    for block in site_info_blocks(page):
+    for block in site_info_blocks(scan):
         owner.info_links.update(block.iter("a"))
     return owner
 
 
-_FIELD_NAME = re.compile(r"(?:名称|昵称|\bname)\s*[:：]", re.IGNORECASE)
 _FIELD_ADDRESS = re.compile(r"(?:地址|链接|网址|\burl|\blink)\s*[:：]", re.IGNORECASE)
-_FIELD_HINTS = lxml.etree.XPath(
-    "//text()[contains(., '名称') or contains(., '昵称') or contains(., 'name') "
-    "or contains(., 'Name') or contains(., 'NAME')]"
-)
 _BLOCKS = frozenset({"p", "div", "li", "ul", "blockquote", "pre", "code", "td", "dd", "section"})
 INFO_BLOCK_TEXT = 600
 """Characters at most in a site-info block: a few labelled fields, not a page section."""
 
 
-def site_info_blocks(page: Page) -> list[lxml.html.HtmlElement]:
+def site_info_blocks(scan: Scan) -> list[lxml.html.HtmlElement]:
     """Blocks that give a site's details as labelled fields, a name and an address at least
     (``网站名称：X 网站地址：https://x.org/``, ``name: X url: ...``): the owner's details for
     friends to copy, or the format an application must follow; a link there is no friend.
-    Found from the text nodes naming a field (one XPath) up to their nearest block."""
+    Found from the elements naming a name field (:attr:`Scan.name_fields`) up to their nearest
+    block."""
     found: dict[lxml.html.HtmlElement, None] = {}
-    for text in _FIELD_HINTS(page.tree):
-        block = text.getparent()
+    for el in scan.name_fields:
+        block = el
         while block is not None and block.tag not in _BLOCKS:
             block = block.getparent()
         if block is None or block in found:
@@ -160,7 +156,7 @@ def site_info_blocks(page: Page) -> list[lxml.html.HtmlElement]:
         content = " ".join(block.itertext())  # <br>-separated fields keep their bounds
         if len(content) > INFO_BLOCK_TEXT:
             continue
-        if _FIELD_NAME.search(content) and _FIELD_ADDRESS.search(content):
+        if FIELD_NAME.search(content) and _FIELD_ADDRESS.search(content):
             found[block] = None
     return list(found)
 
@@ -175,10 +171,11 @@ def look_alike_zone_links(scan: Scan, flt: Filters) -> list[Link]:
     link (a menu's items are), together linking at least as many sites (not platforms) as they
     are. A page has one author card (a second copy for small screens, a social corner of
     platforms); a theme that styles every friend's card as an "author" card lists friends."""
+    zoned = [link for link in scan.links if link.owner_zone]
+    if len({link.identity for link in zoned}) < LOOK_ALIKE_ZONES:
+        return []  # most pages: one author card, a few sites
     groups: dict[tuple[str, str], dict[lxml.html.HtmlElement, list[Link]]] = {}
-    for link in scan.links:
-        if not link.owner_zone:
-            continue
+    for link in zoned:
         zone = _zone_of(link.el, flt)
         if zone is not None and zone.tag != "a":  # a menu's items are links, not cards
             key = (str(zone.tag), zone.get("class") or "")

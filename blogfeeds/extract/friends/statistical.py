@@ -17,7 +17,7 @@ import re
 import lxml.html
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.filters import DATED_POST, is_feed_link
+from blogfeeds.extract.friends.filters import DATED_POST
 from blogfeeds.extract.friends.keywords import DEAD_HEADING, XFN
 from blogfeeds.extract.friends.measure import Link, Scan, describe
 from blogfeeds.extract.friends.model import Container, LinkRef, ScoredContainer
@@ -145,13 +145,14 @@ def _sibling_groups(
     if not accepted:
         return []
     parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
+    tags = {tag for tag, _ in parents}
     extra: list[ScoredContainer] = []
     for s in scored:
         c = s.container
         weak = s.rejected and s.below is None
-        if weak or s in accepted or c.cards < 1 or c.cards < c.friends:
+        if weak or c.tag not in tags or c.cards < 1 or c.cards < c.friends or s in accepted:
             continue
-        if (c.tag, _enclosing(c.span, scored)) not in parents:
+        if (c.tag, _enclosing(c.span, scored)) not in parents:  # linear: last
             continue
         lo, hi = c.span
         if any(
@@ -183,7 +184,7 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if reason is not None:
             claimed.add(link.el)
             # a feed keeps its link: beside its site it is that friend's feed (.feedpairs)
-            feed = link if is_feed_link(link.el, link.url) else None
+            feed = link if link.node in scan.feeds else None
             cand = Candidate(link.url, text_of(link.el), "container", 0.0, link.node, link=feed)
             cand.verdict = reason
             found.candidates.append(cand)
@@ -230,12 +231,12 @@ def _entry_of(el: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     return None
 
 
-def _entry_links(entry: lxml.html.HtmlElement, found: Found) -> int:
+def _entry_links(entry: lxml.html.HtmlElement, scan: Scan, found: Found) -> int:
     """Links of a list entry, not counting a feed beside the site."""
     count = 0
     for a in entry.iter("a"):
         hit = found.by_el.get(a)
-        if hit is not None and not is_feed_link(a, hit.url):
+        if hit is not None and hit.node not in scan.feeds:
             count += 1
     return count
 
@@ -250,14 +251,14 @@ def _listed_entry(
     posts or pages, not of blogs. ``lists`` keeps each list's answer (one pass over a list,
     however many entries ask)."""
     entry = _entry_of(link.el)
-    if entry is None or is_feed_link(link.el, link.url) or _entry_links(entry, found) != 1:
+    if entry is None or link.node in scan.feeds or _entry_links(entry, scan, found) != 1:
         return False
     parent = entry.getparent()
     if parent not in lists:
         homes = deep = 0
         for a in parent.iter("a"):
             hit = found.by_el.get(a)
-            if hit is None or hit.verdict is not None or is_feed_link(a, hit.url):
+            if hit is None or hit.verdict is not None or hit.node in scan.feeds:
                 continue
             if hit.counted or hit.node in scan.fed:
                 homes += 1
