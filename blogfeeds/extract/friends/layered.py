@@ -55,12 +55,7 @@ from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
 from blogfeeds.extract.friends.feedpairs import feed_pairs
-from blogfeeds.extract.friends.filters import (
-    DATED_POST,
-    FEED_URL,
-    filters,
-    friend_key,
-)
+from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL, filters, friend_key
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
 from blogfeeds.extract.friends.model import Friend, FriendExtraction

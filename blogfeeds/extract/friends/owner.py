@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.friends.filters import Filters, is_mirror_host, normal_host, zone_match
