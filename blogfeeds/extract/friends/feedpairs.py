@@ -35,6 +35,8 @@ def feed_pairs(
     site's (not a feed), or, in an entry whose prose links more, the first on the feed's host.
     A feed alone pairs with nothing.
     """
+    if not feeds:
+        return {}  # most pages
     index = {link[0]: i for i, link in enumerate(links) if link is not None}
     pairs: dict[int, int] = {}
     for i in sorted(feeds):

@@ -61,7 +61,7 @@ def is_feed_link(a: Any, url: str) -> bool:
         return True
     if len(a) == 0:  # most links: their text is all there is
         raw = a.text or ""
-        if len(raw) > _FEED_TEXT_CHARS:
+        if len(raw) > _FEED_TEXT_CHARS or (raw and not _names_feed(raw) and not raw.isspace()):
             return False
     else:
         raw = ""

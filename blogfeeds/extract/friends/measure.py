@@ -130,6 +130,8 @@ class Scan:
     @functools.cached_property
     def fed(self) -> frozenset[int]:
         """Nodes of the links listed with their own feed beside them (:mod:`.feedpairs`)."""
+        if not self.feeds:
+            return frozenset()
         feeds = [i for i, link in enumerate(self.links) if link.node in self.feeds]
         pairs = feed_pairs([(link.el, link.url) for link in self.links], feeds)
         return frozenset(self.links[i].node for i in pairs)
