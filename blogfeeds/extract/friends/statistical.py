@@ -177,8 +177,8 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if reason is None and not link.counted:
             path = link.parts.path
             reason = "post" if DATED_POST.search(path) else "deep-link-or-query"
-            listed = _listed_entry(link, scan, found, lists)
-            if reason != "post" and not link.parts.query and listed:
+            plain = reason != "post" and not link.parts.query
+            if plain and _listed_entry(link, scan, found, lists):
                 entries.append(link)  # proposed with the counted links below
                 continue
         if reason is not None:
