@@ -175,11 +175,15 @@ def _heading_text(el: lxml.html.HtmlElement, tag: str) -> str | None:
     a ``*title*``/``*label*`` class), or None."""
     if tag in HEADINGS:
         return text_of(el)
+    # The own text alone already too long: no need to read the children's text.
+    own = _nonspace(el.text)
     if tag in _LABEL_BLOCKS and len(el) <= 2:
+        if own > 20:
+            return None
         text = text_of(el)
         return text if len(text) <= 20 else None
     cls = el.get("class")
-    if cls and _titled(cls) and tag not in ("a", "ul", "ol"):
+    if cls and own <= 40 and _titled(cls) and tag not in ("a", "ul", "ol"):
         text = text_of(el)
         return text if len(text) <= 40 else None
     return None
@@ -246,7 +250,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     headings: list[tuple[int, int, lxml.html.HtmlElement, str]] = []
     index: dict[lxml.html.HtmlElement, int] = {}
     extra_text, extra_ltext = out.extra_text, out.extra_ltext
-    chrome_tags, about_words = flt.chrome_tags, [h.lower() for h in flt.about_headings]
+    chrome_tags, about = flt.chrome_tags, _about_pattern(flt.about_headings)
     # Not the element's iter(): one iterator over the whole tree, comments included.
     for el in lxml.etree.ElementDepthFirstIterator(page.tree):
         tag = el.tag
@@ -292,10 +296,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         if not (owner and chrome):
             cls, ident = el.get("class"), el.get("id")
             if (cls or ident) and tag not in ("html", "body"):  # body classes describe the page
-                for token in [*(cls or "").split(), *([ident] if ident else [])]:
-                    in_owner, in_chrome = _token_zones(token)
-                    owner = owner or in_owner
-                    chrome = chrome or in_chrome
+                if cls:
+                    in_owner, in_chrome = _class_zones(cls)
+                    owner, chrome = owner or in_owner, chrome or in_chrome
+                if ident:
+                    in_owner, in_chrome = _token_zones(ident)
+                    owner, chrome = owner or in_owner, chrome or in_chrome
             if not chrome and (tag in chrome_tags or el.get("role") in _CHROME_ROLES):
                 chrome = True
         is_link = tag == "a" and el.get("href") is not None
@@ -354,8 +360,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     for _, _, el, heading in headings:
         if el.tag == "h1" and not out.h1:
             out.h1 = heading
-        lowered = heading.lower()
-        if any(h in lowered for h in about_words):
+        if about is not None and about.search(heading.lower()):
             out.about.append(el)
     for i, count in enumerate(anchor_children):
         if count >= 2 and not no_text[i]:
@@ -377,6 +382,22 @@ def _token_zones(token: str) -> tuple[bool, bool]:
     against the bundled filter table). Cached: themes share their class vocabulary."""
     flt = filters()
     return zone_match((token,), flt.owner_words), zone_match((token,), flt.chrome_words)
+
+
+@functools.lru_cache(maxsize=65536)
+def _class_zones(cls: str) -> tuple[bool, bool]:
+    """:func:`_token_zones` over the tokens of a ``class`` attribute, cached by the whole
+    attribute: a theme repeats the same few attributes on every card."""
+    zones = [_token_zones(token) for token in cls.split()]
+    return any(o for o, _ in zones), any(c for _, c in zones)
+
+
+@functools.lru_cache(maxsize=64)
+def _about_pattern(headings: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regex finding any of the "about this site" headings (lower-cased) in a lower-cased
+    heading, or None when there are none (every heading of a page is tested)."""
+    words = sorted({h.lower() for h in headings if h})
+    return re.compile("|".join(map(re.escape, words))) if words else None
 
 
 @functools.lru_cache(maxsize=65536)
