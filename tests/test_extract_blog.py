@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from scrapy.utils.project import get_project_settings
 
+import blogfeeds.extract.blog as blog_module
 from blogfeeds.commands.inspect import report_to_dict
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.discovery import Fetched, FetchRequest
@@ -202,6 +203,46 @@ def test_friend_page_and_data_source_are_followed_and_counted() -> None:
         "https://river.example/feed.xml"
     )
     assert {e.friend.how for e in report.edges()} >= {"opml"}
+
+
+BLOGROLL = """<h3>Blogroll</h3><ul><li><a href="https://five.example/">Five</a></li>
+<li><a href="https://six.example/">Six</a></li><li><a href="https://seven.example/">Seven</a></li>
+</ul>"""
+
+
+@pytest.mark.parametrize("links_page", [True, False])
+def test_the_home_pages_friends_are_read_only_when_no_friend_page_lists_any(
+    links_page: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Counts the friend extractor's runs by page: the home page's reading is the extractor's
+    # largest cost on most blogs, and was thrown away whenever a friend page listed friends.
+    read: list[str] = []
+    extract = blog_module.extract_friends
+
+    def counted(page: Any, **kwargs: Any) -> Any:
+        read.append(page.url)
+        return extract(page, **kwargs)
+
+    monkeypatch.setattr(blog_module, "extract_friends", counted)
+    routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
+    report, _ = run(routes if links_page else {}, HOME.format(head="", body=BLOGROLL))
+    if links_page:
+        assert read == ["https://river.example/links/"]
+        assert report.friend_source == "https://river.example/links/"
+        assert [f.url for f in report.friends][:3] == [
+            "https://one.example/",
+            "https://two.example/",
+            "https://three.example/",
+        ]
+    else:
+        assert read == ["https://river.example/"]
+        assert report.friend_source == "https://river.example/"
+        assert [f.url for f in report.friends] == [
+            "https://five.example/",
+            "https://six.example/",
+            "https://seven.example/",
+        ]
+        assert report.friend_extraction.best is not None
 
 
 def test_pages_that_fail_are_reported_with_their_outcome() -> None:

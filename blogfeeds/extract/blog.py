@@ -5,14 +5,15 @@ function; it returns a :class:`~blogfeeds.extract.report.BlogReport`. A URL that
 feed stands for the blog of the feed's site link, which is fetched and read as below with that
 feed as its main feed. In order:
 
-1. :func:`analyze_page` reads the home page in one parse (identity, metadata, friend links,
-   friend-link pages, user rules);
+1. :func:`analyze_page` reads the home page in one parse (identity, metadata, friend-link
+   pages, user rules);
 2. its robots directives: noindex keeps the identity only, nofollow records no friends;
 3. feeds: the one a user rule names, else :func:`~blogfeeds.extract.discovery.find_feeds`
    (candidates validated by fetching them);
 4. friends: from the first friend-link page that lists any (at most ``max_pages - 1`` fetched),
-   else from the home page; then the machine-readable lists (OPML, JSON) that page points to
-   (at most ``max_pages``), merged; capped at ``max_friends``.
+   else from the home page (read only then, :func:`page_friends`); then the machine-readable
+   lists (OPML, JSON) that page points to (at most ``max_pages``), merged; capped at
+   ``max_friends``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from blogfeeds.extract.friends import (
     find_friend_pages,
     friends_from_data_source,
 )
+from blogfeeds.extract.friends.themes import ThemeRule
 from blogfeeds.extract.icon import favicon_is_image
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
@@ -256,6 +258,7 @@ async def _extract_home(
         abstract_chars=config.abstract_chars,
         limits=config.limits,
         abstract_text=config.abstract_text,
+        read_friends=False,
     )
     counters: dict[str, int] = {}
     for what in analysis.truncated:
@@ -266,6 +269,8 @@ async def _extract_home(
     for name in ("noindex", "nofollow"):
         if getattr(robots, name):
             _count(counters, f"robots/{name}")
+    if robots.nofollow:  # no friends are recorded; the report still shows the page's reading
+        await _home_friends(analysis, config, run, counters)
     report = BlogReport(
         url=url,
         blog_id=analysis.blog_id,
@@ -276,7 +281,7 @@ async def _extract_home(
         rejected=[],
         discovery=None,
         friends=[],
-        friend_extraction=analysis.friends,
+        friend_extraction=analysis.friends or FriendExtraction([], []),  # set by _friends
         friend_source=url,
         container_score=0.0,
         friend_pages=analysis.friend_pages,
@@ -336,7 +341,8 @@ async def _friends(
     """Friend links from the blog's friend-link page if one lists any, else from the home page,
     plus the machine-readable lists that page points to; into ``report``."""
     counters = report.counters
-    found, source = analysis.friends, analysis.page.url
+    found: FriendExtraction | None = None
+    source = analysis.page.url
     for page_url in analysis.friend_pages[: config.max_pages - 1]:
         resp = await _get(fetch, page_url, report)
         if resp is None:
@@ -362,6 +368,7 @@ async def _friends(
                 Followed(page_url, FRIEND_PAGE, "unreadable", resp.url, detail=str(exc))
             )
             continue
+        assert sub.friends is not None  # read_friends=True
         listed = len(sub.friends.friends)
         cut = f"truncated: {', '.join(sub.truncated)}" if sub.truncated else ""
         for what in sub.truncated:
@@ -379,6 +386,8 @@ async def _friends(
             found, source = sub.friends, sub.page.url
             break
         report.followed.append(Followed(page_url, FRIEND_PAGE, "no_friends", resp.url, 0, cut))
+    if found is None:
+        found = await _home_friends(analysis, config, run, counters)
     friends = list(found.friends)
     known = {f.url for f in friends}
     invalid = list(found.invalid_urls)
@@ -405,6 +414,23 @@ async def _friends(
     report.friend_source, report.container_score = source, found.best_score
 
 
+async def _home_friends(
+    analysis: PageAnalysis, config: ExtractConfig, run: Run, counters: dict[str, int]
+) -> FriendExtraction:
+    """The home page's friend links, read into ``analysis`` when first needed: on most blogs
+    a friend page lists them, and the home page's reading would be thrown away. A user rule
+    whose cards gave them is counted as fired."""
+    if analysis.friends is None:
+        friends, rule = await run(
+            page_friends, analysis.page, config.friends, analysis.friend_rules
+        )
+        analysis.friends = friends
+        if rule:
+            analysis.rules["friends"] = rule
+            _count(counters, f"rule_fired/{rule}/friends")
+    return analysis.friends
+
+
 async def _get(
     fetch: Fetch, url: str, report: BlogReport, kind: str = FRIEND_PAGE
 ) -> Fetched | None:
@@ -429,20 +455,23 @@ def _count(counters: dict[str, int], name: str, n: int = 1) -> None:
 class PageAnalysis:
     """The result of :func:`analyze_page`.
 
-    ``friends`` holds every scored container and the chosen friend links; ``friend_pages``
-    lists same-blog pages that look like a blogroll, best first.
+    ``friends`` holds every scored container and the chosen friend links (None when
+    :func:`analyze_page` was told not to read them: :func:`page_friends` does it later);
+    ``friend_pages`` lists same-blog pages that look like a blogroll, best first.
     """
 
     page: Page
     blog_id: str
     metadata: PageMetadata
-    friends: FriendExtraction
+    friends: FriendExtraction | None
     friend_pages: list[str]
     rule_feed: FeedCandidate | None = None
     """The feed a user rule names (``rules["feed"]`` says which rule), else ``None``."""
     rules: dict[str, str] = field(default_factory=dict)
     """User rules that fired (:mod:`blogfeeds.extract.userrules`): what they set (``encoding``,
     ``feed``, ``abstract``, ``friend_pages``, ``friends``) -> rule name."""
+    friend_rules: list[ThemeRule] = field(default_factory=list)
+    """The user rules' friend cards that apply to the page (:func:`page_friends`)."""
 
     @property
     def truncated(self) -> tuple[str, ...]:
@@ -461,6 +490,7 @@ def analyze_page(
     abstract_chars: int = ABSTRACT_CHARS,
     limits: PageLimits | None = None,
     abstract_text: int = ABSTRACT_TEXT,
+    read_friends: bool = True,
 ) -> PageAnalysis:
     """Decode, parse and run every page extractor over one page (nothing is fetched).
 
@@ -473,6 +503,7 @@ def analyze_page(
     trafilatura (a friend-link page). ``limits`` bound the elements and links read
     (:class:`~blogfeeds.extract.page.PageLimits`), ``abstract_text`` the text the abstract
     reads; :attr:`PageAnalysis.truncated` says which bounds the page reached.
+    ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`).
     """
     bid = blog_id(url)
     if not user_rules:
@@ -481,7 +512,7 @@ def analyze_page(
             page=page,
             blog_id=bid,
             metadata=extract_metadata(page, abstract_chars, abstract_text),
-            friends=extract_friends(page, config=friend_config),
+            friends=extract_friends(page, config=friend_config) if read_friends else None,
             friend_pages=find_friend_pages(page),
         )
     fired: dict[str, str] = {}
@@ -516,12 +547,11 @@ def analyze_page(
             fired["friend_pages"] = rule.name
             break
     theme_rules = user_rules.friend_rules(matched)
-    friends = extract_friends(page, config=friend_config, user_rules=theme_rules or None)
-    hows = {f.how for f in friends.friends}
-    for theme in theme_rules:
-        if theme.how in hows:
-            fired["friends"] = theme.name
-            break
+    friends = None
+    if read_friends:
+        friends, rule_name = page_friends(page, friend_config, theme_rules)
+        if rule_name:
+            fired["friends"] = rule_name
     return PageAnalysis(
         page=page,
         blog_id=bid,
@@ -530,7 +560,18 @@ def analyze_page(
         friend_pages=friend_pages,
         rule_feed=rule_feed,
         rules=fired,
+        friend_rules=theme_rules,
     )
+
+
+def page_friends(
+    page: Page, config: FriendConfig | None, theme_rules: Sequence[ThemeRule] = ()
+) -> tuple[FriendExtraction, str]:
+    """The friend links of a parsed page, with the user rules' friend cards, and the name of
+    the first of those rules whose cards gave a friend (``""`` when none did)."""
+    friends = extract_friends(page, config=config, user_rules=list(theme_rules) or None)
+    hows = {f.how for f in friends.friends}
+    return friends, next((t.name for t in theme_rules if t.how in hows), "")
 
 
 def _first(rules: Sequence[UserRule], what: str) -> UserRule | None:
