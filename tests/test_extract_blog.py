@@ -214,8 +214,8 @@ BLOGROLL = """<h3>Blogroll</h3><ul><li><a href="https://five.example/">Five</a><
 def test_the_home_pages_friends_are_read_only_when_no_friend_page_lists_any(
     links_page: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Counts the friend extractor's runs by page: the home page's reading is the extractor's
-    # largest cost on most blogs, and was thrown away whenever a friend page listed friends.
+    # Counts the friend extractor's runs by page: the home page's reading was thrown away
+    # whenever a friend page listed friends.
     read: list[str] = []
     extract = blog_module.extract_friends
 

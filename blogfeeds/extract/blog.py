@@ -417,9 +417,9 @@ async def _friends(
 async def _home_friends(
     analysis: PageAnalysis, config: ExtractConfig, run: Run, counters: dict[str, int]
 ) -> FriendExtraction:
-    """The home page's friend links, read into ``analysis`` when first needed: on most blogs
-    a friend page lists them, and the home page's reading would be thrown away. A user rule
-    whose cards gave them is counted as fired."""
+    """The home page's friend links, read into ``analysis`` when first needed: when a friend
+    page lists friends, the home page's reading would be thrown away. A user rule whose cards
+    gave them is counted as fired."""
     if analysis.friends is None:
         friends, rule = await run(
             page_friends, analysis.page, config.friends, analysis.friend_rules
@@ -512,7 +512,7 @@ def analyze_page(
             page=page,
             blog_id=bid,
             metadata=extract_metadata(page, abstract_chars, abstract_text),
-            friends=extract_friends(page, config=friend_config) if read_friends else None,
+            friends=page_friends(page, friend_config)[0] if read_friends else None,
             friend_pages=find_friend_pages(page),
         )
     fired: dict[str, str] = {}

@@ -175,15 +175,14 @@ def _heading_text(el: lxml.html.HtmlElement, tag: str) -> str | None:
     a ``*title*``/``*label*`` class), or None."""
     if tag in HEADINGS:
         return text_of(el)
-    # The own text alone already too long: no need to read the children's text.
-    own = _nonspace(el.text)
+    # An own text already too long ends the test before the children's text is read.
     if tag in _LABEL_BLOCKS and len(el) <= 2:
-        if own > 20:
+        if _nonspace(el.text) > 20:
             return None
         text = text_of(el)
         return text if len(text) <= 20 else None
     cls = el.get("class")
-    if cls and own <= 40 and _titled(cls) and tag not in ("a", "ul", "ol"):
+    if cls and _titled(cls) and tag not in ("a", "ul", "ol") and _nonspace(el.text) <= 40:
         text = text_of(el)
         return text if len(text) <= 40 else None
     return None
