@@ -30,7 +30,8 @@ LEASE_META = "frontier_lease"
 RECOVERED_META = "frontier_recovered"
 """Request (and seed) meta key set on what a restarted worker re-queued from its previous run's
 in-flight entries: that run may have recorded offers (blog depths) whose requests it was killed
-before queueing, so the page's links are offered again and the shared dupefilter decides."""
+before queueing, so the page's links are offered again and the depth book's download claim
+decides (:meth:`blogfeeds.spiders.blogs.BlogsSpider._offer`)."""
 
 
 @dataclass(frozen=True)

@@ -237,8 +237,11 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
         ``recovered``: the link is on a page a killed worker had in flight, which may have
         recorded the blog's depth and died before queueing its request; a blog known at that
-        depth or lower is then requested again, filtered, and the shared dupefilter (which
-        queues atomically) drops it unless it was lost."""
+        depth or lower is then requested again. Not through the dupefilter: the lost request
+        may be the copy at a lowered depth of a blog whose older copy the dupefilter has seen
+        (and the depth book makes stale). The shared depth book's download claim
+        (:class:`~blogfeeds.strategies.StaleRequestMiddleware`) drops the copy when another
+        one was fetched or is queued at that depth."""
         offers = [(url, depth)]
         while offers:
             url, depth = offers.pop()
@@ -281,7 +284,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     def _replayed(self, url: str, bid: str, depth: int) -> scrapy.Request:
         self.crawler.stats.inc_value("frontier/reoffered")
-        return self._blog_request(url, bid, depth)
+        return self._blog_request(url, bid, depth, dont_filter=True)
 
     def _blog_request(
         self, url: str, bid: str, depth: int, *, dont_filter: bool = False
