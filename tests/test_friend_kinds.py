@@ -304,6 +304,74 @@ def test_a_blogroll_in_groups_of_one_card_beside_a_group_of_two_is_whole() -> No
     assert urls(result) == [u for u, _ in (*THREE, *more)]
 
 
+# --- A friend page's own list beside the page's chrome and widgets -------------------------------
+
+
+def test_a_footer_inside_the_main_column_lends_no_friends_to_its_list() -> None:
+    """Hugo Stack's main column ends in its own ``<footer>``: "Theme Stack designed by Jimmy"."""
+    cards = "".join(f'<article><a href="{u}">{n}</a><p>{n} writes</p></article>' for u, n in THREE)
+    credits = '<footer><section>Theme <a href="https://theme-author-example.dev/">Jim</a></section>'
+    result = run(f"<main>{cards}{credits}</footer></main>")
+    assert urls(result) == [u for u, _ in THREE]
+    assert reasons(result)["https://theme-author-example.dev/"] == "page-chrome"
+
+
+def test_a_labelled_footer_blogroll_is_still_read() -> None:
+    result = run(
+        f"<main><p>notes</p><footer><h3>友情链接</h3>{ul(*THREE)}</footer></main>",
+        "https://me-example.com/",
+    )
+    assert urls(result) == [u for u, _ in THREE]
+
+
+def test_a_friend_pages_own_list_outnumbering_a_sidebar_widgets_blogs_is_read() -> None:
+    """NexT's sidebar blogroll links one sponsor's site three times: three links, one blog; the
+    page's own list of four friends is the page's, not the widget's few."""
+    sponsor = "https://sponsor-example.com/"
+    widget = "".join(
+        f'<li class="links-of-blogroll-item"><a href="{sponsor}{p}" title="{t}">{t}</a></li>'
+        for p, t in (("", "Sponsor"), ("deal.html", "Deal"), ("kit.html", "Kit"))
+    )
+    widget += f'<li class="links-of-blogroll-item"><a href="{THREE[0][0]}">{THREE[0][1]}</a></li>'
+    own = (*THREE, ("https://delta-example.org/", "Delta"))
+    body = (
+        f'<main><article><h2>友情链接</h2>{ul(*own)}</article></main><aside class="sidebar">'
+        f'<div class="links-of-blogroll"><ul class="links-of-blogroll-list">{widget}</ul></div>'
+        "</aside>"
+    )
+    found = urls(run(body))
+    assert [u for u, _ in own] == [u for u in found if u in {x for x, _ in own}]
+
+
+def test_a_friend_listed_by_the_page_and_by_a_widget_is_no_placeholder() -> None:
+    """The same card three times in one list is theme demo data; a friend in the page's list
+    and twice in a sidebar widget (a logo link and a text link) is a friend."""
+    alpha, name = THREE[0]
+    widget = "".join(
+        f'<li class="links-of-blogroll-item"><a href="{alpha}" title="{name}">{name}</a></li>'
+        for _ in range(2)
+    )
+    body = (
+        f"<main><article>{ul(*THREE)}</article></main>"
+        f'<aside><div class="links-of-blogroll"><ul class="links-of-blogroll-list">{widget}'
+        "</ul></div></aside>"
+    )
+    assert alpha in urls(run(body))
+    demo = ul(*THREE, *[("https://demo-example.org/", "Demo")] * 3)
+    assert reasons(run(demo))["https://demo-example.org/"] == "placeholder"
+
+
+def test_a_cloud_vendors_affiliate_link_in_a_widget_is_no_friend() -> None:
+    promo = ("https://www.aliyun.com/activity/daily/bestoffer?userCode=abc123", "双十一")
+    items = "".join(
+        f'<li class="links-of-blogroll-item"><a href="{u}">{n}</a></li>' for u, n in (*THREE, promo)
+    )
+    body = f'<main><p>notes</p></main><div class="links-of-blogroll"><ul>{items}</ul></div>'
+    result = run(body, "https://me-example.com/", title="me")
+    assert urls(result) == [u for u, _ in THREE]
+    assert reasons(result)[promo[0]] == "referral"
+
+
 # --- The real-page gate ------------------------------------------------------------------------
 
 

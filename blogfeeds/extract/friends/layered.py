@@ -153,10 +153,12 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     """The friends: the candidates filtered and deduplicated, in document order."""
     cands, owner, flt = found.candidates, found.owner, found.filters
     cands.sort(key=lambda c: c.order)  # stable: document order, then layer order
-    repeats: dict[tuple[str, str], int] = {}
+    # theme demo data repeats a card within one list; a friend listed by a sidebar widget and
+    # by the page's own list is two layers' finds (how), not a placeholder
+    repeats: dict[tuple[str, str, str], int] = {}
     for c in cands:
-        pair = (c.url, " ".join(c.name.split()))
-        repeats[pair] = repeats.get(pair, 0) + 1
+        key = (c.how, c.url, " ".join(c.name.split()))
+        repeats[key] = repeats.get(key, 0) + 1
     deep_urls: dict[str, set[str]] = {}
     for c in cands:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
@@ -180,7 +182,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             reason = "post"
         if reason is None and len(deep_urls.get(friend_key(c.url), ())) >= SAME_SITE_PAGES:
             reason = "same-site-pages"
-        if reason is None and repeats[(c.url, " ".join(c.name.split()))] >= flt.repeats:
+        if reason is None and repeats[(c.how, c.url, " ".join(c.name.split()))] >= flt.repeats:
             reason = "placeholder"
         if reason is not None:
             if reason != "circle":

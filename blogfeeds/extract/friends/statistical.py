@@ -17,7 +17,7 @@ import re
 import lxml.html
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.filters import DATED_POST
+from blogfeeds.extract.friends.filters import DATED_POST, zone_match
 from blogfeeds.extract.friends.keywords import DEAD_HEADING, XFN
 from blogfeeds.extract.friends.measure import Link, Scan, describe
 from blogfeeds.extract.friends.model import Container, LinkRef, ScoredContainer
@@ -72,11 +72,14 @@ class Containers:
                 _propose(s, scan, found)
         elif found.friend_page:
             # A theme's widget (a sidebar's few links) is not the friend page's own list: a
-            # container holding none of the cards and more friends than they are is proposed.
-            cards = [c.order for c in found.candidates if c.verdict is None]
+            # container holding none of the cards and more friends than they list (distinct
+            # blogs: a widget may link one friend's site three times) is proposed.
+            kept = [c for c in found.candidates if c.verdict is None]
+            cards = [c.order for c in kept]
+            listed = len({c.link.identity if c.link else c.url for c in kept})
             for s in _union(found.containers, True):
                 lo, hi = s.container.span
-                if s.container.friends > len(cards) and not any(lo <= n < hi for n in cards):
+                if s.container.friends > listed and not any(lo <= n < hi for n in cards):
                     _propose(s, scan, found)
 
 
@@ -164,6 +167,26 @@ def _sibling_groups(
     return extra
 
 
+_FRAME_TAGS = frozenset({"footer", "header", "nav"})
+_FRAME_ROLES = frozenset({"navigation", "banner", "contentinfo"})
+_FRAME_WORDS = ("footer", "copyright")
+
+
+def _framed(el: lxml.html.HtmlElement, top: lxml.html.HtmlElement) -> bool:
+    """Whether ``el`` sits in a footer, header or nav (tag, ARIA role, or a ``footer`` or
+    ``copyright`` class) below ``top``; the wider chrome words (``archive``, ``tags``) name
+    the layout of many friend pages' own lists."""
+    for up in el.iterancestors():
+        if up is top:
+            return False
+        if up.tag in _FRAME_TAGS or up.get("role") in _FRAME_ROLES:
+            return True
+        names = f"{up.get('class') or ''} {up.get('id') or ''}".split()
+        if names and zone_match(names, _FRAME_WORDS):
+            return True
+    return False
+
+
 def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
     """A container's counted links as candidates; what the formula did not count, and why."""
     own, claimed, flt = found.owner.identity, found.claimed, found.filters
@@ -190,11 +213,21 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
             found.candidates.append(cand)
     refs = [*s.container.external_links, *(LinkRef(x.url, True, 1, x.el) for x in entries)]
     refs.sort(key=lambda r: found.by_el[r.element].node if r.element in found.by_el else 0)
+    # A list outside page chrome holding a footer, header or nav of its own (a main column's
+    # footer: "Theme Stack designed by Jimmy", the credits) does not list their links as friends.
+    chrome, anchored = scan.chrome, scan.anchored
+    outside = not chrome[lo]
+    top = s.container.element
     for ref in refs:
         hit = found.by_el.get(ref.element)
         if hit is None or ref.element in claimed:
             continue
         claimed.add(ref.element)
+        if outside and chrome[hit.node] and not anchored[hit.node] and _framed(hit.el, top):
+            cand = Candidate(hit.url, text_of(ref.element), "container", 0.0, hit.node)
+            cand.verdict = "page-chrome"
+            found.candidates.append(cand)
+            continue
         heading = heading_before(ref.element, levels=5)
         cand = Candidate(
             hit.url,
