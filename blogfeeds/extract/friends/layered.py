@@ -157,8 +157,8 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     # by the page's own list is two layers' finds (how), not a placeholder
     repeats: dict[tuple[str, str, str], int] = {}
     for c in cands:
-        key = (c.how, c.url, " ".join(c.name.split()))
-        repeats[key] = repeats.get(key, 0) + 1
+        card = (c.how, c.url, " ".join(c.name.split()))
+        repeats[card] = repeats.get(card, 0) + 1
     deep_urls: dict[str, set[str]] = {}
     for c in cands:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
