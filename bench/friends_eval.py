@@ -646,7 +646,11 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
     owner = e.repo.split("/")[0]
     expected, unrendered, excluded = expected_friends(e.page_url, page_html, data, owner)
     page = parse_page(e.page_url, body, {"Content-Type": "text/html"})
-    reported = [(f.url, "") for f in extract_friends(page).friends]
+    # a friend listed by its feed stands for the feed's site, as in the truth (:func:`feed_site`)
+    reported = [
+        ((feed_site(f.url) or f.url) if f.kind == "feed" else f.url, "")
+        for f in extract_friends(page).friends
+    ]
     expected = one_per_friend(expected, [u for u, _ in reported], excluded)
     verdict = judge_friends({"expected_friend_links": [{"url": u} for u in expected]}, reported)
     tally = Tally(
@@ -678,7 +682,13 @@ def generator_of(theme: str) -> str:
     """The generator a manifest theme name belongs to (``hugo-fixit`` → Hugo, ``butterfly`` →
     Hexo, ``hand-other`` → hand-made): the themes' families."""
     head = theme.split("-", 1)[0]
-    named = {"hugo": "Hugo", "hand": "hand-made", "jekyll": "Jekyll", "vuepress": "VuePress"}
+    named = {
+        "hugo": "Hugo",
+        "hand": "hand-made",
+        "jekyll": "Jekyll",
+        "vuepress": "VuePress",
+        "astro": "Astro",
+    }
     return named.get(head, "other" if head == "source" else "Hexo")
 
 
