@@ -225,6 +225,51 @@ def test_abstract_falls_back_to_og_description_then_meta_description() -> None:
     assert abstract(page(empty_body.format(only_meta))) == "Meta description."
 
 
+def _trafilatura_inputs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Characters of body text of every tree the abstract hands trafilatura, in call order."""
+    seen: list[int] = []
+    precise = metadata._precise
+
+    def spy(tree: lxml.html.HtmlElement, url: str, fast: bool) -> str | None:
+        seen.append(len(tree.find("body").text_content()))
+        return precise(tree, url, fast)
+
+    monkeypatch.setattr(metadata, "_precise", spy)
+    return seen
+
+
+def test_abstract_reads_the_opening_of_a_long_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    long_body = BODY * 8  # about 6,800 characters of main text
+    p = page(f"<html><body><article><p>{LEAD}</p>{long_body}</article></body></html>")
+    seen = _trafilatura_inputs(monkeypatch)
+    assert abstract(p) == cut(LEAD)
+    # one run, on the window: whole paragraphs up to the first past ABSTRACT_WINDOW characters
+    assert len(seen) == 1
+    assert metadata.ABSTRACT_WINDOW <= seen[0] < metadata.ABSTRACT_WINDOW + 200
+
+
+def test_abstract_reads_the_whole_page_when_the_window_holds_little_main_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    links = "".join(f"<li><a href='/tag/{n}'>tag number {n}</a></li>" for n in range(300))
+    p = page(
+        f"<html><body><div class='tags'><ul>{links}</ul></div>"
+        f"<article><p>{LEAD}</p>{BODY * 4}</article></body></html>"
+    )
+    seen = _trafilatura_inputs(monkeypatch)
+    assert abstract(p) == cut(LEAD)
+    assert len(seen) == 2 and seen[0] < seen[1]  # the window fell short, then the whole page
+
+
+def test_cut_window_keeps_whole_elements_and_counts_no_whitespace() -> None:
+    tree = lxml.html.document_fromstring(
+        "<html><body><p>aaaa</p>\n    <p>bb<b>bb</b></p>\n  <p>cccc</p><p>dddd</p></body></html>"
+    )
+    assert not metadata.cut_window(tree, 100)  # the page is shorter: nothing cut
+    assert metadata.cut_window(tree, 7)  # the window ends inside the second paragraph
+    assert [p.text_content() for p in tree.iter("p")] == ["aaaa", "bbbb"]
+
+
 def test_abstract_of_an_empty_page_is_empty() -> None:
     assert abstract(page("<html><head><title>Nothing</title></head><body></body></html>")) == ""
 
