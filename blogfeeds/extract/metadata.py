@@ -363,7 +363,7 @@ def main_text(
     only when it finds less than :data:`WINDOW_ENOUGH` there. The abstract needs the opening
     of the main text; trafilatura's cost (its XPath prunes, its copies) grows with the tree.
     With :data:`ABSTRACT_WINDOW` on the 821 corpus pages: 501 are cut, 33 of them read again
-    whole, about a third less CPU for :func:`abstract`; 6 abstracts change (trafilatura's
+    whole, about 29 % less CPU for :func:`abstract`; 6 abstracts change (trafilatura's
     frame and pruning decisions weigh the whole container: 4 now start where the article
     does, 1 loses a post's first paragraph, 1 a caption for a quote), AEB strict prefixes
     114 of 137 against 113.

@@ -301,7 +301,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
                 if ident:
                     in_owner, in_chrome = _token_zones(ident)
                     owner, chrome = owner or in_owner, chrome or in_chrome
-            if not chrome and (tag in chrome_tags or el.get("role") in _CHROME_ROLES):
+            if not chrome and (tag in chrome_tags or el.get("role") in CHROME_ROLES):
                 chrome = True
         is_link = tag == "a" and el.get("href") is not None
         target = scripted.get(el) if scripted and not (is_link or in_link) else None
@@ -372,7 +372,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     return out
 
 
-_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo"})
+CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo"})
+"""ARIA roles of page chrome (like the ``chrome_tags`` of the filter table)."""
 
 
 @functools.lru_cache(maxsize=65536)

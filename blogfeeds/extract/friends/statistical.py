@@ -19,7 +19,7 @@ import lxml.html
 from blogfeeds.extract.friends.candidates import Candidate, Found
 from blogfeeds.extract.friends.filters import DATED_POST, zone_match
 from blogfeeds.extract.friends.keywords import DEAD_HEADING, XFN
-from blogfeeds.extract.friends.measure import Link, Scan, describe
+from blogfeeds.extract.friends.measure import CHROME_ROLES, Link, Scan, describe
 from blogfeeds.extract.friends.model import Container, LinkRef, ScoredContainer
 from blogfeeds.extract.friends.scorers import score_containers
 from blogfeeds.extract.friends.themes import HEADINGS, heading_before, text_of
@@ -167,19 +167,17 @@ def _sibling_groups(
     return extra
 
 
-_FRAME_TAGS = frozenset({"footer", "header", "nav"})
-_FRAME_ROLES = frozenset({"navigation", "banner", "contentinfo"})
 _FRAME_WORDS = ("footer", "copyright")
 
 
-def _framed(el: lxml.html.HtmlElement, top: lxml.html.HtmlElement) -> bool:
-    """Whether ``el`` sits in a footer, header or nav (tag, ARIA role, or a ``footer`` or
-    ``copyright`` class) below ``top``; the wider chrome words (``archive``, ``tags``) name
-    the layout of many friend pages' own lists."""
+def _framed(el: lxml.html.HtmlElement, top: lxml.html.HtmlElement, tags: frozenset[str]) -> bool:
+    """Whether ``el`` sits in a footer, header or nav (a chrome tag of the filter table, an
+    ARIA role, or a ``footer`` or ``copyright`` class) below ``top``; the wider chrome words
+    (``archive``, ``tags``) name the layout of many friend pages' own lists."""
     for up in el.iterancestors():
         if up is top:
             return False
-        if up.tag in _FRAME_TAGS or up.get("role") in _FRAME_ROLES:
+        if up.tag in tags or up.get("role") in CHROME_ROLES:
             return True
         names = f"{up.get('class') or ''} {up.get('id') or ''}".split()
         if names and zone_match(names, _FRAME_WORDS):
@@ -223,7 +221,12 @@ def _propose(s: ScoredContainer, scan: Scan, found: Found) -> None:
         if hit is None or ref.element in claimed:
             continue
         claimed.add(ref.element)
-        if outside and chrome[hit.node] and not anchored[hit.node] and _framed(hit.el, top):
+        if (
+            outside
+            and chrome[hit.node]
+            and not anchored[hit.node]
+            and _framed(hit.el, top, flt.chrome_tags)
+        ):
             cand = Candidate(hit.url, text_of(ref.element), "container", 0.0, hit.node)
             cand.verdict = "page-chrome"
             found.candidates.append(cand)
