@@ -17,7 +17,7 @@ Usage, from the repository root::
 
     python bench/friends_eval.py build [--mirrors DIR] [--out DIR]
     python bench/friends_eval.py run [--out DIR] [--part dev|holdout|all] [--details]
-    python bench/friends_eval.py discover [--mirrors DIR] > candidates.toml
+    python bench/friends_eval.py discover [--mirrors DIR] [--history N] > candidates.toml
 
 ``run`` extracts each page with ``extract_friends(parse_page(url, body))`` and judges it like
 ``tests/cases.py``'s ``judge_friends`` (same URL normalisation, ``www.`` folded; names are not
@@ -742,13 +742,26 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
 # --- discover ------------------------------------------------------------------------------
 
 
-def _branches(gitdir: Path) -> list[tuple[str, str]]:
+_FRIEND_PAGES = [
+    f"{root}{name}/index.html"
+    for root in ("public/", "docs/", "_site/", "dist/", "")
+    for name in ("link", "links", "friends", "friend", "flink", "blogroll")
+]
+
+
+def _branches(gitdir: Path, history: int = 0) -> list[tuple[str, str]]:
+    """The branch heads, and the last ``history`` other commits that touched a built friend
+    page (a site that deletes its built output after deploying keeps it only in history)."""
     refs = git(gitdir, "for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads")
     out = []
     for line in refs.decode().splitlines():
         sha, name = line.split(" ", 1)
         if not re.match(r"(dependabot|copilot|renovate|snyk)", name):
             out.append((sha, name))
+    if history > 0:
+        heads = {sha for sha, _ in out}
+        log = git(gitdir, "log", "--all", "--format=%H", "-n", "400", "--", *_FRIEND_PAGES)
+        out += [(sha, "history") for sha in log.decode().split() if sha not in heads][:history]
     return out
 
 
@@ -835,7 +848,7 @@ def _language(page_html: str) -> str:
     return m.group(1).lower() if m else "en"
 
 
-def discover(mirrors: Path) -> int:
+def discover(mirrors: Path, history: int = 0) -> int:
     rows: list[dict[str, Any]] = []
     seen_data: set[str] = set()
     for folder in sorted(mirrors.iterdir()):
@@ -846,7 +859,7 @@ def discover(mirrors: Path) -> int:
         pages: list[tuple[str, str, set[str]]] = []
         datas: list[tuple[str, str]] = []
         try:
-            branches = _branches(gitdir)
+            branches = _branches(gitdir, history)
         except subprocess.CalledProcessError:
             continue
         for sha, _name in branches:
@@ -943,9 +956,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--part", choices=("dev", "holdout", "all"), default="dev")
     parser.add_argument("--details", action="store_true")
+    parser.add_argument(
+        "--history", type=int, default=0, help="discover: also the last N commits of a friend page"
+    )
     args = parser.parse_args(argv)
     if args.command == "discover":
-        return discover(args.mirrors)
+        return discover(args.mirrors, args.history)
     entries = load_manifest(args.manifest)
     if args.command == "build":
         return build(entries, args.mirrors, args.out)
