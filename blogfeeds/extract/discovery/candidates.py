@@ -204,6 +204,12 @@ def _anchor_words(el: Any) -> tuple[str, str]:
     return collapse(" ".join(parts)), " ".join(classes).lower()
 
 
+_MAYBE_FEED_URL = re.compile(r"rss|atom|feed|rdf|\.xml|\.json", re.IGNORECASE)
+"""What every URL :func:`~.vocabulary.feed_like_href` or :func:`~.vocabulary.is_feed_host`
+accepts holds (their tokens, feed file names and feed hosts): an anchor whose URL lacks it
+needs its words to say feed."""
+
+
 def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:
     """``<a href>`` that look like feed links, document order, at most ``limit``. ``hint`` is
     ``"href"`` (a feed-like href or the ``feed:`` scheme), ``"feed host"`` (FeedBurner,
@@ -216,11 +222,20 @@ def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:
             continue
         scheme_url = _feed_scheme(href)
         url = absolute(page.base_url, scheme_url if scheme_url is not None else href)
-        if url is None or not http_url(url) or url_key(url) == page_key:
+        if url is None:
+            continue
+        words = None
+        # Most anchors of a page say nothing of feeds in URL or words: they end here, before
+        # the URL tests, which cost more than the words.
+        if scheme_url is None and not _MAYBE_FEED_URL.search(url):
+            words = _anchor_words(el)
+            if not (FEED_WORDS.search(words[0]) or FEED_CLASS.search(words[1])):
+                continue
+        if not http_url(url) or url_key(url) == page_key:
             continue
         if not feed_plausible_path(url, pages=True):
             continue
-        text, classes = _anchor_words(el)
+        text, classes = words or _anchor_words(el)
         if scheme_url is not None or feed_like_href(url):
             hint = "href"
         elif is_feed_host(url):

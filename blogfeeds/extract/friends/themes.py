@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-import cssselect
 import lxml.html
 from lxml.cssselect import CSSSelector
+
+from blogfeeds.extract.css import can_match, class_names
 
 LAZY_ATTRIBUTES = (
     "data-lazy-src",
@@ -231,50 +232,6 @@ def heading_before(el: lxml.html.HtmlElement, levels: int = 4, siblings: int = 6
     return ""
 
 
-def _classes_in(node: Any) -> set[str] | None:
-    """Class names every element matching a parsed cssselect compound must carry (those under
-    ``:not()``, ``:is()``, ``:where()`` and ``:has()`` are not required); None when the parsed
-    tree holds a node this does not know."""
-    required: set[str] = set()
-    while True:
-        kind = type(node).__name__
-        if kind == "Element":
-            return required
-        if kind == "Class":
-            required.add(node.class_name)
-        elif kind == "CombinedSelector":
-            sub = _classes_in(node.subselector)
-            if sub is None:
-                return None
-            required |= sub
-        elif kind not in (
-            "Attrib", "Hash", "Pseudo", "Function", "Negation", "Matching",
-            "SpecificityAdjustment", "Relation",
-        ):  # fmt: skip
-            return None
-        node = node.selector
-
-
-@functools.lru_cache(maxsize=1024)
-def required_classes(css: str) -> tuple[frozenset[str], ...] | None:
-    """For each comma-separated selector of ``css``, the class names a matching element (or
-    its matching ancestors and siblings) must carry; None when unknown (always run it).
-
-    A page whose elements carry none of a group's classes cannot match that group, which
-    :func:`run_rules` uses to skip a rule without evaluating its XPath over the tree.
-    """
-    try:
-        groups = []
-        for selector in cssselect.parse(css):
-            classes = _classes_in(selector.parsed_tree)
-            if classes is None:
-                return None
-            groups.append(frozenset(classes))
-        return tuple(groups)
-    except Exception:  # cssselect's SelectorSyntaxError: the rule's own select() reports it
-        return None
-
-
 def run_rules(
     rules: Sequence[ThemeRule], tree: lxml.html.HtmlElement, source: str
 ) -> Iterator[Card]:
@@ -282,20 +239,10 @@ def run_rules(
 
     Rules whose fingerprint is present run first; an ``<a>`` already read by an earlier rule
     is not read again. Rules whose card selector needs a class no element of the document
-    carries are skipped before their XPath runs (:func:`required_classes`).
+    carries are skipped before their XPath runs (:func:`~blogfeeds.extract.css.can_match`).
     """
-    classes: set[str] | None = None
-
-    def can_match(rule: ThemeRule) -> bool:
-        nonlocal classes
-        groups = required_classes(rule.cards)
-        if groups is None:
-            return True
-        if classes is None:
-            classes = set(" ".join(tree.xpath("//@class", smart_strings=False)).split())
-        return any(group <= classes for group in groups)
-
-    viable = [rule for rule in rules if can_match(rule)]
+    classes = class_names(tree) if rules else set()
+    viable = [rule for rule in rules if can_match(rule.cards, classes)]
     if not viable:
         return
     lowered = source.lower()
