@@ -9,9 +9,10 @@ import gzip
 import lxml.html
 import pytest
 
-from blogfeeds.extract.css import can_match, class_names, required_classes
+from blogfeeds.extract.css import can_match, required_classes
 from blogfeeds.extract.discovery.candidates import _MAYBE_FEED_URL, absolute
 from blogfeeds.extract.discovery.vocabulary import feed_like_href, is_feed_host
+from blogfeeds.extract.page import parse_page
 from tests.cases import shared_dir
 
 FEED_URLS = [
@@ -74,11 +75,12 @@ def test_required_classes_of_compound_and_grouped_selectors() -> None:
 
 
 def test_a_selector_is_skipped_only_when_the_page_lacks_its_classes() -> None:
-    tree = lxml.html.fromstring(
-        '<html><body><header class="top  site-header"><p class="description">x</p>'
-        "</header></body></html>"
+    page = parse_page(
+        "https://a.example/",
+        b'<html><body><header class="top  site-header"><p class="description">x</p>'
+        b'</header><p class="top">y</p></body></html>',
     )
-    classes = class_names(tree)
+    classes = page.class_names
     assert classes == {"top", "site-header", "description"}
     assert can_match("header .description", classes)
     assert can_match("h2.description, .subtitle", classes)

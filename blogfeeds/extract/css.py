@@ -3,16 +3,17 @@
 A class selector compiles to an XPath that normalises the ``class`` attribute of every element
 of the tree; most selectors a page is tried with (theme cards, subtitle slots) name classes the
 page does not use. The classes a selector needs are read from cssselect's parse once per
-process (:func:`required_classes`); a page's classes with one XPath (:func:`class_names`).
+process (:func:`required_classes`); a page's classes once a page
+(:attr:`~blogfeeds.extract.page.Page.class_names`).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import cssselect
-import lxml.html
 
 
 def _classes_in(node: Any) -> set[str] | None:
@@ -55,13 +56,8 @@ def required_classes(css: str) -> tuple[frozenset[str], ...] | None:
         return None
 
 
-def class_names(tree: lxml.html.HtmlElement) -> set[str]:
-    """Every class name an element of ``tree`` carries."""
-    return set(" ".join(tree.xpath("//@class", smart_strings=False)).split())
-
-
-def can_match(css: str, classes: set[str]) -> bool:
+def can_match(css: str, classes: AbstractSet[str]) -> bool:
     """False when no comma-separated selector of ``css`` can match a tree whose elements carry
-    only ``classes`` (:func:`class_names`); True when it may."""
+    only ``classes`` (:attr:`~blogfeeds.extract.page.Page.class_names`); True when it may."""
     groups = required_classes(css)
     return groups is None or any(group <= classes for group in groups)

@@ -24,6 +24,7 @@ variant (``shift_jis_2004``, ``euc_jis_2004``), which real Shift_JIS pages often
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Mapping
@@ -82,6 +83,8 @@ class PageLimits:
     max_links: int = 10_000
 
 
+_CLASSES = lxml.etree.XPath("//@class", smart_strings=False)
+
 ELEMENTS = "elements"
 LINKS = "links"
 """What :attr:`Page.truncated` names: the bound of :class:`PageLimits` a page reached."""
@@ -114,6 +117,13 @@ class Page:
     def header(self, name: str) -> str:
         """A response header value by case-insensitive name, ``""`` when absent."""
         return header_value(self.headers, name)
+
+    @functools.cached_property
+    def class_names(self) -> frozenset[str]:
+        """Every class name an element of the page carries, read once a page: the theme
+        rules and the profile skip the selectors that need another
+        (:func:`~blogfeeds.extract.css.can_match`)."""
+        return frozenset(" ".join(set(_CLASSES(self.tree))).split())
 
 
 def header_value(headers: Mapping[str, str] | None, name: str) -> str:

@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 import lxml.html
 from lxml.cssselect import CSSSelector
 
-from blogfeeds.extract.css import can_match, class_names
+from blogfeeds.extract.css import can_match
 from blogfeeds.extract.feedreader import FeedDocument
 from blogfeeds.extract.feedreader.entries import iso_utc
 from blogfeeds.extract.icon import best_icon
@@ -230,9 +230,8 @@ def describe(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> tup
             return text, source
     if (text := json_ld_site_description(page)) and _usable(text, title):
         return text, "json_ld"
-    classes = class_names(page.tree)
     for selector in SUBTITLE_SELECTORS:
-        if not can_match(selector, classes):  # a theme's class the page does not use
+        if not can_match(selector, page.class_names):  # a theme's class the page does not use
             continue
         for element in _css(page.tree, selector):
             text = collapse(element.text_content())

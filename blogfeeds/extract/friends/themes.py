@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import lxml.html
 from lxml.cssselect import CSSSelector
 
-from blogfeeds.extract.css import can_match, class_names
+from blogfeeds.extract.css import can_match
 
 LAZY_ATTRIBUTES = (
     "data-lazy-src",
@@ -233,15 +234,20 @@ def heading_before(el: lxml.html.HtmlElement, levels: int = 4, siblings: int = 6
 
 
 def run_rules(
-    rules: Sequence[ThemeRule], tree: lxml.html.HtmlElement, source: str
+    rules: Sequence[ThemeRule],
+    tree: lxml.html.HtmlElement,
+    source: str,
+    classes: AbstractSet[str] | None = None,
 ) -> Iterator[Card]:
-    """Every card each rule finds in ``tree`` (``source`` is the page text for fingerprints).
+    """Every card each rule finds in ``tree`` (``source`` is the page text for fingerprints;
+    ``classes`` the class names its elements carry, read from it when None).
 
     Rules whose fingerprint is present run first; an ``<a>`` already read by an earlier rule
     is not read again. Rules whose card selector needs a class no element of the document
     carries are skipped before their XPath runs (:func:`~blogfeeds.extract.css.can_match`).
     """
-    classes = class_names(tree) if rules else set()
+    if classes is None:
+        classes = set(" ".join(tree.xpath("//@class", smart_strings=False)).split())
     viable = [rule for rule in rules if can_match(rule.cards, classes)]
     if not viable:
         return
