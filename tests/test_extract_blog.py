@@ -210,6 +210,24 @@ BLOGROLL = """<h3>Blogroll</h3><ul><li><a href="https://five.example/">Five</a><
 </ul>"""
 
 
+def test_a_friend_pages_own_friend_page_links_are_not_looked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # They were looked for on every friend page and never followed.
+    looked: list[str] = []
+    find = blog_module.find_friend_pages
+
+    def counted(page: Any) -> Any:
+        looked.append(page.url)
+        return find(page)
+
+    monkeypatch.setattr(blog_module, "find_friend_pages", counted)
+    routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
+    report, _ = run(routes, HOME.format(head="", body=""))
+    assert report.friend_source == "https://river.example/links/"
+    assert looked == ["https://river.example/"]
+
+
 @pytest.mark.parametrize("links_page", [True, False])
 def test_the_home_pages_friends_are_read_only_when_no_friend_page_lists_any(
     links_page: bool, monkeypatch: pytest.MonkeyPatch

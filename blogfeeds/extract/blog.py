@@ -361,6 +361,7 @@ async def _friends(
                 user_rules=config.user_rules,
                 abstract_chars=0,
                 limits=config.limits,
+                read_friend_pages=False,
             )
         except (DecodeError, ValueError) as exc:
             _count(counters, "decode_error")
@@ -491,6 +492,7 @@ def analyze_page(
     limits: PageLimits | None = None,
     abstract_text: int = ABSTRACT_TEXT,
     read_friends: bool = True,
+    read_friend_pages: bool = True,
 ) -> PageAnalysis:
     """Decode, parse and run every page extractor over one page (nothing is fetched).
 
@@ -503,7 +505,9 @@ def analyze_page(
     trafilatura (a friend-link page). ``limits`` bound the elements and links read
     (:class:`~blogfeeds.extract.page.PageLimits`), ``abstract_text`` the text the abstract
     reads; :attr:`PageAnalysis.truncated` says which bounds the page reached.
-    ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`).
+    ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`);
+    ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages` empty (a friend-link
+    page's own links to friend pages are never followed).
     """
     bid = blog_id(url)
     if not user_rules:
@@ -513,7 +517,7 @@ def analyze_page(
             blog_id=bid,
             metadata=extract_metadata(page, abstract_chars, abstract_text),
             friends=page_friends(page, friend_config)[0] if read_friends else None,
-            friend_pages=find_friend_pages(page),
+            friend_pages=find_friend_pages(page) if read_friend_pages else [],
         )
     fired: dict[str, str] = {}
     early = _first(user_rules.for_url(url), "encoding")
@@ -539,9 +543,9 @@ def analyze_page(
             metadata = replace(metadata, abstract=cut(text))
             fired["abstract"] = rule.name
             break
-    friend_pages = find_friend_pages(page)
+    friend_pages = find_friend_pages(page) if read_friend_pages else []
     for rule in matched:
-        if rule.friend_pages:
+        if read_friend_pages and rule.friend_pages:
             extra = resolve_pages(page.url, rule.friend_pages)
             friend_pages = [*extra, *(u for u in friend_pages if u not in extra)]
             fired["friend_pages"] = rule.name
