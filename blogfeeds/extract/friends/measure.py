@@ -45,6 +45,7 @@ FIELD_NAME = re.compile(r"(?:名称|昵称|\bname)\s*[:：]", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[\s、，,;；|/·&+和及与\-–—]*$")
 _NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 _DATA_ATTRS = ("api", "data-api", "data-json", "data-source", "data-url", "data-links")
+_ELEMENTS = lxml.etree.XPath("count(descendant-or-self::*)")
 _DATA_XPATH = lxml.etree.XPath(" | ".join(f"//@{a}" for a in _DATA_ATTRS))
 """The data-source attributes of the page (their elements are their parents): selecting the
 attributes is several times faster in libxml2 than testing six attributes on every element."""
@@ -168,6 +169,7 @@ def _nonspace(s: str | None) -> int:
 
 
 _LABEL_BLOCKS = frozenset({"b", "strong", "span", "p", "em", "label", "dt"})
+_HEADING_LIKE = HEADINGS | _LABEL_BLOCKS
 
 
 def _heading_text(el: lxml.html.HtmlElement, tag: str) -> str | None:
@@ -240,12 +242,14 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     is_links, chromes, anchoreds, labelled = out.is_link, out.chrome, out.anchored, out.labelled
     owners: list[bool] = []
     linkeds: list[bool] = []
-    armed: list[bool] = []  # a friend-keyword heading precedes the next child of this node
     services = out.service
-    serving: list[int] = []  # rank (1-7) of a service heading before the next child, or 0
-    anchor_children: list[int] = []
-    sibling: list[int] = []  # children seen so far
     no_text: list[bool] = []
+    # Read and written by index as the children come: allocated once (counted in C).
+    size = int(_ELEMENTS(page.tree))
+    armed = [False] * size  # a friend-keyword heading precedes the next child of this node
+    serving = [0] * size  # rank (1-7) of a service heading before the next child, or 0
+    anchor_children = [0] * size
+    sibling = [0] * size  # children seen so far
     headings: list[tuple[int, int, lxml.html.HtmlElement, str]] = []
     index: dict[lxml.html.HtmlElement, int] = {}
     extra_text, extra_ltext = out.extra_text, out.extra_ltext
@@ -266,6 +270,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         parent = el.getparent() if i else None
         if parent is None:
             up, in_link, chrome, owner, anchored, service = -1, False, False, False, False, False
+            cls = el.get("class")
         else:
             up = index[parent]
             in_link, chrome, owner = linkeds[up], chromes[up], owners[up]
@@ -275,11 +280,11 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             sibling[up] = position + 1
             if tag == "a":
                 anchor_children[up] += 1
-            if tag in HEADINGS or tag in _LABEL_BLOCKS:
+            cls = el.get("class")
+            if tag in _HEADING_LIKE or (cls and _titled(cls)):
                 heading = _heading_text(el, tag)
             else:
-                cls = el.get("class")
-                heading = _heading_text(el, tag) if cls and _titled(cls) else None
+                heading = None
             if heading is not None:
                 headings.append((up, position, el, heading))
                 armed[up] = len(heading) <= 40 and has_keyword(heading)
@@ -293,7 +298,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         nodes.append(el)
         parents.append(up)
         if not (owner and chrome):
-            cls, ident = el.get("class"), el.get("id")
+            ident = el.get("id")
             if (cls or ident) and tag not in ("html", "body"):  # body classes describe the page
                 if cls:
                     in_owner, in_chrome = _class_zones(cls)
@@ -322,11 +327,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         owners.append(owner)
         linkeds.append(linked)
         anchoreds.append(anchored)
-        armed.append(False)
         services.append(service)
-        serving.append(0)
-        anchor_children.append(0)
-        sibling.append(0)
         no_text.append(silent)
         labelled.append(label_kw)
         tail = el.tail
