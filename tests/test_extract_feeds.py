@@ -651,6 +651,18 @@ def test_platform_by_header() -> None:
     assert detect_platforms(parse_page(URL, b"<p>x</p>", {})) == []
 
 
+def test_platform_by_asset_and_its_install_root() -> None:
+    html = (
+        b'<link rel="stylesheet" href="/style.css">'
+        b'<script src="https://cdn.example/x.js"></script>'
+        b'<img src="/blog/wp-content/uploads/a.png">'
+    )
+    [match] = detect_platforms(parse_page("https://site.example/", html, {}))
+    assert match.platform.name == "WordPress"
+    assert match.evidence == "asset /wp-content/"
+    assert match.roots == ("https://site.example/blog/", "https://site.example/")
+
+
 def test_guess_candidates_entry_path_then_root() -> None:
     cands = guess_candidates(parse_page("https://blog.example/notes/", b"<p>x</p>", {}))
     assert [c.url for c in cands[:4]] == [

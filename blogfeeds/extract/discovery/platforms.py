@@ -82,6 +82,9 @@ def detect_platforms(page: Page) -> list[PlatformMatch]:
         if (m.get("name") or "").lower() == "generator"
     ]
     assets = [(u, u.lower()) for u in _asset_urls(page)]
+    # Every asset URL in one string: a platform none of whose markers it holds is passed over
+    # without trying each marker on each asset (no marker holds a newline).
+    all_assets = "\n".join(low for _, low in assets)
     host = (urlsplit(page.url).hostname or "").lower()
     prefix = blog_prefix(page.url)
     root = prefix or urljoin(page.url, "/")
@@ -91,7 +94,7 @@ def detect_platforms(page: Page) -> list[PlatformMatch]:
         gen = next((g for g in generators for p in plat.generator if g.startswith(p)), None)
         if gen is not None:
             evidence = f"generator {gen}"
-        for raw, low in assets:
+        for raw, low in assets if any(a in all_assets for a in plat.assets) else ():
             marker = next((a for a in plat.assets if a in low), None)
             if marker is None:
                 continue
