@@ -350,7 +350,7 @@ def find_author(page: Page, feed: FeedDocument | None, meta: dict[str, str]) -> 
         rels = (link.get("rel") or "").lower().split()
         if "author" in rels and (name := _person(link.text_content() if link.tag == "a" else "")):
             return name, "rel_author"
-    for card in _css(page.tree, ".h-card"):
+    for card in _css(page.tree, ".h-card") if can_match(".h-card", page.class_names) else ():
         names_el = _css(card, ".p-name")
         text = collapse(names_el[0].text_content()) if names_el else ""
         if name := _person(text):
