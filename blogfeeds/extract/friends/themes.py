@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -20,6 +19,7 @@ import lxml.html
 from lxml.cssselect import CSSSelector
 
 from blogfeeds.extract.css import can_match
+from blogfeeds.extract.page import Page
 
 LAZY_ATTRIBUTES = (
     "data-lazy-src",
@@ -233,25 +233,19 @@ def heading_before(el: lxml.html.HtmlElement, levels: int = 4, siblings: int = 6
     return ""
 
 
-def run_rules(
-    rules: Sequence[ThemeRule],
-    tree: lxml.html.HtmlElement,
-    source: str,
-    classes: AbstractSet[str] | None = None,
-) -> Iterator[Card]:
-    """Every card each rule finds in ``tree`` (``source`` is the page text for fingerprints;
-    ``classes`` the class names its elements carry, read from it when None).
+def run_rules(rules: Sequence[ThemeRule], page: Page) -> Iterator[Card]:
+    """Every card each rule finds in ``page``.
 
-    Rules whose fingerprint is present run first; an ``<a>`` already read by an earlier rule
-    is not read again. Rules whose card selector needs a class no element of the document
-    carries are skipped before their XPath runs (:func:`~blogfeeds.extract.css.can_match`).
+    Rules whose fingerprint (read in the page's text) is present run first; an ``<a>`` already
+    read by an earlier rule is not read again. Rules whose card selector needs a class no
+    element of the page carries are skipped before their XPath runs
+    (:func:`~blogfeeds.extract.css.can_match`).
     """
-    if classes is None:
-        classes = set(" ".join(tree.xpath("//@class", smart_strings=False)).split())
+    tree, classes = page.tree, page.class_names
     viable = [rule for rule in rules if can_match(rule.cards, classes)]
     if not viable:
         return
-    lowered = source.lower()
+    lowered = page.text.lower()
     found: dict[tuple[str, ...], bool] = {}
 
     def present(rule: ThemeRule) -> bool:

@@ -30,9 +30,8 @@ class ThemeCards:
     def friends(self, page: Page, scan: Scan, found: Found) -> None:
         """Propose every card's link; set :attr:`Found.cards` when any card was found."""
         users = found.user_rules
-        classes = page.class_names
-        cards = list(run_rules(users, page.tree, page.text, classes)) if users else []
-        cards = cards or list(run_rules(bundled_theme_rules(), page.tree, page.text, classes))
+        cards = list(run_rules(users, page)) if users else []
+        cards = cards or list(run_rules(bundled_theme_rules(), page))
         titled = [c for c in cards if c.group_title is not None]
         blogroll_groups = any(
             c.rule.blog_list or BLOGROLL_TITLE.search(c.group_title or "") for c in titled
