@@ -111,6 +111,8 @@ class Run:
     stored: dict[str, int] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
     cpu: float = 0.0
+    sys_cpu: float = 0.0
+    """The part of :attr:`cpu` spent in the kernel (sockets, the GIL's futex, page faults)."""
     web_cpu: float = 0.0
     peak_rss_mb: float = 0.0
     load: float = 0.0
@@ -289,6 +291,7 @@ def crawl(
         run.cpu = (children1.ru_utime + children1.ru_stime) - (
             children0.ru_utime + children0.ru_stime
         )
+        run.sys_cpu = children1.ru_stime - children0.ru_stime
         run.web_cpu = (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime)
         text = log.read_text(errors="replace")
         if log_dir is not None:
@@ -357,6 +360,7 @@ def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
     print(
         f"crawl CPU {run.cpu:.0f} s ({1000 * run.cpu / blogs:.0f} ms per blog, "
         f"{1000 * run.cpu / max(run.requests, 1):.1f} ms per request, "
+        f"{100 * run.sys_cpu / run.cpu if run.cpu else 0:.0f}% of it in the kernel, "
         f"{100 * run.cpu / run.wall if run.wall else 0:.0f}% of one core); web server CPU "
         f"{run.web_cpu:.0f} s ({100 * run.web_cpu / run.wall if run.wall else 0:.0f}% of one core)"
     )
