@@ -10,8 +10,8 @@ import lxml.html
 import pytest
 
 from blogfeeds.extract.css import can_match, required_classes
-from blogfeeds.extract.discovery.candidates import _MAYBE_FEED_URL, absolute
-from blogfeeds.extract.discovery.vocabulary import feed_like_href, is_feed_host
+from blogfeeds.extract.discovery.candidates import absolute
+from blogfeeds.extract.discovery.vocabulary import MAYBE_FEED_URL, feed_like_href, is_feed_host
 from blogfeeds.extract.page import parse_page
 from tests.cases import shared_dir
 
@@ -38,7 +38,7 @@ FEED_URLS = [
 @pytest.mark.parametrize("url", FEED_URLS)
 def test_a_url_the_feed_tests_accept_passes_the_url_prefilter(url: str) -> None:
     assert feed_like_href(url) or is_feed_host(url)
-    assert _MAYBE_FEED_URL.search(url)
+    assert MAYBE_FEED_URL.search(url)
 
 
 def test_no_anchor_of_the_corpus_that_the_feed_tests_accept_fails_the_url_prefilter() -> None:
@@ -63,7 +63,7 @@ def test_no_anchor_of_the_corpus_that_the_feed_tests_accept_fails_the_url_prefil
             url = absolute(row["url"], str(href))
             if url and (feed_like_href(url) or is_feed_host(url)):
                 accepted += 1
-                assert _MAYBE_FEED_URL.search(url), url
+                assert MAYBE_FEED_URL.search(url), url
     assert accepted > 50  # the corpus holds feed links: the test reads them
 
 

@@ -15,6 +15,7 @@ from blogfeeds.extract.discovery.vocabulary import (
     FEED_TYPES,
     FEED_WORDS,
     LINK_HINT,
+    MAYBE_FEED_URL,
     MAYBE_TYPES,
     SUBSCRIBE_WORDS,
     feed_like_href,
@@ -204,12 +205,6 @@ def _anchor_words(el: Any) -> tuple[str, str]:
     return collapse(" ".join(parts)), " ".join(classes).lower()
 
 
-_MAYBE_FEED_URL = re.compile(r"rss|atom|feed|rdf|\.xml|\.json", re.IGNORECASE)
-"""What every URL :func:`~.vocabulary.feed_like_href` or :func:`~.vocabulary.is_feed_host`
-accepts holds (their tokens, feed file names and feed hosts): an anchor whose URL lacks it
-needs its words to say feed."""
-
-
 def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:
     """``<a href>`` that look like feed links, document order, at most ``limit``. ``hint`` is
     ``"href"`` (a feed-like href or the ``feed:`` scheme), ``"feed host"`` (FeedBurner,
@@ -227,7 +222,7 @@ def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:
         words = None
         # Most anchors of a page say nothing of feeds in URL or words: they end here, before
         # the URL tests, which cost more than the words.
-        if scheme_url is None and not _MAYBE_FEED_URL.search(url):
+        if scheme_url is None and not MAYBE_FEED_URL.search(url):
             words = _anchor_words(el)
             if not (FEED_WORDS.search(words[0]) or FEED_CLASS.search(words[1])):
                 continue

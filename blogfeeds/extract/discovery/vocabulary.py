@@ -112,6 +112,10 @@ FEED_CLASS = re.compile(r"(?<![a-z])(rss|atom|feed)(?![a-z])")
 _FEED_FILE = re.compile(r"\.(rss|atom|rdf)$|^(index|atom|rss2?|feed|feeds|posts|all)\.(xml|json)$")
 _FEED_HOST_LABELS = frozenset({"feeds", "feed", "rss", "atom"})
 _FEED_HOST_SITES = frozenset({"feedburner.com", "feedpress.me", "feedblitz.com"})
+MAYBE_FEED_URL = re.compile(r"rss|atom|feed|rdf|\.xml|\.json", re.IGNORECASE)
+"""What every URL :func:`feed_like_href` or :func:`is_feed_host` accepts holds (the tokens,
+feed file names and feed hosts above): a URL without it needs its anchor's words to say feed.
+Change it with them (``tests/test_prefilters.py`` checks it)."""
 READER_SITES = frozenset(
     {
         "feedly.com",
