@@ -36,6 +36,7 @@ import math
 import os
 import re
 import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -52,6 +53,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
+from cpu_profile import Profile, read_raw, record_command  # noqa: E402
 from web import BenchWeb, Counters, blog_url, load_templates, shared_dir  # noqa: E402
 
 SCRAPY_BENCH_SHARE = 0.6
@@ -123,6 +125,8 @@ class Run:
     """SHA-256 prefix of the project's Python sources when the crawl started."""
     results: str = ""
     """SHA-256 prefix of what the crawl stored (:func:`stored_results`)."""
+    profile: Profile | None = None
+    """Where the crawl's CPU went (``--profile``)."""
 
     @property
     def requests_per_min(self) -> float:
@@ -229,6 +233,7 @@ def crawl(
     logstats: int = 60,
     project: Path = ROOT,
     results_file: Path | None = None,
+    profile_file: Path | None = None,
 ) -> Run:
     run = Run(mode, web.n, seeds)
     web.counters = Counters()
@@ -267,6 +272,13 @@ def crawl(
         t0 = time.monotonic()
         with log.open("w") as out:
             proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT)
+            spy = None
+            if profile_file is not None:  # py-spy stops when the crawl exits
+                spy = subprocess.Popen(
+                    record_command(proc.pid, profile_file),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
             while proc.poll() is None:
                 run.peak_rss_mb = max(run.peak_rss_mb, _hwm_mb(proc.pid))
                 if time.monotonic() - t0 > timeout:
@@ -293,6 +305,10 @@ def crawl(
         )
         run.sys_cpu = children1.ru_stime - children0.ru_stime
         run.web_cpu = (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime)
+        if spy is not None and profile_file is not None:  # waited for after the CPU is read
+            spy.wait(60)
+            with profile_file.open(encoding="utf-8", errors="replace") as lines:
+                run.profile = Profile.of(read_raw(lines))
         text = log.read_text(errors="replace")
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
@@ -392,6 +408,8 @@ def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
         f"peak RSS {run.peak_rss_mb:.0f} MB; exit status {run.returncode}; "
         f"project sources {run.source}; stored results {run.results}"
     )
+    if run.profile is not None:
+        print("\n".join(run.profile.report(1000 * run.cpu / blogs)))
     failures = []
     if run.timed_out:
         failures.append(f"{run.mode}: stopped after the --timeout of {run.wall:.0f} s")
@@ -441,6 +459,12 @@ def main(argv: list[str] | None = None) -> int:
         "(to diff two crawls of the same web)",
     )
     parser.add_argument("--logstats", type=int, default=60, help="LOGSTATS_INTERVAL, seconds")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="record each crawl with py-spy into FILE.<mode>.raw and print where its CPU went "
+        "(bench/cpu_profile.py)",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor fails")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
@@ -449,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"missing {shared / 'corpus'}", file=sys.stderr)
         return 2
     python = sys.executable
+    if args.profile and not shutil.which("py-spy"):
+        print("--profile needs py-spy (pip install -r requirements-dev.txt)", file=sys.stderr)
+        return 2
     seeds = args.seeds or max(1, args.blogs // 50)
 
     from extract import machine
@@ -484,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
                 logstats=args.logstats,
                 project=args.project,
                 results_file=args.results.with_suffix(f".{mode}.jsonl") if args.results else None,
+                profile_file=args.profile.with_suffix(f".{mode}.raw") if args.profile else None,
             )
             failures += report(run, bench_ppm, local if mode == "redis" else None)
             if mode == "local":
