@@ -8,11 +8,16 @@ import gzip
 
 import lxml.html
 import pytest
+from scrapy import Request, Spider
+from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
 
 from blogfeeds.extract.css import can_match, required_classes
 from blogfeeds.extract.discovery.candidates import absolute
 from blogfeeds.extract.discovery.vocabulary import MAYBE_FEED_URL, feed_like_href, is_feed_host
 from blogfeeds.extract.page import parse_page
+from blogfeeds.middlewares.refresh import SelfAwareMetaRefreshMiddleware, may_refresh
 from tests.cases import shared_dir
 
 FEED_URLS = [
@@ -87,3 +92,67 @@ def test_a_selector_is_skipped_only_when_the_page_lacks_its_classes() -> None:
     assert not can_match(".site-description, .blog-description", classes)
     assert can_match("#site-description", classes)  # ids are not prefiltered
     assert can_match("((", classes)  # unknown: run it, its compile reports the error
+
+
+def _meta_refresh_middlewares() -> tuple[MetaRefreshMiddleware, SelfAwareMetaRefreshMiddleware]:
+    crawler = get_crawler(Spider, {"METAREFRESH_MAXDELAY": 30})
+    crawler.spider = crawler._create_spider("refresh")
+    return (
+        MetaRefreshMiddleware.from_crawler(crawler),
+        SelfAwareMetaRefreshMiddleware.from_crawler(crawler),
+    )
+
+
+REFRESH_PAGES = [
+    ('<meta http-equiv="refresh" content="0; url=/next/">', "utf-8"),
+    ('<META HTTP-EQUIV="REFRESH" CONTENT="0;URL=/next/">', "utf-8"),
+    ('<meta http-equiv="Refresh" content="1; url=/next/"><p>你好</p>', "gb18030"),
+    ('<meta http-equiv="refresh" content="0; url=/next/">', "utf-16"),
+    ('<meta http-equiv="refresh" content="0; url=/next/">', "utf-32"),
+]
+
+
+@pytest.mark.parametrize(("head", "encoding"), REFRESH_PAGES)
+def test_a_meta_refresh_passes_the_refresh_prefilter(head: str, encoding: str) -> None:
+    html = f"<html><head>{head}</head><body>x</body></html>"
+    response = HtmlResponse(
+        "https://a.example/",
+        body=html.encode(encoding),
+        headers={"Content-Type": f"text/html; charset={encoding}"},
+    )
+    assert may_refresh(response.body)
+    request = Request("https://a.example/")
+    for mw in _meta_refresh_middlewares():
+        result = mw.process_response(request, response)
+        assert isinstance(result, Request) and result.url == "https://a.example/next/"
+
+
+def test_no_corpus_page_changes_its_meta_refresh_answer() -> None:
+    """Scrapy's middleware and ours answer alike on every page of the corpus: the same
+    redirect, or the response itself; a page the prefilter passes on is never decoded."""
+    root = shared_dir()
+    if root is None:
+        pytest.skip("the shared corpus is absent")
+    corpus = root / "corpus"
+    scrapy_mw, ours = _meta_refresh_middlewares()
+    with (corpus / "replay_urls.tsv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    skipped = 0
+    for row in rows:
+        path = corpus / row["local_file"]
+        if not path.is_file() or not row["url"].startswith("http"):
+            continue
+        body = path.read_bytes()
+        body = gzip.decompress(body) if path.name.endswith(".gz") else body
+        request = Request(row["url"])
+        expected = scrapy_mw.process_response(request, HtmlResponse(row["url"], body=body))
+        response = HtmlResponse(row["url"], body=body)
+        got = ours.process_response(request, response)
+        if isinstance(expected, Request):
+            assert isinstance(got, Request) and got.url == expected.url, row["url"]
+        else:
+            assert got is response, row["url"]
+        if not may_refresh(body):
+            skipped += 1
+            assert response._cached_ubody is None, row["url"]  # never decoded
+    assert skipped > 400  # the prefilter is what runs on most pages
