@@ -5,8 +5,11 @@ from __future__ import annotations
 import gzip
 import json
 
+import justext
+import justext.core
 import lxml.html
 import pytest
+import trafilatura.external
 
 from blogfeeds.extract import metadata
 from blogfeeds.extract.metadata import (
@@ -16,6 +19,9 @@ from blogfeeds.extract.metadata import (
     extract_metadata,
     generator,
     language,
+    load_stop_words,
+    main_text,
+    stop_words,
     title,
 )
 from blogfeeds.extract.page import Page, parse_page
@@ -345,3 +351,32 @@ def test_generator_and_lang_match_the_corpus_labels() -> None:
     assert len(pages) >= 600
     assert generators >= 300
     assert langs >= 500
+
+
+def test_jusText_keeps_one_stop_list_the_set_it_would_build() -> None:
+    """The stop list trafilatura hands jusText is the lower-cased frozenset jusText's own
+    ``define_stoplist`` makes of trafilatura's tuple, and jusText uses it as it is (no second
+    copy is cached beside it)."""
+    load_stop_words()
+    words = trafilatura.external.JT_STOPLIST
+    assert words is stop_words()
+    assert justext.core.define_stoplist(words) is words
+    from_tuple = tuple({w for lang in justext.get_stoplists() for w in justext.get_stoplist(lang)})
+    assert justext.core.define_stoplist(from_tuple) == words  # jusText's own lower-casing
+
+
+def test_the_full_extraction_runs_jusText_with_that_stop_list() -> None:
+    seen: list[object] = []
+    classify = trafilatura.external.classify_paragraphs
+
+    def spy(paragraphs: object, stoplist: object, *args: object, **kwargs: object) -> object:
+        seen.append(stoplist)
+        return classify(paragraphs, stoplist, *args, **kwargs)
+
+    page = parse_page(URL, b"<html><body><div><p>Short.</p></div><ul><li>a</li></ul></body></html>")
+    trafilatura.external.classify_paragraphs = spy
+    try:
+        main_text(page, precise=False)
+    finally:
+        trafilatura.external.classify_paragraphs = classify
+    assert seen and all(s is stop_words() for s in seen)
