@@ -2,9 +2,10 @@
 
 ``bench/crawl.py --profile FILE`` records the crawl with py-spy (50 samples a second, every
 thread, raw output) and prints this module's report; ``python bench/cpu_profile.py FILE``
-prints it again from the raw file. py-spy counts only threads that are running, so a share of
-the samples is a share of the crawl's CPU (both threads: Scrapy's reactor and the extraction
-worker).
+prints it again from the raw file. py-spy counts a thread when it is running or ready to run,
+so on an otherwise idle machine a share of the samples is a share of the crawl's CPU (both
+threads: Scrapy's reactor and the extraction worker); profile a crawl alone. Not ``--gil``:
+lxml parses without the GIL, and that time would go uncounted.
 
 Two views:
 

@@ -53,7 +53,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
-from cpu_profile import Profile, read_raw, record_command  # noqa: E402
+from cpu_profile import RATE, Profile, read_raw, record_command  # noqa: E402
 from web import BenchWeb, Counters, blog_url, load_templates, shared_dir  # noqa: E402
 
 SCRAPY_BENCH_SHARE = 0.6
@@ -410,6 +410,11 @@ def report(run: Run, bench_ppm: float, local: Run | None) -> list[str]:
     )
     if run.profile is not None:
         print("\n".join(run.profile.report(1000 * run.cpu / blogs)))
+        seconds = run.profile.total / RATE
+        print(
+            f"py-spy seconds per CPU second: {seconds / run.cpu if run.cpu else 0:.2f} "
+            "(over 1: the crawl waited for a core, and the shares are less sure)"
+        )
     failures = []
     if run.timed_out:
         failures.append(f"{run.mode}: stopped after the --timeout of {run.wall:.0f} s")
