@@ -28,6 +28,7 @@ Usage, from the repository root::
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -39,6 +40,7 @@ RATE = 50
 
 # A frame of py-spy's raw output: "function (path/to/file.py:line)".
 _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^():]*)(?::\d+)?\)$")
+_COUNT = re.compile(r"[0-9]{1,12}")  # a day at 50 samples a second is 7 digits
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,8 @@ def read_raw(lines: Iterable[str]) -> Iterator[Sample]:
     """Samples of py-spy's ``--format raw --threads`` output: ``thread (id): name;frame;...
     count`` per line. A line that is not such a stack is skipped."""
     for line in lines:
-        stack, _, count = line.rstrip("\n").rpartition(" ")
-        if not stack or not count.isdigit():
+        stack, _, count = line.rstrip("\r\n").rpartition(" ")
+        if not stack or not _COUNT.fullmatch(count):
             continue
         thread, *frames = stack.split(";")
         parsed = []
@@ -66,10 +68,10 @@ def read_raw(lines: Iterable[str]) -> Iterator[Sample]:
         yield Sample(thread.rpartition(": ")[2], tuple(parsed), int(count))
 
 
-def record_command(pid: int, out: Path) -> list[str]:
+def record_command(pid: int, out: Path, py_spy: str = "py-spy") -> list[str]:
     """The py-spy command recording process ``pid`` until it exits, into ``out``."""
     return [
-        "py-spy", "record", "--pid", str(pid), "--rate", str(RATE), "--format", "raw",
+        py_spy, "record", "--pid", str(pid), "--rate", str(RATE), "--format", "raw",
         "--threads", "--nonblocking", "--output", str(out),
     ]  # fmt: skip
 
@@ -133,24 +135,35 @@ def owner(sample: Sample) -> str:
     return FRAMEWORK
 
 
+def idle(sample: Sample) -> bool:
+    """Whether the sample is the reactor waiting for I/O (``epoll_wait`` under the selector):
+    py-spy, not stopping the process, sometimes counts that wait as running."""
+    return bool(sample.frames) and sample.frames[-1] == ("EpollSelector.select", "selectors.py")
+
+
 @dataclass
 class Profile:
     total: int
+    """Samples counted (the idle ones left out)."""
     parts: dict[str, int]
     owners: dict[str, int]
+    idle: int = 0
 
     @classmethod
     def of(cls, samples: Iterable[Sample]) -> Profile:
-        total = 0
+        total = waiting = 0
         parts = dict.fromkeys((p.label for p in PARTS), 0)
         owners = dict.fromkeys((FRAMEWORK, ABSTRACT_LIB, PARSER, OURS), 0)
         for sample in samples:
+            if idle(sample):
+                waiting += sample.count
+                continue
             total += sample.count
             owners[owner(sample)] += sample.count
             for part in PARTS:
                 if part.holds(sample):
                     parts[part.label] += sample.count
-        return cls(total, parts, owners)
+        return cls(total, parts, owners, waiting)
 
     def share(self, count: int) -> float:
         return count / self.total if self.total else 0.0
@@ -161,7 +174,10 @@ class Profile:
         return 1.0 - self.share(self.owners[OURS])
 
     def report(self, cpu_per_blog_ms: float = 0.0) -> list[str]:
-        lines = [f"py-spy: {self.total} samples ({self.total / RATE:.0f} s of CPU)"]
+        lines = [
+            f"py-spy: {self.total} samples ({self.total / RATE:.0f} s of samples; {self.idle} "
+            "more of the reactor waiting for I/O, left out)"
+        ]
         lines.append("parts (inclusive, they overlap):")
         lines += [f"  {100 * self.share(n):5.1f} %  {label}" for label, n in self.parts.items()]
         lines.append("owners (exclusive):")
@@ -180,10 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("raw", type=Path, help="py-spy's raw output (--format raw --threads)")
     parser.add_argument("--cpu-per-blog", type=float, default=0.0, help="ms, for the bound")
     args = parser.parse_args(argv)
-    with args.raw.open(encoding="utf-8", errors="replace") as lines:
-        profile = Profile.of(read_raw(lines))
+    if not math.isfinite(args.cpu_per_blog) or args.cpu_per_blog < 0:
+        parser.error("--cpu-per-blog: milliseconds, 0 or more")
+    try:
+        with args.raw.open(encoding="utf-8", errors="replace") as lines:
+            profile = Profile.of(read_raw(lines))
+    except OSError as exc:
+        print(f"cannot read {args.raw}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if not profile.total:
+        print(f"no py-spy samples in {args.raw} (--format raw --threads)", file=sys.stderr)
+        return 1
     print("\n".join(profile.report(args.cpu_per_blog)))
-    return 0 if profile.total else 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -125,3 +125,39 @@ def test_record_command_reads_every_thread_raw_until_exit(tmp_path: Path) -> Non
     assert cmd[:2] == ["py-spy", "record"]
     assert {"--threads", "--nonblocking", "raw", "42"} <= set(cmd)
     assert "--duration" not in cmd
+
+
+def test_the_reactor_waiting_for_io_is_left_out() -> None:
+    waiting = _line(
+        _MAIN,
+        "AsyncioSelectorReactor.doIteration (twisted/internet/asyncioreactor.py:250)",
+        "EpollSelector.select (selectors.py:468)",
+        count=9,
+    )
+    profile = cpu_profile.Profile.of(cpu_profile.read_raw([*RAW, waiting]))
+    assert (profile.total, profile.idle) == (21, 9)
+    assert "9 more of the reactor waiting for I/O" in profile.report()[0]
+
+
+@pytest.mark.parametrize("count", ["²", "٣", "1" * 13, "-4", "4.0", ""])
+def test_a_line_without_a_plain_count_is_skipped(count: str) -> None:
+    line = _line(_MAIN, "f (a.py:1)", count=0)[: -len(" 0")] + f" {count}"
+    assert list(cpu_profile.read_raw([line])) == []
+
+
+def test_the_command_line_says_what_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cpu_profile.main([str(tmp_path / "none.raw")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert cpu_profile.main([str(tmp_path)]) == 2  # a directory
+    empty = tmp_path / "empty.raw"
+    empty.write_bytes(b"\x00\xff not a stack\n")
+    assert cpu_profile.main([str(empty)]) == 1
+    assert "no py-spy samples" in capsys.readouterr().err
+    raw = tmp_path / "crawl.raw"
+    raw.write_text("\n".join(RAW) + "\n", encoding="utf-8")
+    assert cpu_profile.main([str(raw), "--cpu-per-blog", "105"]) == 0
+    assert "70 ms CPU per blog (of 105)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cpu_profile.main([str(raw), "--cpu-per-blog", "-1"])
