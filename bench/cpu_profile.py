@@ -135,7 +135,7 @@ def owner(sample: Sample) -> str:
     return FRAMEWORK
 
 
-def idle(sample: Sample) -> bool:
+def waiting_for_io(sample: Sample) -> bool:
     """Whether the sample is the reactor waiting for I/O (``epoll_wait`` under the selector):
     py-spy, not stopping the process, sometimes counts that wait as running."""
     return bool(sample.frames) and sample.frames[-1] == ("EpollSelector.select", "selectors.py")
@@ -155,7 +155,7 @@ class Profile:
         parts = dict.fromkeys((p.label for p in PARTS), 0)
         owners = dict.fromkeys((FRAMEWORK, ABSTRACT_LIB, PARSER, OURS), 0)
         for sample in samples:
-            if idle(sample):
+            if waiting_for_io(sample):
                 waiting += sample.count
                 continue
             total += sample.count
