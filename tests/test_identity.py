@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from blogfeeds.extract.identity import (
     InvalidURL,
     blog_id,
     blog_prefix,
+    host_blog_id,
+    normalize_host,
     registered_domain,
     same_blog,
 )
@@ -114,6 +118,38 @@ def test_a_host_no_host_may_hold_has_no_identity(url: str) -> None:
 )
 def test_hosts_a_downloader_reaches_keep_their_identity(url: str, expected: str) -> None:
     assert blog_id(url) == expected
+
+
+PLATFORM_URLS = [
+    "https://www.cnblogs.com/Alice/p/1.html",
+    "https://alice.github.io/blog/",
+    "https://github.com/alice",
+    "https://example.blogspot.de/",
+]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [u for u, _ in CASES]
+    + PLATFORM_URLS
+    + ["http://a b.example/", "http:///x", "http://x\ufffdy.example/"],
+)
+def test_host_blog_id_is_blog_id_of_the_split_url(url: str) -> None:
+    """The friend extractor splits a page's links once and asks for the identity of the
+    parts: the same answer, or the same error, as for the whole URL."""
+    parts = urlsplit(url)
+    host, path = normalize_host(parts.hostname or ""), parts.path
+    try:
+        expected: str | type[Exception] = blog_id(url)
+    except InvalidURL:
+        expected = InvalidURL
+    except ValueError:
+        expected = ValueError
+    if isinstance(expected, str):
+        assert host_blog_id(host, path) == expected
+    else:
+        with pytest.raises(expected):
+            host_blog_id(host, path)
 
 
 def test_same_blog() -> None:

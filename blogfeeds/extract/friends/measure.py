@@ -33,7 +33,13 @@ from blogfeeds.extract.friends.filters import (
 )
 from blogfeeds.extract.friends.keywords import has_keyword, is_label, is_service_heading
 from blogfeeds.extract.friends.themes import HEADINGS, text_of
-from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, path_rule
+from blogfeeds.extract.identity import (
+    InvalidURL,
+    blog_id,
+    host_blog_id,
+    normalize_host,
+    path_rule,
+)
 from blogfeeds.extract.page import Page
 
 _INLINE_LABEL = re.compile(
@@ -499,7 +505,12 @@ class _Resolver:
         try:
             clean = self.flt.clean_href(fixed or href, self.page.base_url)
             own_host = self.own_host and clean.web and clean.host == self.own_host
-            identity = self.own if own_host and self.own else blog_id(clean.url)
+            if own_host and self.own:
+                identity = self.own
+            elif clean.web:
+                identity = host_blog_id(clean.host, clean.path)
+            else:
+                return None  # mailto:, javascript: (blog_id's ValueError)
         except InvalidURL:
             self.invalid.append(join_url(self.page.base_url, href))
             return None
