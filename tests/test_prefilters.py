@@ -46,12 +46,13 @@ def test_a_url_the_feed_tests_accept_passes_the_url_prefilter(url: str) -> None:
     assert MAYBE_FEED_URL.search(url)
 
 
-def test_no_anchor_of_the_corpus_that_the_feed_tests_accept_fails_the_url_prefilter() -> None:
+def _corpus_anchors() -> list[tuple[str, str]]:
+    """``(page URL, href)`` of every anchor on the first 400 replayed pages of the corpus."""
     root = shared_dir()
     if root is None:
         pytest.skip("the shared corpus is absent")
     corpus = root / "corpus"
-    accepted = 0
+    anchors = []
     with (corpus / "replay_urls.tsv").open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     for row in rows[:400]:
@@ -64,12 +65,56 @@ def test_no_anchor_of_the_corpus_that_the_feed_tests_accept_fails_the_url_prefil
             tree = lxml.html.fromstring(body)
         except (lxml.etree.ParserError, ValueError):
             continue
-        for href in tree.xpath("//a/@href"):
-            url = absolute(row["url"], str(href))
-            if url and (feed_like_href(url) or is_feed_host(url)):
-                accepted += 1
-                assert MAYBE_FEED_URL.search(url), url
+        anchors += [(row["url"], str(href)) for href in tree.xpath("//a/@href")]
+    return anchors
+
+
+def test_no_anchor_of_the_corpus_that_the_feed_tests_accept_fails_the_url_prefilter() -> None:
+    accepted = 0
+    for base, href in _corpus_anchors():
+        url = absolute(base, href)
+        if url and (feed_like_href(url) or is_feed_host(url)):
+            accepted += 1
+            assert MAYBE_FEED_URL.search(url), url
     assert accepted > 50  # the corpus holds feed links: the test reads them
+
+
+JOINS = [
+    ("https://a.example/blog/r", "ss.xml"),
+    ("https://a.example/fe/", "../ed/"),
+    ("https://a.example/x/", "./at/../om"),
+    ("https://a.example/r?ss", ""),
+    ("https://a.example/r?x", "?ss"),
+    ("https://a.example/r", "#ss"),
+    ("https://a.example/a.", "xml"),
+    ("https://a.example/a", ".xml"),
+    ("https://r.example/", "//ss.example/"),
+    ("https://a.example/p;r", "ss"),
+    ("HTTPS://A.example/", "HTTPS://B.example/F/EED"),
+]
+
+
+@pytest.mark.parametrize(("base", "href"), JOINS)
+def test_a_feed_token_of_a_joined_url_is_in_the_base_or_the_href(base: str, href: str) -> None:
+    """``anchor_candidates`` tests the base and the href before joining them: urljoin puts
+    their parts together at characters no token holds."""
+    url = absolute(base, href)
+    if url and MAYBE_FEED_URL.search(url):
+        assert MAYBE_FEED_URL.search(base) or MAYBE_FEED_URL.search(href), (base, href, url)
+
+
+def test_no_anchor_of_the_corpus_gains_a_feed_token_by_joining() -> None:
+    gained, from_base = [], 0
+    for base, href in _corpus_anchors():
+        url = absolute(base, href)
+        if not url or not MAYBE_FEED_URL.search(url) or MAYBE_FEED_URL.search(href):
+            continue
+        if MAYBE_FEED_URL.search(base):
+            from_base += 1
+        else:
+            gained.append((base, href))
+    assert not gained
+    assert from_base > 0  # tokens that only the base brings: the base must be tested too
 
 
 def test_required_classes_of_compound_and_grouped_selectors() -> None:
