@@ -187,6 +187,6 @@ def test_the_spiders_run_extraction_where_the_setting_says(threads: int, name: s
     spider = cls.from_crawler(crawler)
     if threads:
         assert isinstance(spider.run, ThreadRunner)
-        assert spider.run.pool.max == threads
+        assert spider.run.threads == threads
     else:
         assert spider.run is inline

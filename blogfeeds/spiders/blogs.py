@@ -21,6 +21,7 @@ Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
@@ -53,7 +54,7 @@ from blogfeeds.seeds import check_url, load_seeds
 from blogfeeds.seen import SeenSet
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 from blogfeeds.strategies import StaleRequest
-from blogfeeds.threads import extract_runner
+from blogfeeds.threads import extract_runner, ranked
 
 logger = logging.getLogger(__name__)
 
@@ -148,6 +149,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         self.depths = DepthBook()
         self._done = SeenSet()
         self._requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
+        # Blogs whose home page was answered, in order: their extraction steps run oldest blog
+        # first (blogfeeds.threads.ThreadRunner).
+        self._answered = itertools.count(1)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
@@ -322,7 +326,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
                 response_headers(response),
                 mark.before(self.fetch),
                 self.config,
-                run=self.run,
+                run=ranked(self.run, next(self._answered)),
             )
         except (DecodeError, ValueError) as exc:
             yield self._unreadable(response, exc)
