@@ -89,7 +89,7 @@ class Part:
 
     def holds(self, sample: Sample) -> bool:
         if self.thread:
-            return sample.thread.startswith(self.thread)
+            return self.thread in sample.thread
         if not self.func:
             return any(self.file in p for _, p in sample.frames)
         return any(f == self.func and p.endswith(self.file) for f, p in sample.frames)
@@ -97,7 +97,8 @@ class Part:
 
 PARTS = (
     Part("Scrapy's reactor thread", thread="MainThread"),
-    Part("the extraction thread", thread="PoolThread-blogfeeds-extract"),
+    # "blogfeeds-extract-0"; a Twisted thread pool's before (a --project of older code)
+    Part("the extraction thread", thread="blogfeeds-extract"),
     Part("analyze_page (one page)", "analyze_page", "blogfeeds/extract/blog.py"),
     Part("the abstract", "_abstract", "blogfeeds/extract/metadata.py"),
     Part("trafilatura", "extract", "trafilatura/core.py"),

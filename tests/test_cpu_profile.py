@@ -21,7 +21,7 @@ sys.modules["bench_cpu_profile"] = cpu_profile
 _SPEC.loader.exec_module(cpu_profile)
 
 _POOL = (
-    "thread (15136): PoolThread-blogfeeds-extract-0;Thread._bootstrap (threading.py:1002);"
+    "thread (15136): blogfeeds-extract-0;Thread._bootstrap (threading.py:1002);"
     "ThreadWorker.__init__.<locals>.work (twisted/_threads/_threadworker.py:76);"
     "ContextTracker.callWithContext (twisted/python/context.py:81)"
 )
