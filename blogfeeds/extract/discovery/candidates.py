@@ -192,8 +192,10 @@ def _untyped_feed_alternate(el: Any, rel: list[str], url: str) -> bool:
 def _anchor_words(el: Any) -> tuple[str, str]:
     """(text, class) of an anchor: its text, title, aria-label and image alt; its own and its
     icons' classes, lower-cased."""
-    parts = [el.text_content(), el.get("title") or "", el.get("aria-label") or ""]
-    classes = [el.get("class") or ""]
+    title, label, cls = el.get("title") or "", el.get("aria-label") or "", el.get("class") or ""
+    if len(el) == 0:  # most anchors: their own text is all of it (no XPath call)
+        return collapse(f"{el.text or ''} {title} {label}"), cls.lower()
+    parts, classes = [el.text_content(), title, label], [cls]
     for child in el.iter():
         if child is el or not isinstance(child.tag, str):
             continue
