@@ -53,6 +53,8 @@ class ThreadRunner:
     """
 
     def __init__(self, threads: int, reactor: Any = None) -> None:
+        if threads < 1:
+            raise ValueError(f"a ThreadRunner needs a thread at least, not {threads}")
         self.threads = threads
         self.reactor: Any = reactor
         self._waiting: list[tuple[int, int, Callable[[], None]]] = []  # a heap

@@ -121,6 +121,11 @@ def test_stop_waits_for_the_running_step_and_drops_the_waiting_ones() -> None:
     assert reactor.calls.empty()
 
 
+def test_a_runner_without_threads_is_refused() -> None:
+    with pytest.raises(ValueError, match="a thread at least"):
+        ThreadRunner(0, ReactorThread())
+
+
 @pytest.mark.parametrize("rank", [0, 5])
 def test_ranked_leaves_another_runner_as_it_is(rank: int) -> None:
     assert ranked(inline, rank) is inline
