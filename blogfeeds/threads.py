@@ -76,16 +76,23 @@ class ThreadRunner:
     ) -> Awaitable[T]:
         """``fn(*args, **kwargs)`` in a worker, with ``rank``; its result (or exception) is
         delivered on the reactor thread."""
+        done: Deferred[T] = Deferred()
+        if self._stopped:  # nothing would run it: the caller hears so rather than waits
+            done.errback(Failure(RuntimeError("the extraction threads are stopped")))
+            return cast(Awaitable[T], maybe_deferred_to_future(done))
         if not self._workers:
             self._start()
-        done: Deferred[T] = Deferred()
         reactor = self.reactor
         assert reactor is not None  # _start set it
 
         def step() -> None:
             try:
                 result = fn(*args, **kwargs)
-            except BaseException:  # the awaiting caller gets it
+            except StopIteration as exc:  # an asyncio future refuses it: the caller would hang
+                error = RuntimeError(f"{getattr(fn, '__name__', fn)} raised StopIteration")
+                error.__cause__ = exc
+                reactor.callFromThread(done.errback, Failure(error))
+            except BaseException:  # the awaiting caller gets it, as it would inline
                 reactor.callFromThread(done.errback, Failure())
             else:
                 reactor.callFromThread(done.callback, result)
@@ -117,6 +124,7 @@ class ThreadRunner:
                     return
                 _, _, step = heapq.heappop(self._waiting)
             step()
+            del step  # its arguments (a parsed page) are not kept while the worker idles
 
     def stop(self) -> None:
         """Stop the workers once the steps they are running end, and wait for that; steps still

@@ -3,8 +3,10 @@ and each result or exception reaches the reactor thread."""
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -119,6 +121,42 @@ def test_stop_waits_for_the_running_step_and_drops_the_waiting_ones() -> None:
     assert _result(running) is True
     assert ran == []
     assert reactor.calls.empty()
+
+
+def test_a_step_that_raises_stop_iteration_reaches_its_caller_as_a_runtime_error() -> None:
+    """asyncio refuses StopIteration as a future's exception: passed on as it is, the awaiting
+    coroutine would wait for ever."""
+    reactor = ReactorThread()
+    runner = ThreadRunner(1, reactor)
+    stopped: object = runner(next, iter([]))
+    reactor.deliver(1)
+    failure = _result(stopped)
+    assert failure.check(RuntimeError) and "StopIteration" in str(failure.value)
+    runner.stop()
+
+
+def test_a_worker_keeps_nothing_of_a_step_it_ran() -> None:
+    reactor = ReactorThread()
+    runner = ThreadRunner(1, reactor)
+
+    class Page:
+        pass
+
+    page = Page()
+    alive = weakref.ref(page)
+    runner(id, page)
+    reactor.deliver(1)
+    del page
+    gc.collect()
+    assert alive() is None
+    runner.stop()
+
+
+def test_a_step_after_stop_fails_at_once() -> None:
+    runner = ThreadRunner(1, ReactorThread())
+    runner.stop()
+    failure = _result(runner(str.upper, "late"))
+    assert failure.check(RuntimeError) and "stopped" in str(failure.value)
 
 
 def test_a_runner_without_threads_is_refused() -> None:
