@@ -97,7 +97,8 @@ class Part:
 
 PARTS = (
     Part("Scrapy's reactor thread", thread="MainThread"),
-    # "blogfeeds-extract-0"; a Twisted thread pool's before (a --project of older code)
+    # blogfeeds-extract-N, and PoolThread-blogfeeds-extract-N in code older than the ranked
+    # runner (crawl.py --project)
     Part("the extraction thread", thread="blogfeeds-extract"),
     Part("analyze_page (one page)", "analyze_page", "blogfeeds/extract/blog.py"),
     Part("the abstract", "_abstract", "blogfeeds/extract/metadata.py"),

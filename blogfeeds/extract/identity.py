@@ -199,13 +199,17 @@ def split_url(url: str) -> tuple[str, list[str]]:
     parts = urlsplit(url.strip())
     if parts.scheme.lower() not in ("http", "https"):
         raise ValueError(f"not an http(s) URL: {url!r}")
-    host = normalize_host(parts.hostname or "")
+    return _host_and_segments(normalize_host(parts.hostname or ""), parts.path, url)
+
+
+def _host_and_segments(host: str, path: str, url: str) -> tuple[str, list[str]]:
+    """``host`` (normalised) checked and ``path`` split, for :func:`split_url` and
+    :func:`host_blog_id`; ``url`` names the URL in the error."""
     if not host:
         raise ValueError(f"URL has no host: {url!r}")
     if not valid_host(host):
         raise InvalidURL(f"invalid host in URL: {url!r}")
-    segments = [s for s in parts.path.split("/") if s]
-    return host, segments
+    return host, [s for s in path.split("/") if s]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -259,11 +263,7 @@ def host_blog_id(host: str, path: str) -> str:
     """:func:`blog_id` of an http(s) URL already split: its host normalised
     (:func:`normalize_host`) and its path. For a caller that split the URL anyway (a page's
     links: one ``urlsplit`` fewer each). Raises where :func:`blog_id` does."""
-    if not host:
-        raise ValueError("URL has no host")
-    if not valid_host(host):
-        raise InvalidURL(f"invalid host {host!r}")
-    return _identity(host, [s for s in path.split("/") if s])
+    return _identity(*_host_and_segments(host, path, host + path))
 
 
 def _identity(host: str, segments: list[str]) -> str:
