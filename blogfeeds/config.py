@@ -328,6 +328,13 @@ class FrontierConfig(Config):
         "Seconds Redis may stay unreachable before the crawl stops (redis_down).",
         low=0,
     )
+    max_held: int = option(
+        "BLOGFEEDS_FRONTIER_MAX_HELD",
+        frontier_defaults.MAX_HELD,
+        "Requests one worker holds at a time (downloading or waiting for extraction); the rest "
+        "stay in Redis for the other workers. 0 = as many as Scrapy takes.",
+        low=0,
+    )
 
     @property
     def worker(self) -> str:

@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -205,6 +206,28 @@ def test_enqueue_is_deduplicated_and_dequeue_is_leased(redis: Any, prefix: str) 
     assert sched.stats.get_value("scheduler/enqueued/redis") == 3
 
 
+def test_a_worker_holding_max_held_requests_leaves_the_rest_queued(redis: Any, prefix: str) -> None:
+    keys = FrontierKeys(prefix, "tiny", "w1")
+    sched, spider = scheduler(prefix, BLOGFEEDS_FRONTIER_MAX_HELD=2)
+    for i in range(3):
+        sched.enqueue_request(home_request(spider, f"http://h{i}.example/", f"h{i}.example"))
+    # the engine's requests in progress (ExecutionEngine._slot.inprogress)
+    held: set[scrapy.Request] = set()
+    sched.crawler.engine = SimpleNamespace(_slot=SimpleNamespace(inprogress=held))
+    for _ in range(2):
+        request = sched.next_request()
+        assert request is not None
+        held.add(request)
+    assert sched.next_request() is None  # two held: the third stays for another worker
+    assert redis.zcard(keys.requests) == 1 and sched.has_pending_requests()
+    held.pop()  # one finished
+    assert sched.next_request() is not None and redis.zcard(keys.requests) == 0
+    unbounded, spider = scheduler(prefix, worker="w2", BLOGFEEDS_FRONTIER_MAX_HELD=0)
+    unbounded.crawler.engine = SimpleNamespace(_slot=SimpleNamespace(inprogress=held))
+    unbounded.enqueue_request(home_request(spider, "http://h9.example/", "h9.example"))
+    assert unbounded.next_request() is not None  # 0: no bound of its own
+
+
 def test_a_killed_workers_in_flight_requests_are_requeued_on_restart(
     redis: Any, prefix: str
 ) -> None:
@@ -375,19 +398,32 @@ def test_a_worker_killed_mid_crawl_then_restarted_loses_nothing(
     served.clear_hits()
     env = worker_env(served, prefix, mysql_url)
     seed(env, bs.home(0))
-    w1 = bs.start_worker(worker_cmd("w1", tmp_path), env, tmp_path / "w1.log")
-    w2 = bs.start_worker(worker_cmd("w2", tmp_path), env, tmp_path / "w2.log")
     keys = FrontierKeys(prefix, "blogs", "w1")
-    deadline = time.monotonic() + 120
-    while redis.hlen(keys.blog_ids) < N_BLOGS * 0.3 or redis.hlen(keys.inflight) < 5:
-        assert time.monotonic() < deadline and w1.poll() is None, "w1 never got going"
-        time.sleep(0.02)
-    w1.kill()  # SIGKILL: no clean-up of any kind
-    w1.wait()
-    in_flight = redis.hlen(keys.inflight)
-    assert in_flight > 0
-    w1b = bs.start_worker(worker_cmd("w1", tmp_path), env, tmp_path / "w1b.log")
-    assert w1b.wait(timeout=300) == 0 and w2.wait(timeout=300) == 0
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        # w1 takes the seed alone. Started together, w2 once took it and dequeued all 1,000
+        # blogs while w1, idle, found the queue empty each time it asked (every 5 s).
+        w1 = bs.start_worker(worker_cmd("w1", tmp_path), env, tmp_path / "w1.log")
+        workers.append(w1)
+        bs.wait_for(lambda: redis.hlen(keys.inflight) > 0, 60, "w1 to take the seed")
+        w2 = bs.start_worker(worker_cmd("w2", tmp_path), env, tmp_path / "w2.log")
+        workers.append(w2)
+        deadline = time.monotonic() + 120
+        while redis.hlen(keys.blog_ids) < N_BLOGS * 0.3 or redis.hlen(keys.inflight) < 5:
+            assert time.monotonic() < deadline and w1.poll() is None, "w1 never got going"
+            time.sleep(0.02)
+        w1.kill()  # SIGKILL: no clean-up of any kind
+        w1.wait()
+        in_flight = redis.hlen(keys.inflight)
+        assert in_flight > 0
+        w1b = bs.start_worker(worker_cmd("w1", tmp_path), env, tmp_path / "w1b.log")
+        workers.append(w1b)
+        assert w1b.wait(timeout=300) == 0 and w2.wait(timeout=300) == 0
+    finally:  # a failed wait leaves no worker running into the next test
+        for proc in workers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert_clean(tmp_path / "w1b.log")
     assert "re-queued" in (tmp_path / "w1b.log").read_text("utf-8")
     hits = Counter(hit.url for hit in served.hits())

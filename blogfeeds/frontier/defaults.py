@@ -21,6 +21,14 @@ REDIS_DOWN_LIMIT = 60.0
 QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
 """``SCHEDULER_QUEUE_CLASS`` when unset (scrapy-redis's default)."""
 
+MAX_HELD = 64
+"""``BLOGFEEDS_FRONTIER_MAX_HELD``: requests one worker holds at a time. Scrapy stops taking
+requests only when its scraper holds 5 MB of responses (``SCRAPER_SLOT_MAX_ACTIVE_SIZE``, a
+response counted as 1 KB at least), and the one extraction thread is slower than the
+downloads: on a web of 1,000 small blogs, one worker had 728 in flight while the shared queue
+held 0 to 27, and the other worker, asking every 5 s while idle, once found it empty each time.
+Twice ``CONCURRENT_REQUESTS`` (32) keeps the downloads and the extraction thread busy."""
+
 SEED_BATCH = 100
 """Seeds popped from ``P S:start_urls`` per Redis call."""
 

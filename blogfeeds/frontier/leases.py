@@ -56,16 +56,9 @@ class Leases:
 
     def completed(self) -> list[str]:
         """Leases of tracked requests the engine has finished with (downloaded, callback done,
-        children queued, items through the pipelines), no longer tracked.
-
-        Reads the engine's set of requests in progress (``ExecutionEngine._slot.inprogress``,
-        Scrapy 2.13–2.19); without it nothing counts as finished (safe: re-fetched after a kill).
-        """
-        try:
-            slot = getattr(self.crawler.engine, "_slot", None)
-        except RuntimeError:  # no engine: nothing runs
-            return []
-        in_progress = getattr(slot, "inprogress", None)
+        children queued, items through the pipelines), no longer tracked. Without
+        :func:`engine_in_progress` nothing counts as finished (safe: re-fetched after a kill)."""
+        in_progress = engine_in_progress(self.crawler)
         if in_progress is None:
             return []
         done = [lease for lease, req in self._tracked.items() if req not in in_progress]
@@ -153,6 +146,17 @@ class Leases:
             requests,
             seeds,
         )
+
+
+def engine_in_progress(crawler: Any) -> set[scrapy.Request] | None:
+    """The requests the engine holds, from the scheduler until their callback, children and
+    items are done (``ExecutionEngine._slot.inprogress``, Scrapy 2.13–2.19), or None when the
+    engine has none or Scrapy moved it."""
+    try:
+        slot = getattr(crawler.engine, "_slot", None)
+    except RuntimeError:  # no engine: nothing runs
+        return None
+    return getattr(slot, "inprogress", None)
 
 
 def _recovered_seed(data: bytes) -> bytes:

@@ -36,7 +36,7 @@ from blogfeeds.config import FrontierConfig
 from blogfeeds.frontier import defaults, scripts
 from blogfeeds.frontier.connection import redis_prefix, server
 from blogfeeds.frontier.defaults import LEASE_META, FrontierKeys
-from blogfeeds.frontier.leases import Leases
+from blogfeeds.frontier.leases import Leases, engine_in_progress
 from blogfeeds.frontier.outage import RedisOutage
 from blogfeeds.frontier.serializer import BadEntry, request_from_entry
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
@@ -67,7 +67,9 @@ class Scheduler(_RedisScheduler):
 
     Settings: ``REDIS_URL`` (and scrapy-redis's ``REDIS_PARAMS``), ``BLOGFEEDS_REDIS_PREFIX``,
     ``BLOGFEEDS_WORKER_ID``, ``BLOGFEEDS_WORKER_TTL`` (seconds, default 15: how long a killed
-    worker's id stays taken), ``SCHEDULER_PERSIST`` (keep the queue and dupefilter at close),
+    worker's id stays taken), ``BLOGFEEDS_FRONTIER_MAX_HELD`` (requests the worker holds at a
+    time, default 64; the rest stay queued for the others), ``SCHEDULER_PERSIST`` (keep the
+    queue and dupefilter at close),
     ``SCHEDULER_FLUSH_ON_START``, ``SCHEDULER_QUEUE_CLASS`` (scrapy-redis ``PriorityQueue``,
     ``FifoQueue`` or ``LifoQueue``), ``SCHEDULER_SERIALIZER`` (a module or a dotted path to an
     object with ``loads``/``dumps``), ``DUPEFILTER_CLASS`` (a scrapy-redis ``RFPDupeFilter``).
@@ -101,6 +103,7 @@ class Scheduler(_RedisScheduler):
         self.prefix = config.redis_prefix
         self.worker = config.worker
         self.worker_ttl = config.worker_ttl
+        self.max_held = config.max_held
         self.keys: FrontierKeys | None = None
         self.kind = "zset"
         self._token = uuid.uuid4().hex
@@ -330,6 +333,8 @@ class Scheduler(_RedisScheduler):
                 if self._held:  # still unreachable
                     return None
                 logger.info("queued the %d requests held while Redis was unreachable", len(held))
+            if self._holds_enough():
+                return None
             popped = self._dequeue(
                 keys=[self.keys.requests, self.keys.inflight, self.keys.lease_seq],
                 args=[self.kind],
@@ -351,6 +356,14 @@ class Scheduler(_RedisScheduler):
         self.leases.track(lease, request)
         self.stats.inc_value("scheduler/dequeued/redis")
         return request
+
+    def _holds_enough(self) -> bool:
+        """Whether the engine already holds ``BLOGFEEDS_FRONTIER_MAX_HELD`` requests: the next
+        stays queued for any worker (the engine asks again as each request finishes)."""
+        if not self.max_held:
+            return False
+        held = engine_in_progress(self.crawler)
+        return held is not None and len(held) >= self.max_held
 
     def decode(self, data: bytes) -> scrapy.Request:
         """The request of a queued entry; :class:`~blogfeeds.frontier.serializer.BadEntry` (or
