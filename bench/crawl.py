@@ -234,6 +234,7 @@ def crawl(
     project: Path = ROOT,
     results_file: Path | None = None,
     profile_file: Path | None = None,
+    extra_settings: dict[str, str] | None = None,
 ) -> Run:
     run = Run(mode, web.n, seeds)
     web.counters = Counters()
@@ -261,6 +262,7 @@ def crawl(
             env["BLOGFEEDS_REDIS_PREFIX"] = prefix
             env["BLOGFEEDS_WORKER_ID"] = f"bench-{os.getpid()}"
             settings["MAX_IDLE_TIME_BEFORE_CLOSE"] = "5"
+        settings.update(extra_settings or {})
         cmd = [python, "-m", "scrapy", "crawl", "blogs", "-a", f"seeds={seed_file}"]
         for key, value in settings.items():
             cmd += ["-s", f"{key}={value}"]
@@ -495,8 +497,18 @@ def main(argv: list[str] | None = None) -> int:
         help="record each crawl with py-spy into FILE.<mode>.raw and print where its CPU went "
         "(bench/cpu_profile.py)",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Scrapy setting for each crawl (repeatable), e.g. BLOGFEEDS_ABSTRACT_CHARS=0",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor fails")
     args = parser.parse_args(argv)
+    extra = dict(item.split("=", 1) for item in args.set if "=" in item)
+    if len(extra) != len(args.set):
+        parser.error("--set takes NAME=VALUE")
     logging.disable(logging.WARNING)
     shared = shared_dir(args.shared)
     if not (shared / "corpus" / "replay_urls.tsv").is_file():
@@ -544,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
                 project=args.project,
                 results_file=args.results.with_suffix(f".{mode}.jsonl") if args.results else None,
                 profile_file=Path(f"{args.profile}.{mode}.raw") if args.profile else None,
+                extra_settings=extra,
             )
             failures += report(run, bench_ppm, local if mode == "redis" else None)
             if mode == "local":

@@ -1,7 +1,7 @@
 """Bounded work per page: a page is read up to its first elements, links and text
 (:class:`~blogfeeds.extract.page.PageLimits`, ``BLOGFEEDS_ABSTRACT_MAX_TEXT``), the cut is
-recorded, and every CPU-bound step of :func:`~blogfeeds.extract.blog.extract_blog` goes through
-the injected runner."""
+recorded, no abstract is read when ``BLOGFEEDS_ABSTRACT_CHARS`` is 0, and every CPU-bound
+step of :func:`~blogfeeds.extract.blog.extract_blog` goes through the injected runner."""
 
 from __future__ import annotations
 
@@ -122,16 +122,49 @@ def test_the_abstract_reads_the_first_characters_of_text() -> None:
     assert cut.metadata.abstract.startswith("The opening paragraph")
 
 
+def test_no_abstract_runs_no_trafilatura(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``abstract_chars=0``: the abstract is empty, trafilatura is never called and the text
+    is not read (no ``text`` cut); the title and the profile's description still are."""
+    import trafilatura
+
+    calls: list[object] = []
+    extract = trafilatura.extract
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(trafilatura, "extract", counted)
+    filler = " ".join(["word"] * 200)
+    body = (
+        '<html><head><title>T</title><meta name="description" content="A blog about tea.">'
+        "</head><body><article>"
+        + "".join(f"<p>Paragraph {i}: {filler}.</p>" for i in range(50))
+        + "</article></body></html>"
+    ).encode()
+    on = _extract(body, ExtractConfig(abstract_text=3000))
+    assert on.metadata.abstract.startswith("Paragraph 0") and calls
+    calls.clear()
+    off = _extract(body, ExtractConfig(abstract_chars=0, abstract_text=3000))
+    assert off.metadata.abstract == "" and calls == []
+    assert off.truncated == [] and on.truncated == ["text"]
+    assert off.metadata.title == "T"
+    assert off.profile.description == "A blog about tea."
+
+
 def test_the_bounds_are_settings() -> None:
     config = ExtractConfig.from_settings(
         {
             "BLOGFEEDS_PAGE_MAX_ELEMENTS": "700",
             "BLOGFEEDS_PAGE_MAX_LINKS": 70,
             "BLOGFEEDS_ABSTRACT_MAX_TEXT": 7000,
+            "BLOGFEEDS_ABSTRACT_CHARS": "0",
         }
     )
     assert config.limits == PageLimits(700, 70)
     assert config.abstract_text == 7000
+    assert config.abstract_chars == 0
+    assert ExtractConfig.from_settings({}).abstract_chars == 100
     assert ExtractConfig.from_settings({}).limits == PageLimits(50_000, 10_000)
 
 

@@ -276,6 +276,10 @@ def test_abstract_rule() -> None:
     page = PAGE.replace("I write about <b>tea</b> and trains.", long)
     cut = analyze_page(URL, page.encode(), HTML, user_rules=rules(text)).metadata.abstract
     assert len(cut) <= 100 and cut.startswith("word word")
+    short = analyze_page(URL, page.encode(), HTML, user_rules=rules(text), abstract_chars=20)
+    assert short.metadata.abstract == "word word word word"
+    none = analyze_page(URL, PAGE.encode(), HTML, user_rules=rules(text), abstract_chars=0)
+    assert none.metadata.abstract == "" and none.rules == {}
 
 
 def test_friend_cards_and_pages() -> None:

@@ -104,6 +104,13 @@ class BlogExtractionConfig(Config):
         "truncated: links); 0 = all.",
         low=0,
     )
+    abstract_chars: int = option(
+        "BLOGFEEDS_ABSTRACT_CHARS",
+        ABSTRACT_CHARS,
+        "Characters of a blog's abstract; 0 = no abstract (trafilatura never runs: about a "
+        "third of a crawl's CPU).",
+        low=0,
+    )
     abstract_max_text: int = option(
         "BLOGFEEDS_ABSTRACT_MAX_TEXT",
         ABSTRACT_TEXT,
@@ -135,7 +142,7 @@ class ExtractConfig:
     max_friends: int = 500
     """Friend links kept per blog (``BLOGFEEDS_MAX_FRIENDS_PER_PAGE``)."""
     abstract_chars: int = ABSTRACT_CHARS
-    """Length of the home page's abstract."""
+    """Length of the home page's abstract; 0 = none (``BLOGFEEDS_ABSTRACT_CHARS``)."""
     limits: PageLimits = field(default_factory=PageLimits)
     """How much of each page is read (``BLOGFEEDS_PAGE_MAX_ELEMENTS``, ``..._LINKS``)."""
     abstract_text: int = ABSTRACT_TEXT
@@ -162,6 +169,7 @@ class ExtractConfig:
             max_pages=crawl.max_pages_per_blog,
             max_friends=crawl.max_friends_per_page,
             limits=PageLimits(crawl.page_max_elements, crawl.page_max_links),
+            abstract_chars=crawl.abstract_chars,
             abstract_text=crawl.abstract_max_text,
             profile=ProfileConfig.from_settings(settings),
         )
@@ -501,10 +509,11 @@ def analyze_page(
     ``ValueError`` when ``url`` is not http(s). ``user_rules`` (a
     :class:`~blogfeeds.extract.userrules.RuleSet`) run before the built-in extractors: a rule's
     encoding, feed, abstract, friend pages and friend cards win; ``rules`` says which fired.
-    ``abstract_chars`` is the abstract's length; 0 leaves it empty without running
-    trafilatura (a friend-link page). ``limits`` bound the elements and links read
-    (:class:`~blogfeeds.extract.page.PageLimits`), ``abstract_text`` the text the abstract
-    reads; :attr:`PageAnalysis.truncated` says which bounds the page reached.
+    ``abstract_chars`` is the abstract's length (a user rule's abstract too); 0 leaves it
+    empty without running trafilatura or a rule's abstract (a friend-link page). ``limits``
+    bound the elements and links read (:class:`~blogfeeds.extract.page.PageLimits`),
+    ``abstract_text`` the text the abstract reads; :attr:`PageAnalysis.truncated` says which
+    bounds the page reached.
     ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`);
     ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages` empty (a friend-link
     page's own links to friend pages are never followed).
@@ -537,10 +546,10 @@ def analyze_page(
             rule_feed = FeedCandidate(feed_url, "", source="rule", reasons=[f"rule {rule.name}"])
             fired["feed"] = rule.name
             break
-    for rule in matched:
+    for rule in matched if abstract_chars > 0 else ():
         text = collapse(rule.abstract.extract(page)) if rule.abstract is not None else ""
         if text:
-            metadata = replace(metadata, abstract=cut(text))
+            metadata = replace(metadata, abstract=cut(text, abstract_chars))
             fired["abstract"] = rule.name
             break
     friend_pages = find_friend_pages(page) if read_friend_pages else []
