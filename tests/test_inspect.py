@@ -248,3 +248,26 @@ def test_text_report_shows_the_profile_with_its_sources() -> None:
         "Last post: 2026-11-20T00:00:00Z (feed)",
         "Activity:  active, 2.5 posts a month",
     ]
+
+
+def test_inspect_says_which_links_were_left_out_of_the_friends_and_why(tmp_path: Path) -> None:
+    """A link a filter drops (here a reserved example domain, a theme's unconfigured
+    placeholder) is listed with the filter's reason, not silently missing."""
+    page = tmp_path / "links.html"
+    page.write_text(
+        "<html><head><title>友情链接</title></head><body><h1>友情链接</h1><ul>"
+        '<li><a href="https://www.example.org/">Your site</a></li>'
+        '<li><a href="https://carolwrites.cn/">Carol writes</a></li>'
+        '<li><a href="https://dave.dev/">Dave</a></li></ul></body></html>',
+        encoding="utf-8",
+    )
+    proc = _inspect(
+        "--file", str(page), "--url", "https://alpha.blog/links/", "--json", "--no-fetch"
+    )
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    assert [f["url"] for f in data["friends"]] == ["https://carolwrites.cn/", "https://dave.dev/"]
+    assert data["excluded"] == [{"url": "https://www.example.org/", "reason": "placeholder"}]
+    lines = render_text(data).splitlines()
+    start = lines.index("Links left out of the friends (1):")
+    assert lines[start + 1] == "  https://www.example.org/  placeholder"

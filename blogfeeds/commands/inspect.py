@@ -123,6 +123,9 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
             }
             for e in report.edges()
         ],
+        "excluded": [
+            {"url": url, "reason": reason} for url, reason in report.friend_extraction.excluded
+        ],
         "friend_pages": report.friend_pages,
         "followed": [dataclasses.asdict(page) for page in report.followed],
         "rules_fired": report.rules_fired,
@@ -209,6 +212,10 @@ def render_text(data: dict[str, Any]) -> str:
     ]
     if data.get("friend_source"):
         lines.append(f"  (read from {data['friend_source']}, score {data['container_score']})")
+    excluded = data.get("excluded") or []
+    if excluded:
+        lines += ["", f"Links left out of the friends ({len(excluded)}):"]
+        lines += [f"  {e['url']}  {e['reason']}" for e in excluded]
     lines += ["", "Friend-link pages: " + (", ".join(data["friend_pages"]) or "none")]
     for page in data.get("followed") or []:
         detail = f" ({page['detail']})" if page.get("detail") else ""
