@@ -70,8 +70,8 @@ from blogfeeds.commands.export import (  # noqa: E402
     write_csv,
     write_edges,
 )
+from blogfeeds.crawl.urls import crawl_url  # noqa: E402
 from blogfeeds.extract.blog import analyze_page  # noqa: E402
-from blogfeeds.extract.directives import crawl_url  # noqa: E402
 from blogfeeds.extract.feedreader import read_feed  # noqa: E402
 from blogfeeds.extract.friends import friends_from_data_source  # noqa: E402
 from blogfeeds.extract.identity import blog_id, registered_domain, split_url  # noqa: E402

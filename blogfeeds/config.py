@@ -39,7 +39,7 @@ from blogfeeds.websub.config import WebSubConfig
 # --- the values some options take ----------------------------------------------------------------
 
 STRATEGIES = ("bfs", "dfs", "backlinks", "opic", "big-site-first")
-"""Accepted values of ``BLOGFEEDS_STRATEGY`` (:mod:`blogfeeds.strategies`)."""
+"""Accepted values of ``BLOGFEEDS_STRATEGY`` (:mod:`blogfeeds.crawl.order`)."""
 
 
 def _strategy(raw: Any) -> str:
@@ -151,7 +151,7 @@ class RetryConfig(Config):
 
 @dataclass(frozen=True)
 class StrategyConfig(Config):
-    component: ClassVar[str] = "blogfeeds.strategies"
+    component: ClassVar[str] = "blogfeeds.crawl.order"
 
     strategy: str = option(
         "BLOGFEEDS_STRATEGY",
@@ -203,7 +203,7 @@ class HealthConfig(Config):
 
 @dataclass(frozen=True)
 class CapsConfig(Config):
-    component: ClassVar[str] = "blogfeeds.caps"
+    component: ClassVar[str] = "blogfeeds.crawl.caps"
 
     max_blogs_per_domain: int = option(
         "BLOGFEEDS_MAX_BLOGS_PER_DOMAIN",

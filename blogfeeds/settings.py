@@ -82,16 +82,16 @@ DEPTH_LIMIT = 0
 DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-# BLOGFEEDS_STRATEGY (blogfeeds/strategies.py) orders the frontier; its priority supersedes
+# BLOGFEEDS_STRATEGY (blogfeeds/crawl/order.py) orders the frontier; its priority supersedes
 # DEPTH_PRIORITY for blog home pages.
 SPIDER_MIDDLEWARES = {
     # Depth is the spider's: a friend offered again at a shorter depth keeps it
-    # (blogfeeds/depths.py)
+    # (blogfeeds/crawl/depth.py)
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
-    "blogfeeds.depths.HopDepthMiddleware": 900,
-    "blogfeeds.strategies.StrategyMiddleware": 750,  # after the depth middleware
+    "blogfeeds.crawl.depth.HopDepthMiddleware": 900,
+    "blogfeeds.crawl.order.StrategyMiddleware": 750,  # after the depth middleware
 }
-DOWNLOADER_MIDDLEWARES["blogfeeds.strategies.StaleRequestMiddleware"] = 40  # drops stale re-pushes
+DOWNLOADER_MIDDLEWARES["blogfeeds.crawl.order.StaleRequestMiddleware"] = 40  # drops stale re-pushes
 
 # --- Storage ------------------------------------------------------------------------------------
 ITEM_PIPELINES = {

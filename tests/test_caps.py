@@ -1,5 +1,6 @@
-"""Bounds of a crawl without a depth limit (:mod:`blogfeeds.caps`): new blogs per hosting domain,
-friend links per page, and the pending requests on disk (``JOBDIR``) or in Redis, on loopback."""
+"""Bounds of a crawl without a depth limit (:mod:`blogfeeds.crawl.caps`): new blogs per hosting
+domain, friend links per page, and the pending requests on disk (``JOBDIR``) or in Redis, on
+loopback."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import pytest
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.caps import DomainCaps, RedisDomainCaps, domain_of
+from blogfeeds.crawl.admission import Admission
+from blogfeeds.crawl.caps import DomainCaps, domain_of
 from blogfeeds.extract.identity import hosting_domain
+from blogfeeds.frontier.caps import RedisDomainCaps
 from blogfeeds.spiders.blogs import BlogsSpider
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
@@ -46,7 +49,7 @@ def test_a_domain_at_its_cap_admits_no_new_blog(caplog: pytest.LogCaptureFixture
 
     stats = Stats()
     caps = DomainCaps(3, stats=stats)
-    with caplog.at_level(logging.INFO, "blogfeeds.caps"):
+    with caplog.at_level(logging.INFO, "blogfeeds.crawl.caps"):
         for i in range(3):
             url = f"http://t{i}.github.io/"
             assert caps.admits(url)
@@ -228,11 +231,10 @@ def test_on_the_redis_frontier_the_pending_requests_are_in_redis(tmp_path: Path)
 
 def test_seeds_are_never_refused_but_count() -> None:
     crawler = get_crawler(BlogsSpider, {"BLOGFEEDS_MAX_BLOGS_PER_DOMAIN": 2})
-    spider = BlogsSpider.from_crawler(crawler)
-    crawler.spider = spider
     crawler.stats = MemoryStatsCollector(crawler)
-    seeds = [r for i in range(3) for r in spider._offer(f"http://s{i}.github.io/", 0)]
+    admission = Admission.from_crawler(crawler)
+    seeds = [v for i in range(3) for v in admission.offer(f"http://s{i}.github.io/", 0)]
     assert len(seeds) == 3
-    assert list(spider._offer("http://friend.github.io/", 1)) == []
-    assert len(list(spider._offer("http://friend.example.com/", 1))) == 1
+    assert list(admission.offer("http://friend.github.io/", 1)) == []
+    assert len(list(admission.offer("http://friend.example.com/", 1))) == 1
     assert crawler.stats.get_value("blogfeeds/domain_cap/refused") == 1

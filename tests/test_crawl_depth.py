@@ -26,7 +26,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.depths import DepthBook, HopDepthMiddleware, Offer
+from blogfeeds.crawl.depth import DepthBook, HopDepthMiddleware, Offer
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.depths import RedisDepthBook
 from tests import blogosphere as bs
@@ -179,7 +179,7 @@ def test_a_depth_is_set_if_lower_and_says_what_lowering_asks_for(redis_prefix: s
     assert other.offer("a", 3) is None and other.offer("a", 4) is None
     assert other.offer("a", 2) == Offer(new=False)  # queued: a copy at depth 2
     assert book.offer("a", 2) is None
-    if kind == "redis":  # in one process the re-push tokens decide (blogfeeds.strategies)
+    if kind == "redis":  # in one process the re-push tokens decide (blogfeeds.crawl.order)
         assert book.claim("a", 3, "t1") is False  # the copy queued at 3 is stale
         assert other.claim("a", 2, "t2") is True
         assert book.claim("a", 2, "t3") is False  # one copy is downloaded

@@ -33,11 +33,11 @@ from blogfeeds.commands.export import (
     select,
     xml_text,
 )
+from blogfeeds.crawl.seeds import load_seeds
 from blogfeeds.extensions.summary import CrawlSummary, platform_label, summarize
 from blogfeeds.extract.platform import platform_of
 from blogfeeds.failures import STATUSES
 from blogfeeds.items import Blog, FeedInfo, FriendLink
-from blogfeeds.seeds import load_seeds
 from blogfeeds.storage.db import Store, connect
 from blogfeeds.storage.feedstore import FeedStore, iso, iso_minutes
 from blogfeeds.storage.schema import DIALECTS, pending_migrations, url_hash

@@ -218,8 +218,9 @@ def test_the_spiders_run_extraction_where_the_setting_says(threads: int, name: s
     cls = {"blogs": BlogsSpider, "feeds": FeedsSpider}[name]
     crawler = get_crawler(cls, {"BLOGFEEDS_EXTRACT_THREADS": threads})
     spider = cls.from_crawler(crawler)
+    run = spider.reader.run if name == "blogs" else spider.run
     if threads:
-        assert isinstance(spider.run, ThreadRunner)
-        assert spider.run.threads == threads
+        assert isinstance(run, ThreadRunner)
+        assert run.threads == threads
     else:
-        assert spider.run is inline
+        assert run is inline

@@ -379,7 +379,7 @@ def test_two_workers_fetch_every_page_exactly_once(
     stats = [stats_of(tmp_path / f"{n}.log") for n in ("w1", "w2")]
     both = [int(st.get("scheduler/dequeued/redis", 0)) for st in stats]
     # a blog found again at a lower depth while queued is queued again; the older copy is
-    # dropped before download (blogfeeds.depths), so it is dequeued and never fetched
+    # dropped before download (blogfeeds.crawl.depth), so it is dequeued and never fetched
     stale = sum(int(st.get("blogfeeds/frontier/stale_dropped", 0)) for st in stats)
     assert sum(both) - stale == N_BLOGS and min(both) > 0  # both workers took a share
     keys = FrontierKeys(prefix, "blogs", "w1")

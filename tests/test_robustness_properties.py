@@ -15,8 +15,9 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from w3lib.encoding import resolve_encoding
 
+from blogfeeds.crawl.urls import crawl_url
 from blogfeeds.extract.blog import analyze_page
-from blogfeeds.extract.directives import crawl_url, robots_directives
+from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import discover_feeds
 from blogfeeds.extract.friends import friends_from_data_source
 from blogfeeds.extract.identity import blog_id, registered_domain, same_blog, split_url

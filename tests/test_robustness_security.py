@@ -22,7 +22,7 @@ import scrapy
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.extract.directives import crawl_url, strip_credentials
+from blogfeeds.crawl.urls import crawl_url, strip_credentials
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.scheduler import Scheduler
 from blogfeeds.frontier.spiders import RedisFrontierMixin

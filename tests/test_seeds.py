@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blogfeeds.seeds import Seed, SeedError, check_url, load_seeds
+from blogfeeds.crawl.seeds import Seed, SeedError, check_url, load_seeds
 from tests.cases import shared_dir
 
 DATA = Path(__file__).parent / "data" / "seeds"

@@ -1,8 +1,9 @@
-"""The bounded seen-set (blogfeeds/seen.py): exact for the last `capacity` keys, memory bounded."""
+"""The bounded seen-set (blogfeeds/crawl/seen.py): exact for the last `capacity` keys, memory
+bounded."""
 
 from __future__ import annotations
 
-from blogfeeds.seen import SeenSet
+from blogfeeds.crawl.seen import SeenSet
 
 
 def test_unbounded_is_a_set() -> None:

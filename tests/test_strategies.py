@@ -9,7 +9,7 @@ The graph (seed ``S``; ``P1``..``P3`` are three blogs on one host, ``www.cnblogs
     E -> G
 
 Orders are worked out by hand below (ties go to the blog queued first: Scrapy's queues are FIFO
-within one priority). They are checked twice: on :class:`~blogfeeds.strategies.Frontier` with a
+within one priority). They are checked twice: on :class:`~blogfeeds.crawl.order.CrawlOrder` with a
 model priority queue, and on a real ``scrapy crawl blogs`` against a loopback web, one request
 at a time, reading the fetch order from the web's hit log.
 """
@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from blogfeeds.strategies import STRATEGIES, Frontier, site_of
+from blogfeeds.crawl.order import STRATEGIES, CrawlOrder, site_of
 from tests.littleweb import LittleWeb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,7 +70,7 @@ def simulate(strategy: str, ties: str = "fifo") -> list[str]:
     """Visit order of ``GRAPH`` under ``strategy``. Equal priorities go first queued first
     (``ties="fifo"``: Scrapy's queues) or by URL (``ties="url"``: scrapy-redis's ZSET orders
     equal scores by member, a JSON request that starts with the URL)."""
-    frontier = Frontier(strategy)
+    frontier = CrawlOrder(strategy)
     queue: list[tuple[int, int | str, str, str]] = []
     seq = itertools.count()
     scheduled = {"S"}
@@ -113,11 +113,11 @@ def test_orders_differ() -> None:
 
 def test_unknown_strategy() -> None:
     with pytest.raises(ValueError, match="unknown crawl strategy 'pagerank'"):
-        Frontier("pagerank")
+        CrawlOrder("pagerank")
 
 
 def test_repush_and_stale_copies() -> None:
-    f = Frontier("backlinks")
+    f = CrawlOrder("backlinks")
     t_s = f.push("s", url="http://s.example/")
     assert f.dispatch("s", t_s)
     f.crawled("s", 1)
@@ -140,10 +140,10 @@ def test_repush_and_stale_copies() -> None:
 
 
 def test_a_copy_at_a_lower_depth_supersedes_the_queued_one_and_hosts_count_once() -> None:
-    """A shorter path to a queued blog pushes it again (blogfeeds.depths): the earlier copy is
+    """A shorter path to a queued blog pushes it again (blogfeeds.crawl.depth): the earlier copy is
     stale, the host's pending count is not doubled; a copy pushed after the blog left the queue
     is stale and leaves nothing pending; a copy the workers' shared claim refuses neither."""
-    f = Frontier("big-site-first")
+    f = CrawlOrder("big-site-first")
     first = f.push("a", depth=3, url="http://h.example/a")
     second = f.push("a", depth=2, url="http://h.example/a")
     assert f.host_pending == {"h.example": 1} and f.pending["a"].depth == 2
@@ -160,7 +160,7 @@ def test_a_copy_at_a_lower_depth_supersedes_the_queued_one_and_hosts_count_once(
 
 def test_interleaved_sources() -> None:
     """Two blogs' outputs interleave (concurrent responses): links count by their source."""
-    f = Frontier("opic")
+    f = CrawlOrder("opic")
     f.crawled("a", 2)
     f.crawled("b", 4)
     f.linked("a", "x")
@@ -171,7 +171,7 @@ def test_interleaved_sources() -> None:
 
 
 def test_opic_cash_is_conserved() -> None:
-    f = Frontier("opic")
+    f = CrawlOrder("opic")
     f.push("s", url="http://s.example/")
     f.crawled("s", 4)
     for t in "abcd":
@@ -185,7 +185,7 @@ def test_opic_cash_is_conserved() -> None:
 
 
 def test_big_site_first_doubling() -> None:
-    f = Frontier("big-site-first")
+    f = CrawlOrder("big-site-first")
     for n in range(1, 6):
         f.push(f"cnblogs.com/u{n}", url=f"https://www.cnblogs.com/u{n}/")
         raised = {blog: p for blog, p, _ in f.raised()}
@@ -376,14 +376,14 @@ def test_only_raising_strategies_keep_queued_requests_in_memory() -> None:
     a queued request; the others keep it to copy it."""
     request = object()
     for strategy in STRATEGIES:
-        frontier = Frontier(strategy)
+        frontier = CrawlOrder(strategy)
         frontier.push("a.example", depth=1, url="http://a.example/", request=request)
         kept = frontier.pending["a.example"].request
         assert (kept is request) == (strategy in ("backlinks", "opic", "big-site-first"))
 
 
 def test_the_fetched_copies_are_remembered_within_the_capacity() -> None:
-    frontier = Frontier("bfs", capacity=100)
+    frontier = CrawlOrder("bfs", capacity=100)
     for i in range(10_000):
         blog = f"b{i}.example"
         token = frontier.push(blog, depth=1, url=f"http://{blog}/")

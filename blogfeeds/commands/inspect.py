@@ -28,32 +28,29 @@ import dataclasses
 import json
 import sys
 from argparse import ArgumentParser, Namespace
-from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import scrapy
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from twisted.python.failure import Failure
 from w3lib.url import is_url
 
 from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.config import unknown_settings
+from blogfeeds.crawl.fetch import HomeReader, Unread, downloader_fetch, fetch_failed, read_page
+from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extensions.summary import platform_label
-from blogfeeds.extract.blog import ExtractConfig, extract_blog
-from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
-from blogfeeds.extract.page import DecodeError
+from blogfeeds.extract.blog import ExtractConfig
+from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
-from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.option import StartupError
 from blogfeeds.report_items import feed_info, status_reason
-from blogfeeds.seeds import check_url
-from blogfeeds.spiders.blogs import downloader_fetch, response_headers
 
 
 def report_to_dict(report: BlogReport) -> dict[str, Any]:
@@ -286,8 +283,8 @@ class Command(ScrapyCommand):
             except OSError as exc:
                 raise UsageError(f"cannot read {opts.file}: {exc.strerror}") from exc
             if opts.no_fetch:
-                offline = extract_blog(url, body, {}, _no_fetch, config)
-                self._show(asyncio.run(_run(url, offline)), opts)
+                offline = read_page(url, body, {}, _no_fetch, config)
+                self._show(_said(url, asyncio.run(offline)), opts)
                 return
         elif len(args) != 1 or not is_url(args[0]):
             raise UsageError("give one http(s) URL, or --file PATH --url URL")
@@ -311,7 +308,8 @@ class Command(ScrapyCommand):
 
             async def start(self) -> Any:
                 if body is not None:
-                    reports.append(await _run(url, self._extract(url, body, {})))
+                    fetch = downloader_fetch(self.crawler)
+                    reports.append(_said(url, await read_page(url, body, {}, fetch, config)))
                     return
                 # as the crawl fetches a home page: redirects followed, an error status is the
                 # failure the crawl stores (http_4xx, http_5xx, ...)
@@ -322,29 +320,16 @@ class Command(ScrapyCommand):
                     dont_filter=True,
                 )
 
-            def _extract(
-                self, page_url: str, page: bytes, headers: dict[str, str]
-            ) -> Coroutine[Any, Any, BlogReport]:
-                fetch: Fetch = downloader_fetch(self.crawler)
-                return extract_blog(page_url, page, headers, fetch, config)
-
             async def keep(self, response: Response) -> None:
-                headers = response_headers(response)
-                if not isinstance(response, TextResponse):
-                    kind = headers.get("Content-Type", "no type")
-                    reports.append(f"Not HTML: {response.url} ({kind})")
-                    return
-                extracting = self._extract(response.url, response.body, headers)
-                reports.append(await _run(response.url, extracting))
+                reader = HomeReader(self.crawler, config, downloader_fetch(self.crawler))
+                reports.append(_said(response.url, await reader.read(response)))
 
         assert self.crawler_process is not None
         self.crawler_process.crawl(InspectSpider)
         self.crawler_process.start()
         if failures:
-            failure = failures[0]
-            status = failure_status(failure)
-            # the words the crawl logs and stores (blogs.status_reason)
-            print(f"Could not fetch {url}: {status} ({failure_reason(failure)})", file=sys.stderr)
+            failed = fetch_failed(failures[0])  # the words the crawl logs and stores
+            print(f"Could not fetch {url}: {failed.status} ({failed.reason})", file=sys.stderr)
             self.exitcode = 1
             return
         if not reports:
@@ -367,9 +352,9 @@ class Command(ScrapyCommand):
                 print(render_text(data))
 
 
-async def _run(url: str, extracting: Awaitable[BlogReport]) -> BlogReport | str:
-    """The report, or the line saying the page is not readable HTML."""
-    try:
-        return await extracting
-    except (DecodeError, ValueError) as exc:
-        return f"Cannot read {url} as HTML: {exc}"
+def _said(url: str, outcome: BlogReport | Unread) -> BlogReport | str:
+    """The report, or the line saying why the page was not read, in the crawl's words (the
+    status and reason it stores)."""
+    if isinstance(outcome, Unread):
+        return f"Could not read {url}: {outcome.status} ({outcome.reason})"
+    return outcome

@@ -1,7 +1,7 @@
 """``scrapy seed FILE|URL ...``: push seeds into the shared Redis frontier.
 
 Each argument is an http(s) URL or a seeds file (plain text, one URL a line, or OPML; see
-:mod:`blogfeeds.seeds`). Every good seed is appended (``RPUSH``, first in first out) to
+:mod:`blogfeeds.crawl.seeds`). Every good seed is appended (``RPUSH``, first in first out) to
 ``<BLOGFEEDS_REDIS_PREFIX><spider>:start_urls`` as JSON ``{"url": ..., "meta": {...}}``
 (``meta`` holds ``seed_feed_url`` and ``seed_title`` when an OPML outline gave them); a running
 crawl picks them up when idle, a new one at start. Seeds already crawled are dropped there by
@@ -30,14 +30,14 @@ from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import clear_help
 from blogfeeds.config import FrontierConfig
+from blogfeeds.crawl.seeds import Seed, SeedError, load_seeds
+from blogfeeds.crawl.urls import crawl_url
 from blogfeeds.extensions.startup import redis_error, redis_server
-from blogfeeds.extract.directives import crawl_url
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.dupefilter import forget_blog
 from blogfeeds.frontier.spiders import seed_payload
 from blogfeeds.option import StartupError
-from blogfeeds.seeds import Seed, SeedError, load_seeds
 
 
 def collect(args: list[str]) -> tuple[list[Seed], list[SeedError]]:

@@ -27,12 +27,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from blogfeeds.config import CONFIGS, database_setting, unknown_settings
+from blogfeeds.crawl.order import crawl_order
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.option import StartupError
 from blogfeeds.storage.db import Store, connect
 from blogfeeds.storage.schema import SCHEMA_VERSION
 from blogfeeds.storage.url import database_file, redact
-from blogfeeds.strategies import frontier_for
 
 logger = logging.getLogger(__name__)
 
@@ -199,8 +199,8 @@ class StartupCheck:
         warn_unknown_settings(settings)
         check_settings(settings)
         server = redis_server(settings) if redis_enabled(settings) else None
-        if getattr(crawler.spidercls, "strategy_frontier", False):
-            frontier_for(crawler)  # the crawl's one frontier, built here first
+        if getattr(crawler.spidercls, "uses_crawl_order", False):
+            crawl_order(crawler)  # the crawl's one order, built here first
         # Last, what touches a file or a server: every plain setting is known good by now.
         check_database_url(settings)
         if server is not None:

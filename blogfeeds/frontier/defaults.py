@@ -39,7 +39,11 @@ RECOVERED_META = "frontier_recovered"
 """Request (and seed) meta key set on what a restarted worker re-queued from its previous run's
 in-flight entries: that run may have recorded offers (blog depths) whose requests it was killed
 before queueing, so the page's links are offered again and the depth book's download claim
-decides (:meth:`blogfeeds.spiders.blogs.BlogsSpider._offer`)."""
+decides (:meth:`blogfeeds.crawl.admission.Admission.offer`)."""
+
+TOKEN_META = "strategy_token"
+"""Request meta key: which push of a blog this request is (a re-push makes the earlier copy
+stale: :mod:`blogfeeds.crawl.order`)."""
 
 
 @dataclass(frozen=True)

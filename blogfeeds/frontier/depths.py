@@ -1,4 +1,4 @@
-"""The depth book shared by every worker of the Redis frontier (see :mod:`blogfeeds.depths`).
+"""The depth book shared by every worker of the Redis frontier (see :mod:`blogfeeds.crawl.depth`).
 
 Each blog's best depth, the token of the copy of its request that was downloaded, and (with a
 ``DEPTH_LIMIT``) its friends live in Redis (``P S:depths``, ``P S:friends``); every change is one
@@ -23,7 +23,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from blogfeeds.depths import DepthBook, Offer
+from blogfeeds.crawl.depth import DepthBook, Offer
 from blogfeeds.frontier import scripts
 from blogfeeds.frontier.connection import redis_prefix, server, worker_id
 from blogfeeds.frontier.defaults import FrontierKeys
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 
 class RedisDepthBook(DepthBook):
-    """:class:`~blogfeeds.depths.DepthBook` shared through Redis by every worker."""
+    """:class:`~blogfeeds.crawl.depth.DepthBook` shared through Redis by every worker."""
 
     def __init__(
         self,

@@ -17,9 +17,8 @@ from typing import Any
 
 import scrapy
 
-from blogfeeds.frontier.defaults import LEASE_META, RECOVERED_META
+from blogfeeds.frontier.defaults import LEASE_META, RECOVERED_META, TOKEN_META
 from blogfeeds.middlewares.retry import NOT_BEFORE
-from blogfeeds.strategies import TOKEN_META
 
 
 class JsonRequestSerializer:

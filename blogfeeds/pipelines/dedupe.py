@@ -13,13 +13,13 @@ from redis.exceptions import RedisError
 from scrapy.exceptions import DropItem
 
 from blogfeeds.config import CrawlConfig
+from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.frontier.connection import redis_prefix, worker_id
 from blogfeeds.frontier.defaults import FrontierKeys
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.scripts import CLAIM_BLOG
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
 from blogfeeds.items import Blog
-from blogfeeds.seen import SeenSet
 
 logger = logging.getLogger(__name__)
 

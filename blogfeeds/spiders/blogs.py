@@ -2,59 +2,36 @@
 
 Arguments (``-a``): ``start_urls=URL,URL``, ``seeds=FILE`` (one URL a line, or OPML).
 
-For each blog the spider fetches the home page, and when the page links a same-blog blogroll
-page (友情链接, links, friends, ...) that one page too (one hop, fetched inside the callback so
-that depth counts blog hops only). It yields one :class:`~blogfeeds.items.Blog`, one
-:class:`~blogfeeds.items.FriendLink` per friend, and a request for each friend's home page.
-All reading of pages happens in :func:`blogfeeds.extract.blog.extract_blog`, whose further
-fetches go through the downloader; this module only routes and maps the report to items
-(:func:`blogfeeds.report_items.blog_items`).
-
-Depth is the hop distance from the nearest seed, exactly (:mod:`blogfeeds.depths`): a blog
-found again through a shorter path has its queued request lowered, or its friends offered again.
-
-Settings: ``BLOGFEEDS_MAX_BLOGS`` (0 = no cap), ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN``
-(:mod:`blogfeeds.caps`), ``BLOGFEEDS_MAX_FRIENDS_PER_PAGE``, ``BLOGFEEDS_MAX_PAGES_PER_BLOG``,
-``BLOGFEEDS_FEED_SCORERS``, ``BLOGFEEDS_FRIEND_SCORERS``; ``DEPTH_LIMIT`` bounds the hops
-(0 = no limit).
+The spider routes: a home page answered goes to :func:`blogfeeds.crawl.fetch.read_home` (the
+extraction, whose further pages are fetched through the downloader), its report becomes one
+:class:`~blogfeeds.items.Blog` and a :class:`~blogfeeds.items.FriendLink` per friend
+(:func:`blogfeeds.report_items.blog_items`), and each friend is offered to the crawl's
+admission (:mod:`blogfeeds.crawl.admission`: depth, caps, ``BLOGFEEDS_MAX_BLOGS``), whose
+visits become requests. The crawl order is :mod:`blogfeeds.crawl.order`'s.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
 from scrapy.exceptions import CloseSpider
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from blogfeeds.caps import DomainCaps, domain_caps
-from blogfeeds.config import CrawlConfig
-from blogfeeds.depths import DepthBook, depth_book
+from blogfeeds.crawl.admission import Admission, Visit
+from blogfeeds.crawl.fetch import HomeReader, Unread, fetch_failed, unreadable
+from blogfeeds.crawl.order import StaleRequest
+from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
-from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
-from blogfeeds.extract.directives import crawl_url
-from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
-from blogfeeds.extract.identity import blog_id
-from blogfeeds.extract.page import DecodeError
-from blogfeeds.extract.report import BlogReport
-from blogfeeds.extract.runner import Run, inline
-from blogfeeds.extract.userrules import RuleError
-from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
-from blogfeeds.option import StartupError
 from blogfeeds.report_items import blog_items
-from blogfeeds.seeds import check_url, load_seeds
-from blogfeeds.seen import SeenSet
 from blogfeeds.spiders.arguments import warn_unknown_arguments
-from blogfeeds.strategies import StaleRequest
-from blogfeeds.threads import extract_runner, ranked
 
 logger = logging.getLogger(__name__)
 
@@ -63,79 +40,17 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def downloader_fetch(crawler: Any) -> Callable[[FetchRequest], Awaitable[FetchedPage | None]]:
-    """The fetch function :func:`~blogfeeds.extract.blog.extract_blog` gets in a crawl: an
-    extra page of the current blog (a feed candidate, a friend-link page, a data source)
-    through the downloader (robots.txt, redirects, retries and politeness apply), outside the
-    scheduler; any status is returned, None on failure."""
-
-    async def fetch(req: FetchRequest) -> FetchedPage | None:
-        crawler.stats.inc_value("blogfeeds/extra_page_requests")
-        request = scrapy.Request(req.url, headers=req.headers or None, dont_filter=True)
-        try:
-            response = await crawler.engine.download_async(request)
-        except Exception as exc:  # any failure just means "no page"
-            logger.debug("Extra page %s failed: %s", req.url, exc)
-            crawler.stats.inc_value(f"blogfeeds/extra_page_failed/{failure_status(exc)}")
-            return None
-        return FetchedPage(
-            response.url,
-            response.status,
-            response_headers(response),
-            response.body,
-            is_text=isinstance(response, TextResponse),
-        )
-
-    return fetch
-
-
-class _Once:
-    """Marks a blog analysed once its home page is read: at its first further request, or when
-    its extraction returns. Nothing is awaited before the first request is made, so a redirect
-    to the same blog answered while this one's feeds and friends are fetched is a duplicate,
-    friends linking it are not requested again, and a home page that could not be read is not
-    marked."""
-
-    def __init__(self, action: Callable[[], None]) -> None:
-        self.action: Callable[[], None] | None = action
-
-    def __call__(self) -> None:
-        if self.action is not None:
-            self.action()
-            self.action = None
-
-    def before(self, fetch: Fetch) -> Fetch:
-        """``fetch``, marking when a request is made (not when it is first awaited)."""
-
-        def marking(req: FetchRequest) -> Awaitable[Fetched | None]:
-            self()
-            return fetch(req)
-
-        return marking
-
-
-def response_headers(response: Response) -> dict[str, str]:
-    """Response headers as ``str -> str``, repeated headers joined with ``", "``."""
-    return {
-        k.decode("latin-1"): b", ".join(v).decode("latin-1") for k, v in response.headers.items()
-    }
-
-
 class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     name = "blogs"
     frontier_callbacks = frozenset({"parse_home", "home_failed"})
-    # The crawl strategy (blogfeeds.strategies) orders blog requests across hosts: one priority
+    # The crawl strategy (blogfeeds.crawl.order) orders blog requests across hosts: one priority
     # queue, not Scrapy's default per-host DownloaderAwarePriorityQueue (a -s setting wins).
     custom_settings = {  # noqa: RUF012 - Scrapy reads it as a class attribute
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"
     }
-    strategy_frontier = True  # StrategyMiddleware applies to this spider
-    max_blogs: int = 0
-    depth_limit: int = 0
-    config: ExtractConfig = ExtractConfig()
-    fetch: Fetch
-    caps: DomainCaps = DomainCaps(0)
-    run: Run = inline
+    uses_crawl_order = True  # StrategyMiddleware applies to this spider
+    admission: Admission
+    reader: HomeReader
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -144,32 +59,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         warn_unknown_arguments(kwargs, ("start_urls", "seeds"))
         self.start_urls_arg = start_urls
         self.seeds_arg = seeds
-        # Best depth of every blog seen (scheduling-time dedupe) and blog ids analysed; bounded
-        # by from_crawler.
-        self.depths = DepthBook()
-        self._done = SeenSet()
-        self._requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
-        # Blogs whose home page was answered, in order: their extraction steps run oldest blog
-        # first (blogfeeds.threads.ThreadRunner).
-        self._answered = itertools.count(1)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
         check_settings(crawler.settings)  # StartupError before any of them is read
         spider = super().from_crawler(crawler, *args, **kwargs)
-        settings = crawler.settings
-        crawl = CrawlConfig.from_settings(settings)
-        spider.max_blogs = crawl.max_blogs
-        spider.depth_limit = settings.getint("DEPTH_LIMIT")
-        spider.depths = depth_book(crawler)
-        spider.caps = domain_caps(crawler)
-        spider._done = SeenSet(crawl.seen_capacity)
-        try:
-            spider.config = ExtractConfig.from_settings(settings)
-            spider.fetch = downloader_fetch(crawler)
-            spider.run = extract_runner(crawler)
-        except RuleError as exc:  # before anything opens: one clear line (`scrapy crawl`)
-            raise StartupError("BLOGFEEDS_RULES_FILE", str(exc)) from None
+        spider.admission = Admission.from_crawler(crawler)
+        spider.reader = HomeReader.from_crawler(crawler)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -179,7 +75,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
         usable = 0
         for seed in seeds:
-            offered = list(self._offer(seed.url, 0))
+            offered = list(self._requests(self.admission.offer(seed.url, 0)))
             if not offered:
                 self._seen_seed(seed.url)
             for request in offered:
@@ -218,12 +114,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     def seed_request(self, url: str, meta: dict[str, Any]) -> scrapy.Request | None:
         """A seed popped from the Redis frontier: the blog's home page, like ``-a`` seeds;
-        ValueError when ``url`` cannot be a seed (:func:`blogfeeds.seeds.check_url`). A seed
+        ValueError when ``url`` cannot be a seed (:func:`blogfeeds.crawl.urls.check_url`). A seed
         read already at a greater depth has its friends offered again, outside the scheduler."""
         problem = check_url(url)
         if problem is not None:
             raise ValueError(problem)
-        requests = list(self._offer(url, 0, recovered=bool(meta.pop(RECOVERED_META, False))))
+        recovered = bool(meta.pop(RECOVERED_META, False))
+        requests = list(self._requests(self.admission.offer(url, 0, recovered=recovered)))
         if not requests:
             self._seen_seed(url)
         for extra in requests[1:]:
@@ -232,171 +129,58 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     # --- routing ---------------------------------------------------------------------------
 
-    def _offer(self, url: str, depth: int, *, recovered: bool = False) -> Iterator[scrapy.Request]:
-        """Requests for a blog reached ``depth`` hops from a seed: its home page when it is new
-        or queued at a greater depth; when read already at a greater depth, its friends'
-        (one hop further, and so on). Nothing when it is known at that depth or lower, beyond
-        ``DEPTH_LIMIT``, over the cap or its domain's cap (:mod:`blogfeeds.caps`). A blog beyond
-        a limit is not recorded: a shorter path found later still schedules it.
-
-        ``recovered``: the link is on a page a killed worker had in flight, which may have
-        recorded the blog's depth and died before queueing its request; a blog known at that
-        depth or lower is then requested again. Not through the dupefilter: the lost request
-        may be the copy at a lowered depth of a blog whose older copy the dupefilter has seen
-        (and the depth book makes stale). The shared depth book's download claim
-        (:class:`~blogfeeds.strategies.StaleRequestMiddleware`) drops the copy when another
-        one was fetched or is queued at that depth."""
-        offers = [(url, depth)]
-        while offers:
-            url, depth = offers.pop()
-            url = crawl_url(url)  # no credentials, no session ids (blogfeeds.extract.directives)
-            bad = check_url(url)  # a bad port or host: one link must not end the page's offers
-            if bad is not None:
-                logger.debug("Not a blog to visit: %s", bad)
-                self.crawler.stats.inc_value("blogfeeds/bad_friend_url")
-                continue
-            bid = blog_id(url)
-            best = self.depths.best(bid)
-            if best is not None and best <= depth:
-                if recovered:
-                    yield self._replayed(url, bid, best)
-                continue
-            if self.depth_limit and depth > self.depth_limit:
-                self.crawler.stats.inc_value("blogfeeds/beyond_depth_limit")
-                continue
-            if self.max_blogs and self._requested >= self.max_blogs and best is None:
-                self.crawler.stats.inc_value("blogfeeds/blog_cap_reached")
-                continue
-            # BLOGFEEDS_MAX_BLOGS_PER_DOMAIN: a seed is the operator's, never refused (counted)
-            if best is None and depth and not self.caps.admits(url):
-                continue
-            offer = self.depths.offer(bid, depth)
-            if offer is None:
-                if recovered:
-                    yield self._replayed(url, bid, depth)
-                continue
-            if offer.new:
-                self._requested += 1
-                self.caps.accepted(url)
-                yield self._blog_request(url, bid, depth)
-            elif offer.friends is None:  # queued or downloading: this copy supersedes it
-                self.crawler.stats.inc_value("blogfeeds/depth_lowered/queued")
-                yield self._blog_request(url, bid, depth, dont_filter=True)
-            else:
-                self.crawler.stats.inc_value("blogfeeds/depth_lowered/read")
-                offers.extend((friend, depth + 1) for friend in reversed(offer.friends))
-
-    def _replayed(self, url: str, bid: str, depth: int) -> scrapy.Request:
-        self.crawler.stats.inc_value("frontier/reoffered")
-        return self._blog_request(url, bid, depth, dont_filter=True)
-
-    def _blog_request(
-        self, url: str, bid: str, depth: int, *, dont_filter: bool = False
-    ) -> scrapy.Request:
-        return scrapy.Request(
-            url,
-            callback=self.parse_home,
-            errback=self.home_failed,
-            meta={"blog_id": bid, "depth": depth},
-            dont_filter=dont_filter,
-        )
+    def _requests(self, visits: Iterable[Visit]) -> Iterable[scrapy.Request]:
+        for visit in visits:
+            yield scrapy.Request(
+                visit.url,
+                callback=self.parse_home,
+                errback=self.home_failed,
+                meta={"blog_id": visit.blog_id, "depth": visit.depth},
+                dont_filter=visit.again,
+            )
 
     async def parse_home(self, response: Response) -> AsyncIterator[Any]:
         depth = response.meta.get("depth", 0)
-        if not isinstance(response, TextResponse):
-            self.crawler.stats.inc_value("blogfeeds/not_html")
-            kind = response_headers(response).get("Content-Type", "no Content-Type")
-            reason = f"not HTML ({kind})"  # as `scrapy inspect` says it
-            logger.info("Blog %s failed: not_html (%s)", response.url, reason)
-            yield self._failed_blog(response.url, response.meta, "not_html", reason)
-            return
         try:
-            bid = blog_id(response.url)
+            bid = self.admission.answered(response.url)
         except ValueError as exc:
-            yield self._unreadable(response, exc)
+            yield self._failed_blog(response.url, response.meta, unreadable(exc))
             return
-        if bid in self._done:  # a redirect led to a blog already analysed
-            self.crawler.stats.inc_value("blogfeeds/duplicate_blog_redirect")
+        if bid is None:  # a redirect led to a blog already analysed
             return
-        mark = _Once(lambda: self._analysed(bid, depth))
-        try:
-            report = await extract_blog(
-                response.url,
-                response.body,
-                response_headers(response),
-                mark.before(self.fetch),
-                self.config,
-                run=ranked(self.run, next(self._answered)),
-            )
-        except (DecodeError, ValueError) as exc:
-            yield self._unreadable(response, exc)
+        mark = self.admission.marker(bid, depth)
+        report = await self.reader.read(response, mark.before)
+        if isinstance(report, Unread):
+            yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
-        self._count(report)
         blog, links = blog_items(report, fetched_at=_now(), depth=depth)
-        # the friends are recorded before anything is yielded: a shorter path found from now
-        # on offers them again
-        blog.depth = depth = self.depths.read(bid, depth, [link.target_url for link in links])
+        blog.depth = depth = self.admission.read(bid, depth, [link.target_url for link in links])
         yield blog
         recovered = bool(response.meta.get(RECOVERED_META))
         for link in links:
             yield link
-            for request in self._offer(link.target_url, depth + 1, recovered=recovered):
+            for request in self._requests(
+                self.admission.offer(link.target_url, depth + 1, recovered=recovered)
+            ):
                 yield request
-
-    def _analysed(self, bid: str, depth: int) -> None:
-        """``bid``'s home page is read: friends linking it are not requested again (a redirect
-        from another blog's URL makes it known here first)."""
-        self._done.add(bid)
-        offer = self.depths.offer(bid, depth)
-        if offer is not None and offer.new:
-            self._requested += 1
-
-    def _count(self, report: BlogReport) -> None:
-        """The report's counters as stats; its robots directives, unreadable pages and invalid
-        URLs (``blogfeeds/invalid_url``) logged."""
-        for name, n in report.counters.items():
-            self.crawler.stats.inc_value(f"blogfeeds/{name}", n)
-        for name in ("noindex", "nofollow"):
-            if getattr(report.robots, name):
-                logger.info("%s asks %s (%s)", report.url, name, ", ".join(report.robots.sources))
-        for page in report.followed:
-            if page.outcome == "unreadable":
-                logger.warning("Cannot read %s: %s", page.final_url, page.detail)
-        for url in report.invalid_urls:
-            logger.info("Invalid URL %r on %s: not followed", url, report.friend_source)
-        over = report.counters.get("friends_over_cap", 0)
-        if over:
-            logger.info(
-                "%s lists %d friends more than BLOGFEEDS_MAX_FRIENDS_PER_PAGE=%d: not followed",
-                report.friend_source or report.url,
-                over,
-                self.config.max_friends,
-            )
-
-    def _unreadable(self, response: Response, exc: Exception) -> Blog:
-        self.crawler.stats.inc_value("blogfeeds/decode_error")
-        reason = f"cannot read it: {failure_reason(exc)}"
-        logger.info("Blog %s failed: decode_error (%s)", response.url, reason)
-        return self._failed_blog(response.url, response.meta, "decode_error", reason)
 
     def home_failed(self, failure: Failure) -> Blog | None:
         request = failure.request  # type: ignore[attr-defined]
-        if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.strategies)
+        if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.crawl.order)
             return None
-        status, reason = failure_status(failure), failure_reason(failure)
-        self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
-        logger.info("Blog %s failed: %s (%s)", request.url, status, reason)
-        return self._failed_blog(request.url, request.meta, status, reason)
+        return self._failed_blog(request.url, request.meta, fetch_failed(failure))
 
-    def _failed_blog(self, url: str, meta: dict[str, Any], status: str, reason: str) -> Blog:
+    def _failed_blog(self, url: str, meta: dict[str, Any], unread: Unread) -> Blog:
         """The item of a home page that was not read: its status and the reason in the words
         of the log line (stored, and shown on the site's page of the blog)."""
+        self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{unread.status}")
+        logger.info("Blog %s failed: %s (%s)", url, unread.status, unread.reason)
         return Blog(
-            blog_id=meta.get("blog_id") or blog_id(url),
+            blog_id=meta["blog_id"],  # every request of this spider has it (_requests)
             url=url,
-            status=status,
-            status_reason=reason,
+            status=unread.status,
+            status_reason=unread.reason,
             fetched_at=_now(),
             depth=meta.get("depth", 0),
             activity="dead",  # unreachable (the next answered crawl reads it again)

@@ -55,6 +55,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.config import WebSubConfig, database_url
+from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.failures import failure_reason, failure_status
@@ -70,7 +71,6 @@ from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
 from blogfeeds.revisit.push import with_push
-from blogfeeds.seeds import check_url
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 from blogfeeds.storage.feedstore import FeedStore, ScheduledFeed, iso, slot_of
 from blogfeeds.storage.url import blocking_io

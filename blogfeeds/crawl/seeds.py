@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import lxml.etree
 from w3lib.encoding import read_bom
 
-from blogfeeds.extract.identity import blog_id
+from blogfeeds.crawl.urls import check_url
 
 _INLINE_COMMENT = re.compile(r"\s+#.*$")
 _OPML_SUFFIXES = (".opml", ".xml")
@@ -83,36 +83,6 @@ class SeedError:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
-
-
-def check_url(url: str) -> str | None:
-    """Why ``url`` cannot be a seed (``"not an http(s) URL: ..."``), or ``None`` when it can.
-
-    A seed is an absolute ``http``/``https`` URL with a host, a valid port, no whitespace and no
-    U+FFFD (what a decoder puts in place of bytes it could not read), whose host a host may
-    hold (:func:`blogfeeds.extract.identity.valid_host`): it has a blog identity.
-    """
-    if not url:
-        return "empty URL"
-    if any(ch.isspace() for ch in url):
-        return f"URL contains whitespace: {url!r}"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError as exc:
-        return f"invalid URL {url!r}: {exc}"
-    if parts.scheme.lower() not in ("http", "https"):
-        hint = " (add https://)" if not parts.scheme and "." in url.partition("/")[0] else ""
-        return f"not an http(s) URL: {url!r}{hint}"
-    if not parts.hostname:
-        return f"URL has no host: {url!r}"
-    if "\ufffd" in url:
-        return f"URL holds U+FFFD, the mark of text that could not be decoded: {url!r}"
-    try:
-        blog_id(url)
-    except ValueError as exc:
-        return str(exc)
-    return None
 
 
 def _key(url: str) -> tuple[str, str, str, str]:

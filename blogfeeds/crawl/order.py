@@ -1,47 +1,17 @@
 """Crawl strategies: the order in which ``scrapy crawl blogs`` walks its frontier of blogs.
 
-``BLOGFEEDS_STRATEGY`` names one; each is a priority for a blog's home-page request (a request
-whose ``meta`` has ``blog_id``), higher first, so it works with any priority queue: Scrapy's own
-scheduler and scrapy-redis's ``PriorityQueue`` (a ZSET scored by ``-priority``).
+``BLOGFEEDS_STRATEGY`` names one; each is a priority for a blog's home-page request, higher
+first, so it works with Scrapy's scheduler and scrapy-redis's priority queue alike: ``bfs``
+(``-depth``, the default), ``dfs`` (``+depth``), ``backlinks`` (in-degree so far; Cho,
+Garcia-Molina & Page, WWW 1998), ``opic`` (On-line Page Importance Computation; Abiteboul, Preda
+& Cobena, WWW 2003) and ``big-site-first`` (hosts with most pending blogs first; Castillo et
+al., WebMedia 2004). docs/strategies.md explains each.
 
-- ``bfs`` (default, the original design): breadth-first over friend links, priority
-  ``-depth`` (blog hops from the nearest seed).
-- ``dfs``: deepest first, priority ``+depth``; ties in discovery order (Scrapy's FIFO queues),
-  which is a depth-first preorder with friends in page order. A blog found again through a
-  shorter path is queued again at the lower depth (:mod:`blogfeeds.depths`).
-- ``backlinks``: most linked first: priority = in-degree so far, the number of already-crawled
-  blogs that list it as a friend (Cho, Garcia-Molina & Page, "Efficient crawling through URL
-  ordering", WWW 1998: the "backlink count" ordering).
-- ``opic``: On-line Page Importance Computation (Abiteboul, Preda & Cobena, WWW 2003): every
-  blog starts with the same cash (:data:`INITIAL_CASH`); a crawled blog's cash is split equally
-  among the blogs it lists and its own goes to zero (a blog listing nobody keeps nothing);
-  the frontier is ordered by accumulated cash, priority ``round(cash * CASH_SCALE)``.
-- ``big-site-first``: hosts with the most pending blogs first (Castillo et al., "Scheduling
-  algorithms for Web crawling", WebMedia 2004, "larger sites first"): priority = the number of
-  blogs of the same host name (``www.`` dropped) queued and not yet fetched. Path-hosted
-  platforms (``cnblogs.com/alice``) group under their host.
-
-**Raising a queued request's priority** is a re-push: a copy of the request with the higher
-priority, ``dont_filter=True`` (so neither dupefilter drops it) and a fresh token in
-``meta["strategy_token"]``. The queue then holds two copies of the blog; whichever is dispatched
-second is *stale* and :class:`StaleRequestMiddleware` drops it before it is downloaded (raising
-:class:`StaleRequest`, which the spider's errback ignores). Retries and redirects copy the meta,
-so they keep the token of the copy that was fetched and go through. Re-pushes are rare for
-``bfs``/``dfs`` (never), at most one per friend link for ``backlinks``/``opic``, and amortised
-O(1) per blog for ``big-site-first``: a host's queued blogs are re-pushed when its pending count
-has doubled since their last push, so a queued priority is within a factor two of the host's
-current count.
-
-A shorter path to a queued blog is a re-push too (a copy at the lower depth,
-:mod:`blogfeeds.depths`). With several Redis workers, each worker's priorities come from what
-that worker has crawled (in-degrees, cash and host counts are per process), and the depth book
-they share in Redis lets one copy of a blog be downloaded, whichever worker pops it
-(:class:`blogfeeds.frontier.depths.RedisDepthBook`).
-
-:class:`Frontier` is the pure bookkeeping (no Scrapy); :class:`StrategyMiddleware` (spider
-middleware, after ``DepthMiddleware``) and :class:`StaleRequestMiddleware` (downloader
-middleware) apply it, and the crawl log reports the strategy and the frontier size every
-``BLOGFEEDS_STRATEGY_LOG_INTERVAL`` seconds.
+Raising a queued request's priority is a *re-push*: a copy with the higher priority,
+``dont_filter=True`` and a fresh token in ``meta[TOKEN_META]``; whichever copy is dispatched
+second is stale and :class:`StaleRequestMiddleware` drops it before download. A shorter path to
+a queued blog is a re-push too (:mod:`blogfeeds.crawl.depth`). :class:`CrawlOrder` is the pure
+bookkeeping; :class:`StrategyMiddleware` and :class:`StaleRequestMiddleware` apply it.
 """
 
 from __future__ import annotations
@@ -61,9 +31,11 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.asyncio import create_looping_call
 
 from blogfeeds.config import STRATEGIES, CrawlConfig, StrategyConfig
-from blogfeeds.depths import DepthBook, depth_book
+from blogfeeds.crawl.admission import depth_book
+from blogfeeds.crawl.depth import DepthBook
+from blogfeeds.crawl.seen import SeenMap
+from blogfeeds.frontier.defaults import TOKEN_META
 from blogfeeds.items import Blog, FriendLink
-from blogfeeds.seen import SeenMap
 
 logger = logging.getLogger(__name__)
 
@@ -79,9 +51,6 @@ OPEN_SOURCES = 4096
 RAISING = frozenset({"backlinks", "opic", "big-site-first"})
 """Strategies whose priorities rise while a blog is queued (re-pushes: module doc); the
 frontier keeps their queued requests in memory to copy them."""
-
-TOKEN_META = "strategy_token"
-"""Request meta key: which push of a blog this request is (see the module docstring)."""
 
 
 def site_of(url: str) -> str:
@@ -99,8 +68,8 @@ class _Pending:
     request: Any = None
 
 
-class Frontier:
-    """The frontier's bookkeeping under one strategy (one per crawl process).
+class CrawlOrder:
+    """The order's bookkeeping under one strategy (one per crawl process).
 
     Feed it events: :meth:`push` for each new blog queued, :meth:`crawled` for each blog whose
     home page was read (with its number of friends), then :meth:`linked` for each of its friend
@@ -162,8 +131,8 @@ class Frontier:
     def push(self, blog: str, *, depth: int = 0, url: str = "", request: Any = None) -> str:
         """Register a newly queued ``blog`` (``url`` names its host) and return its token;
         the priority to queue it with is then ``self.pending[blog].priority``. A blog queued or
-        dispatched already gets a new copy (a shorter path to it: :mod:`blogfeeds.depths`) whose
-        token makes the earlier queued copy stale; host counts are not counted twice."""
+        dispatched already gets a new copy (a shorter path to it: :mod:`blogfeeds.crawl.depth`)
+        whose token makes the earlier queued copy stale; host counts are not counted twice."""
         host = site_of(url) if url and self.strategy == "big-site-first" else ""
         again = blog in self.pending or blog in self.dispatched
         if self.strategy == "big-site-first" and not again:
@@ -278,23 +247,23 @@ class StaleRequest(IgnoreRequest):
     """A queued copy of a blog's request made obsolete by a re-push (never downloaded)."""
 
 
-_FRONTIERS: weakref.WeakKeyDictionary[Any, Frontier] = weakref.WeakKeyDictionary()
+_ORDERS: weakref.WeakKeyDictionary[Any, CrawlOrder] = weakref.WeakKeyDictionary()
 
 
-def frontier_for(crawler: Any) -> Frontier:
-    """The crawl's one :class:`Frontier` (shared by both middlewares), built from
+def crawl_order(crawler: Any) -> CrawlOrder:
+    """The crawl's one :class:`CrawlOrder` (shared by both middlewares), built from
     ``BLOGFEEDS_STRATEGY`` on first use; ``StartupError`` on an unknown strategy."""
-    frontier = _FRONTIERS.get(crawler)
-    if frontier is None:
+    order = _ORDERS.get(crawler)
+    if order is None:
         strategy = StrategyConfig.from_settings(crawler.settings).strategy
         capacity = CrawlConfig.from_settings(crawler.settings).seen_capacity
-        frontier = _FRONTIERS[crawler] = Frontier(strategy, capacity)
-    return frontier
+        order = _ORDERS[crawler] = CrawlOrder(strategy, capacity)
+    return order
 
 
-def _require_frontier_spider(crawler: Any) -> None:
-    """``NotConfigured`` unless the spider opts in (``strategy_frontier = True``: ``blogs``)."""
-    if not getattr(crawler.spidercls, "strategy_frontier", False):
+def _require_blogs_spider(crawler: Any) -> None:
+    """``NotConfigured`` unless the spider opts in (``uses_crawl_order = True``: ``blogs``)."""
+    if not getattr(crawler.spidercls, "uses_crawl_order", False):
         # no message: Scrapy logs a NotConfigured reason at WARNING, and this is expected
         raise NotConfigured
 
@@ -311,17 +280,17 @@ class StrategyMiddleware(BaseSpiderMiddleware):
     """
 
     def __init__(self, crawler: Any) -> None:
-        _require_frontier_spider(crawler)
+        _require_blogs_spider(crawler)
         super().__init__(crawler)
-        self.frontier = frontier_for(crawler)
+        self.order = crawl_order(crawler)
         self.interval = StrategyConfig.from_settings(crawler.settings).log_interval
         self._task: Any = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     def spider_opened(self, spider: Any) -> None:
-        self.crawler.stats.set_value("blogfeeds/strategy", self.frontier.strategy)
-        logger.info("Crawl strategy: %s", self.frontier.strategy)
+        self.crawler.stats.set_value("blogfeeds/strategy", self.order.strategy)
+        logger.info("Crawl strategy: %s", self.order.strategy)
         queue = str(self.crawler.settings.get("SCHEDULER_PRIORITY_QUEUE", ""))
         scheduler = str(self.crawler.settings.get("SCHEDULER", ""))
         if queue.endswith("DownloaderAwarePriorityQueue") and "redis" not in scheduler:
@@ -329,7 +298,7 @@ class StrategyMiddleware(BaseSpiderMiddleware):
                 "SCHEDULER_PRIORITY_QUEUE is %s: it takes hosts in turn, so the %s strategy "
                 "only orders blogs within a host; use scrapy.pqueues.ScrapyPriorityQueue",
                 queue,
-                self.frontier.strategy,
+                self.order.strategy,
             )
         if self.interval > 0:
             self._task = create_looping_call(self.log_frontier)
@@ -341,7 +310,7 @@ class StrategyMiddleware(BaseSpiderMiddleware):
         self.log_frontier()
 
     def log_frontier(self) -> None:
-        f = self.frontier
+        f = self.order
         stats = self.crawler.stats
         stats.set_value("blogfeeds/frontier/pending", len(f))
         stats.set_value("blogfeeds/frontier/repushed", f.repushed)
@@ -362,17 +331,17 @@ class StrategyMiddleware(BaseSpiderMiddleware):
         if not blog or TOKEN_META in request.meta:
             return request
         depth = int(request.meta.get("depth", 0))
-        request.meta[TOKEN_META] = self.frontier.push(
+        request.meta[TOKEN_META] = self.order.push(
             blog, depth=depth, url=request.url, request=request
         )
-        request.priority = self.frontier.pending[blog].priority
+        request.priority = self.order.pending[blog].priority
         return request
 
     def _item(self, item: Any) -> None:
         if isinstance(item, Blog):
-            self.frontier.crawled(item.blog_id, item.friend_count)
+            self.order.crawled(item.blog_id, item.friend_count)
         elif isinstance(item, FriendLink):
-            self.frontier.linked(item.source_blog_id, item.target_blog_id)
+            self.order.linked(item.source_blog_id, item.target_blog_id)
 
     def _process(self, obj: Any) -> Iterator[Any]:
         """``obj`` (priority set, if a blog request), then the re-pushes it caused."""
@@ -381,8 +350,8 @@ class StrategyMiddleware(BaseSpiderMiddleware):
         else:
             self._item(obj)
             yield obj
-        for blog, priority, token in self.frontier.raised():
-            original = self.frontier.pending[blog].request
+        for blog, priority, token in self.order.raised():
+            original = self.order.pending[blog].request
             if original is None:
                 continue
             yield original.replace(
@@ -415,15 +384,15 @@ class StaleRequestMiddleware:
     Order it before ``RobotsTxtMiddleware`` (100) in ``DOWNLOADER_MIDDLEWARES``.
     """
 
-    def __init__(self, crawler: Any, frontier: Frontier, depths: DepthBook | None = None) -> None:
+    def __init__(self, crawler: Any, order: CrawlOrder, depths: DepthBook | None = None) -> None:
         self.crawler = crawler
-        self.frontier = frontier
+        self.order = order
         self.depths = depths or DepthBook()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StaleRequestMiddleware:
-        _require_frontier_spider(crawler)
-        return cls(crawler, frontier_for(crawler), depth_book(crawler))
+        _require_blogs_spider(crawler)
+        return cls(crawler, crawl_order(crawler), depth_book(crawler))
 
     def process_request(self, request: Request) -> None:
         blog, token = request.meta.get("blog_id"), request.meta.get(TOKEN_META)
@@ -431,5 +400,5 @@ class StaleRequestMiddleware:
             return
         depth = int(request.meta.get("depth", 0))
         claim = lambda: self.depths.claim(blog, depth, str(token))  # noqa: E731
-        if not self.frontier.dispatch(blog, str(token), claim):
+        if not self.order.dispatch(blog, str(token), claim):
             raise StaleRequest(f"stale copy of {blog}: a re-push or an earlier copy went first")

@@ -1,41 +1,29 @@
 """Hop depth: a blog's depth is its distance in friend hops from the nearest seed, exactly.
 
-The crawl reaches a blog first through whatever path its order happened to take (concurrent
-downloads, the strategy, several workers), not always the shortest. :class:`DepthBook` keeps
-each blog's best depth so far and, when a ``DEPTH_LIMIT`` is set, the friends of each blog read
-at depth ≥ 1. A shorter path to a known blog (:meth:`DepthBook.offer`) then lowers its depth:
-
-- a blog still queued or downloading gets a copy of its request at the lower depth, which makes
-  the earlier copy stale: it is dropped before download (the re-push of
-  :mod:`blogfeeds.strategies`), and a blog downloading offers its friends from the lower depth
-  when its page is read;
-- a blog already read is not fetched again: its friends are offered again at the lower depth.
-
-So with ``DEPTH_LIMIT=N`` every blog within N hops of a seed is crawled and none beyond, and no
-URL is fetched twice (retries aside). Without a limit every reachable blog is crawled anyway,
-so only the fact that a blog was read is kept, not its friends, and a blog read before a shorter
-path to it was found keeps the depth it was read at. Memory: two entries per blog
-(``BLOGFEEDS_SEEN_CAPACITY`` bounds them, like the seen-sets), plus its friends' URLs with a
-limit. With the Redis frontier the book is shared by every worker
+The crawl reaches a blog first by whatever path its order took, not always the shortest, so
+:class:`DepthBook` keeps each blog's best depth and, with a ``DEPTH_LIMIT``, the friends of each
+blog read at depth ≥ 1. A shorter path to a known blog then lowers its depth: a queued blog gets
+a copy of its request at the lower depth (the earlier copy goes stale,
+:mod:`blogfeeds.crawl.order`); a blog already read has its friends offered again. So with
+``DEPTH_LIMIT=N`` every blog within N hops is crawled, none beyond, and no URL twice. Without a
+limit only the fact that a blog was read is kept. Memory is bounded by
+``BLOGFEEDS_SEEN_CAPACITY``; with the Redis frontier the book is shared
 (:class:`blogfeeds.frontier.depths.RedisDepthBook`).
 
 :class:`HopDepthMiddleware` replaces Scrapy's ``DepthMiddleware`` so that a request keeps the
-depth the spider gave it (a friend offered again at a lower depth comes out of another blog's
-callback).
+depth the spider gave it (a friend offered again comes out of another blog's callback).
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.spidermiddlewares.depth import DepthMiddleware
 
-from blogfeeds.seen import SeenMap
+from blogfeeds.crawl.seen import SeenMap
 
 
 @dataclass(frozen=True)
@@ -49,11 +37,11 @@ class Offer:
 
 
 class DepthBook:
-    """Best depth and friends per blog, in this process (:mod:`blogfeeds.depths`).
+    """Best depth and friends per blog, in this process (module doc).
 
     ``keep_friends`` (a ``DEPTH_LIMIT`` is set) keeps the friends of every blog read at depth
     ≥ 1 (else only that it was read); ``capacity`` bounds both maps
-    (:class:`blogfeeds.seen.SeenMap`).
+    (:class:`~blogfeeds.crawl.seen.SeenMap`).
     """
 
     def __init__(self, capacity: int = 0, *, keep_friends: bool = False) -> None:
@@ -94,29 +82,6 @@ class DepthBook:
         downloaded. In one process the re-push tokens decide alone (always True here); the
         shared book of the Redis frontier decides across workers."""
         return True
-
-
-_BOOKS: weakref.WeakKeyDictionary[Any, DepthBook] = weakref.WeakKeyDictionary()
-
-
-def depth_book(crawler: Any) -> DepthBook:
-    """The crawl's one depth book, made on first use: shared in Redis when the Redis frontier
-    is on, else in memory; friends kept when ``DEPTH_LIMIT`` is set."""
-    book = _BOOKS.get(crawler)
-    if book is None:
-        from blogfeeds.config import CrawlConfig  # noqa: PLC0415 - settings first
-        from blogfeeds.frontier.depths import RedisDepthBook  # noqa: PLC0415 - no cycle
-        from blogfeeds.frontier.scheduler import redis_enabled  # noqa: PLC0415
-
-        settings = crawler.settings
-        capacity = CrawlConfig.from_settings(settings).seen_capacity
-        keep = settings.getint("DEPTH_LIMIT") > 0
-        if redis_enabled(settings):
-            book = RedisDepthBook.from_settings(settings, crawler, capacity, keep_friends=keep)
-        else:
-            book = DepthBook(capacity, keep_friends=keep)
-        _BOOKS[crawler] = book
-    return book
 
 
 class HopDepthMiddleware(DepthMiddleware):

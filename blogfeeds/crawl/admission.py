@@ -1,0 +1,237 @@
+"""Admission: whether a blog reached through a link is requested, and at which depth.
+
+A blog is requested when it is new, or known only at a greater hop depth (:mod:`.depth`), within
+``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs requested) and its domain's cap (:mod:`.caps`).
+A blog read already at a greater depth is not fetched again: its friends are offered one hop
+further instead. The books behind it (depths, domain counts) live in this process, or in Redis
+for every worker when the Redis frontier is on (:mod:`blogfeeds.frontier.depths`,
+:mod:`blogfeeds.frontier.caps`). The spider turns each :class:`Visit` into a request.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from blogfeeds.config import CapsConfig, CrawlConfig
+from blogfeeds.crawl.caps import DomainCaps
+from blogfeeds.crawl.depth import DepthBook
+from blogfeeds.crawl.seen import SeenSet
+from blogfeeds.crawl.urls import check_url, crawl_url
+from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
+from blogfeeds.extract.identity import blog_id
+from blogfeeds.frontier.caps import RedisDomainCaps
+from blogfeeds.frontier.connection import redis_prefix, server
+from blogfeeds.frontier.defaults import FrontierKeys
+from blogfeeds.frontier.depths import RedisDepthBook
+from blogfeeds.frontier.scheduler import redis_enabled
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Visit:
+    """A blog's home page to request: ``again`` when it is a copy of a request that the
+    duplicate filter has seen (a lower depth, or a link replayed after a worker was killed)."""
+
+    url: str
+    blog_id: str
+    depth: int
+    again: bool = False
+
+
+class Admission:
+    """The crawl's admission (module doc); one per spider, built by :meth:`from_crawler`."""
+
+    def __init__(
+        self,
+        stats: Any,
+        depths: DepthBook,
+        caps: DomainCaps,
+        *,
+        max_blogs: int = 0,
+        depth_limit: int = 0,
+        seen_capacity: int = 0,
+    ) -> None:
+        self.stats = stats
+        self.depths = depths
+        self.caps = caps
+        self.max_blogs = max_blogs
+        self.depth_limit = depth_limit
+        self.requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
+        self._analysed = SeenSet(seen_capacity)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Admission:
+        crawl = CrawlConfig.from_settings(crawler.settings)
+        return cls(
+            _Stats(crawler),
+            depth_book(crawler),
+            domain_caps(crawler),
+            max_blogs=crawl.max_blogs,
+            depth_limit=crawler.settings.getint("DEPTH_LIMIT"),
+            seen_capacity=crawl.seen_capacity,
+        )
+
+    @property
+    def full(self) -> bool:
+        """``BLOGFEEDS_MAX_BLOGS`` blogs have been requested."""
+        return bool(self.max_blogs) and self.requested >= self.max_blogs
+
+    def offer(self, url: str, depth: int, *, recovered: bool = False) -> Iterator[Visit]:
+        """The visits a blog reached ``depth`` hops from a seed asks for: its home page when it
+        is new or queued at a greater depth; when read already at a greater depth, its friends'
+        (one hop further, and so on). A blog beyond a limit is not recorded: a shorter path
+        found later still schedules it.
+
+        ``recovered``: the link is on a page a killed worker had in flight; that worker may have
+        recorded the blog's depth and died before queueing it, so a blog known at that depth or
+        lower is visited again (the shared depth book's download claim drops the copy when
+        another one was fetched: :class:`~blogfeeds.crawl.order.StaleRequestMiddleware`)."""
+        offers = [(url, depth)]
+        while offers:
+            url, depth = offers.pop()
+            url = crawl_url(url)
+            bad = check_url(url)  # a bad port or host: one link must not end the page's offers
+            if bad is not None:
+                logger.debug("Not a blog to visit: %s", bad)
+                self.stats.inc_value("blogfeeds/bad_friend_url")
+                continue
+            bid = blog_id(url)
+            best = self.depths.best(bid)
+            if best is not None and best <= depth:
+                if recovered:
+                    yield self._replayed(url, bid, best)
+                continue
+            if self.depth_limit and depth > self.depth_limit:
+                self.stats.inc_value("blogfeeds/beyond_depth_limit")
+                continue
+            if best is None and self.full:
+                self.stats.inc_value("blogfeeds/blog_cap_reached")
+                continue
+            # BLOGFEEDS_MAX_BLOGS_PER_DOMAIN: a seed is the operator's, never refused (counted)
+            if best is None and depth and not self.caps.admits(url):
+                continue
+            offer = self.depths.offer(bid, depth)
+            if offer is None:
+                if recovered:
+                    yield self._replayed(url, bid, depth)
+                continue
+            if offer.new:
+                self.requested += 1
+                self.caps.accepted(url)
+                yield Visit(url, bid, depth)
+            elif offer.friends is None:  # queued or downloading: this copy supersedes it
+                self.stats.inc_value("blogfeeds/depth_lowered/queued")
+                yield Visit(url, bid, depth, again=True)
+            else:
+                self.stats.inc_value("blogfeeds/depth_lowered/read")
+                offers.extend((friend, depth + 1) for friend in reversed(offer.friends))
+
+    def _replayed(self, url: str, bid: str, depth: int) -> Visit:
+        self.stats.inc_value("frontier/reoffered")
+        return Visit(url, bid, depth, again=True)
+
+    def answered(self, url: str) -> str | None:
+        """The blog id of a home page answered at ``url`` (after redirects), or None when a
+        redirect led to a blog analysed already (counted). ``ValueError`` when ``url`` names
+        no blog."""
+        bid = blog_id(url)
+        if bid in self._analysed:
+            self.stats.inc_value("blogfeeds/duplicate_blog_redirect")
+            return None
+        return bid
+
+    def marker(self, bid: str, depth: int) -> Marker:
+        """What marks ``bid`` analysed once its home page is read (:class:`Marker`)."""
+
+        def analysed() -> None:
+            self._analysed.add(bid)
+            offer = self.depths.offer(bid, depth)  # a redirect made it known here first
+            if offer is not None and offer.new:
+                self.requested += 1
+
+        return Marker(analysed)
+
+    def read(self, bid: str, depth: int, friends: Sequence[str]) -> int:
+        """``bid``'s home page, requested at ``depth``, was read and lists ``friends``: the depth
+        to record it at and offer its friends from (lower when a shorter path was found while it
+        downloaded). Its friends are recorded first: a shorter path found from now on offers
+        them again."""
+        return self.depths.read(bid, depth, friends)
+
+
+class Marker:
+    """Marks a blog analysed once, at its extraction's first further request (:meth:`before`)
+    or when the extraction returns (a call). Nothing is awaited before that request is made,
+    so a redirect to this blog answered while its feeds and friends are fetched is a duplicate;
+    a home page that could not be read is not marked."""
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action: Callable[[], None] | None = action
+
+    def __call__(self) -> None:
+        if self.action is not None:
+            self.action()
+            self.action = None
+
+    def before(self, fetch: Fetch) -> Fetch:
+        """``fetch``, marking when a request is made (not when it is first awaited)."""
+
+        def marking(req: FetchRequest) -> Awaitable[Fetched | None]:
+            self()
+            return fetch(req)
+
+        return marking
+
+
+class _Stats:
+    """The crawler's stats once the crawl has started (the spider is made before)."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+
+    def inc_value(self, key: str) -> None:
+        self.crawler.stats.inc_value(key)
+
+
+_BOOKS: weakref.WeakKeyDictionary[Any, DepthBook] = weakref.WeakKeyDictionary()
+_CAPS: weakref.WeakKeyDictionary[Any, DomainCaps] = weakref.WeakKeyDictionary()
+
+
+def depth_book(crawler: Any) -> DepthBook:
+    """The crawl's one depth book (the spider's and the stale-request middleware's): shared in
+    Redis when the Redis frontier is on; friends kept when ``DEPTH_LIMIT`` is set."""
+    book = _BOOKS.get(crawler)
+    if book is None:
+        settings = crawler.settings
+        capacity = CrawlConfig.from_settings(settings).seen_capacity
+        keep = settings.getint("DEPTH_LIMIT") > 0
+        if redis_enabled(settings):
+            book = RedisDepthBook.from_settings(settings, crawler, capacity, keep_friends=keep)
+        else:
+            book = DepthBook(capacity, keep_friends=keep)
+        _BOOKS[crawler] = book
+    return book
+
+
+def domain_caps(crawler: Any) -> DomainCaps:
+    """The crawl's one :class:`~blogfeeds.crawl.caps.DomainCaps`: shared in Redis when the Redis
+    frontier is on."""
+    caps = _CAPS.get(crawler)
+    if caps is None:
+        settings = crawler.settings
+        cap = CapsConfig.from_settings(settings).max_blogs_per_domain
+        capacity = CrawlConfig.from_settings(settings).seen_capacity
+        if redis_enabled(settings) and cap:
+            spider = getattr(getattr(crawler, "spidercls", None), "name", "blogs")
+            key = FrontierKeys(redis_prefix(settings), spider, "").domain_blogs
+            connect = lambda: server(settings)  # noqa: E731
+            caps = RedisDomainCaps(connect, key, cap, capacity, _Stats(crawler))
+        else:
+            caps = DomainCaps(cap, capacity, _Stats(crawler))
+        _CAPS[crawler] = caps
+    return caps
