@@ -86,9 +86,7 @@ def test_no_import_cycle() -> None:
     graph = {
         # an edge to one's own package is Python's import order, not a cycle
         name: {
-            m
-            for m in _imports(path)
-            if m in MODULES and m != name and not name.startswith(m + ".")
+            m for m in _imports(path) if m in MODULES and m != name and not name.startswith(m + ".")
         }
         for name, path in MODULES.items()
     }
