@@ -60,7 +60,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from blogfeeds.config import WebSubConfig
+from blogfeeds.config import WebSubSettings
 from blogfeeds.revisit import (
     EstimatingPolicy,
     FeedState,
@@ -400,8 +400,8 @@ def metrics(feed: Feed, fetches: list[float], w0: float, w1: float, tend: float)
 PUSH_LATENCY = 2.0  # minutes, mean of an exponential
 PUSH_LOSS = 0.05
 #: The subscriber's defaults (BLOGFEEDS_WEBSUB_SAFETY_INTERVAL, _OVERDUE_FACTOR).
-PUSH_SAFETY = WebSubConfig().safety_interval
-PUSH_FACTOR = WebSubConfig().overdue_factor
+PUSH_SAFETY = WebSubSettings().safety_interval
+PUSH_FACTOR = WebSubSettings().overdue_factor
 RENEW_EVERY = 8 * DAY  # 80 % of a 10-day lease
 _HUB_U: list[float] = []  # one uniform draw per feed: a feed has a hub when u < share
 

@@ -2,8 +2,9 @@
 
 Options (:class:`~blogfeeds.option.Option`: name, default, type, allowed values, one-line doc,
 environment variable) are grouped by the component that reads them into small frozen
-dataclasses, listed in :data:`CONFIGS`: ``LimitsConfig.from_settings(settings)`` reads and
-checks its options and raises :class:`~blogfeeds.option.StartupError` naming the first bad one.
+dataclasses (:class:`~blogfeeds.option.SettingsGroup`, named ``*Settings``), listed in
+:data:`SETTINGS_GROUPS`: ``LimitsSettings.from_settings(settings)`` reads and checks its options
+and raises :class:`~blogfeeds.option.StartupError` naming the first bad one.
 The table is the one place a default is written:
 
 - :mod:`blogfeeds.settings` takes its values from :func:`defaults` (environment included);
@@ -25,16 +26,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from blogfeeds.extract.blog import BlogExtractionConfig
-from blogfeeds.extract.discovery.discover import FeedDiscoveryConfig
-from blogfeeds.extract.friends.config import FriendsConfig
-from blogfeeds.extract.profile import ProfileConfig
+from blogfeeds.extract.settings import (
+    DiscoverySettings,
+    ExtractSettings,
+    FriendSettings,
+    ProfileSettings,
+)
 from blogfeeds.frontier import defaults as frontier_defaults
-from blogfeeds.option import Config, Option, SettingsLike, option
+from blogfeeds.option import Option, SettingsGroup, SettingsLike, option
 from blogfeeds.revisit import POLICIES
 from blogfeeds.revisit.core import DAY
 from blogfeeds.revisit.levels import T_MAX, T_MIN
-from blogfeeds.websub.config import WebSubConfig
+from blogfeeds.websub.config import WebSubSettings
 
 # --- the values some options take ----------------------------------------------------------------
 
@@ -89,7 +92,7 @@ def _now(raw: Any) -> str:
 
 
 @dataclass(frozen=True)
-class UserAgentConfig(Config):
+class UserAgentSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.settings (USER_AGENT)"
 
     contact_url: str = option(
@@ -105,7 +108,7 @@ class UserAgentConfig(Config):
 
 
 @dataclass(frozen=True)
-class SsrfConfig(Config):
+class SsrfSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.middlewares.ssrf"
 
     allow_private_targets: bool = option(
@@ -117,7 +120,7 @@ class SsrfConfig(Config):
 
 
 @dataclass(frozen=True)
-class LimitsConfig(Config):
+class LimitsSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.middlewares.limits"
 
     max_url_length: int = option(
@@ -132,7 +135,7 @@ class LimitsConfig(Config):
 
 
 @dataclass(frozen=True)
-class RetryConfig(Config):
+class RetrySettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.middlewares.retry"
 
     backoff_base: float = option(
@@ -150,7 +153,7 @@ class RetryConfig(Config):
 
 
 @dataclass(frozen=True)
-class StrategyConfig(Config):
+class StrategySettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.crawl.order"
 
     strategy: str = option(
@@ -169,7 +172,7 @@ class StrategyConfig(Config):
 
 
 @dataclass(frozen=True)
-class CrawlConfig(Config):
+class CrawlSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.spiders.blogs"
 
     max_blogs: int = option("BLOGFEEDS_MAX_BLOGS", 0, "Blogs stored at most; 0 = no cap.", low=0)
@@ -189,7 +192,7 @@ class CrawlConfig(Config):
 
 
 @dataclass(frozen=True)
-class HealthConfig(Config):
+class HealthSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.extensions.health"
 
     stall_tick: float = option(
@@ -202,7 +205,7 @@ class HealthConfig(Config):
 
 
 @dataclass(frozen=True)
-class CapsConfig(Config):
+class CapsSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.crawl.caps"
 
     max_blogs_per_domain: int = option(
@@ -236,7 +239,7 @@ def database_url(settings: SettingsLike, given: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class StorageConfig(Config):
+class StorageSettings(SettingsGroup):
     """The database and how rows reach it. ``BLOGFEEDS_DATABASE_URL`` not set reads as the
     table's SQLite file (as in the project's settings); storage is off only when it is set
     empty (and ``MYSQL_URL`` is not set)."""
@@ -294,7 +297,7 @@ class StorageConfig(Config):
 
 
 @dataclass(frozen=True)
-class FrontierConfig(Config):
+class FrontierSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.frontier (the Redis frontier)"
 
     redis_url: str | None = option(
@@ -344,7 +347,7 @@ class FrontierConfig(Config):
 
 
 @dataclass(frozen=True)
-class RevisitConfig(Config):
+class RevisitSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.revisit (scrapy crawl feeds)"
 
     policy: str = option(
@@ -386,7 +389,7 @@ class RevisitConfig(Config):
 
 
 @dataclass(frozen=True)
-class FeedsWorkerConfig(Config):
+class FeedsSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.spiders.feeds"
 
     loop: bool = option(
@@ -414,7 +417,7 @@ class FeedsWorkerConfig(Config):
 
 
 @dataclass(frozen=True)
-class SummaryConfig(Config):
+class SummarySettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.extensions.summary"
 
     enabled: bool = option(
@@ -424,7 +427,7 @@ class SummaryConfig(Config):
 
 
 @dataclass(frozen=True)
-class LogConfig(Config):
+class LogSettings(SettingsGroup):
     component: ClassVar[str] = "Scrapy's logging"
 
     log_level: str = option(
@@ -435,33 +438,33 @@ class LogConfig(Config):
     )
 
 
-CONFIGS: tuple[type[Config], ...] = (
-    UserAgentConfig,
-    SsrfConfig,
-    LimitsConfig,
-    RetryConfig,
-    StrategyConfig,
-    CrawlConfig,
-    CapsConfig,
-    HealthConfig,
-    BlogExtractionConfig,
-    FeedDiscoveryConfig,
-    FriendsConfig,
-    ProfileConfig,
-    StorageConfig,
-    FrontierConfig,
-    RevisitConfig,
-    FeedsWorkerConfig,
-    WebSubConfig,
-    SummaryConfig,
-    LogConfig,
+SETTINGS_GROUPS: tuple[type[SettingsGroup], ...] = (
+    UserAgentSettings,
+    SsrfSettings,
+    LimitsSettings,
+    RetrySettings,
+    StrategySettings,
+    CrawlSettings,
+    CapsSettings,
+    HealthSettings,
+    ExtractSettings,
+    DiscoverySettings,
+    FriendSettings,
+    ProfileSettings,
+    StorageSettings,
+    FrontierSettings,
+    RevisitSettings,
+    FeedsSettings,
+    WebSubSettings,
+    SummarySettings,
+    LogSettings,
 )
 """Every config, in the order of the settings reference: the one configuration table."""
 
 
 def _table() -> dict[str, Option]:
     table: dict[str, Option] = {}
-    for config in CONFIGS:
+    for config in SETTINGS_GROUPS:
         for opt in config.options():
             if opt.name in table:
                 raise RuntimeError(f"{opt.name} is an option of two configs")
@@ -522,7 +525,7 @@ def markdown() -> str:
         "one ERROR line naming the setting (exit status 2); a `BLOGFEEDS_*` setting that no",
         "component knows is a WARNING naming the nearest known one.",
     ]
-    for config in CONFIGS:
+    for config in SETTINGS_GROUPS:
         lines += ["", f"## {config.__name__}", "", f"Read by `{config.component}`.", ""]
         lines += [
             "| Setting | Default | Type | Allowed | Environment | Description |",

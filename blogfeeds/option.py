@@ -1,10 +1,10 @@
-"""One setting of the configuration table (:mod:`blogfeeds.config`) and the base of the typed
-configs that hold a component's settings.
+"""One setting of the configuration table (:mod:`blogfeeds.config`) and the base of the groups
+that hold a component's settings.
 
 An :class:`Option` is a setting's name, default, type, allowed values, one-line doc and the
-environment variable it comes from; :func:`option` makes it a field of a frozen :class:`Config`
-dataclass, whose ``from_settings`` reads every option once from any object with
-``.get(name, default)`` (Scrapy's ``Settings``, a dict), with Scrapy's reading rules
+environment variable it comes from; :func:`option` makes it a field of a frozen
+:class:`SettingsGroup` dataclass, whose ``from_settings`` reads every option once from any
+object with ``.get(name, default)`` (Scrapy's ``Settings``, a dict), with Scrapy's reading rules
 (``getbool``, ``getint``, ``getfloat``, ``getdict``), and raises :class:`StartupError` naming the
 first value that cannot work. A setting that is not set reads as its default.
 """
@@ -183,7 +183,7 @@ def option(name: str, default: Any, doc: str, **kw: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Config:
+class SettingsGroup:
     """A component's options: subclasses are frozen dataclasses whose fields are
     :func:`option` s; ``from_settings`` reads them all."""
 

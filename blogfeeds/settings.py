@@ -23,7 +23,7 @@ COMMANDS_MODULE = "blogfeeds.commands"
 # Blogs are small personal sites, often on shared hosting: one request at a time per blog host,
 # at least half a second apart, slowed further by AutoThrottle when a host answers slowly.
 ROBOTSTXT_OBEY = True
-USER_AGENT = config.UserAgentConfig.from_settings(_defaults).user_agent
+USER_AGENT = config.UserAgentSettings.from_settings(_defaults).user_agent
 CONCURRENT_REQUESTS = 32
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 DOWNLOAD_DELAY = 0.5

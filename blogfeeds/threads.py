@@ -29,7 +29,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from blogfeeds.config import CrawlConfig
+from blogfeeds.config import CrawlSettings
 from blogfeeds.extract.runner import Run, inline
 
 P = ParamSpec("P")
@@ -176,7 +176,7 @@ def extract_runner(crawler: Any) -> Run:
     those objects are not scanned (in a process with Scrapy loaded, a full collection costs
     85-125 ms of CPU without, 20-80 ms with).
     """
-    threads = CrawlConfig.from_settings(crawler.settings).extract_threads
+    threads = CrawlSettings.from_settings(crawler.settings).extract_threads
     if not threads:
         return inline
     _warm_up()

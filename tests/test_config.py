@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +20,18 @@ from scrapy.utils.test import get_crawler
 
 from blogfeeds import config, option
 from blogfeeds.config import (
-    CONFIGS,
     OPTIONS,
-    BlogExtractionConfig,
-    CrawlConfig,
-    FeedDiscoveryConfig,
-    FeedsWorkerConfig,
-    LimitsConfig,
-    RevisitConfig,
-    SsrfConfig,
-    StorageConfig,
-    StrategyConfig,
-    SummaryConfig,
+    SETTINGS_GROUPS,
+    CrawlSettings,
+    DiscoverySettings,
+    ExtractSettings,
+    FeedsSettings,
+    LimitsSettings,
+    RevisitSettings,
+    SsrfSettings,
+    StorageSettings,
+    StrategySettings,
+    SummarySettings,
 )
 from blogfeeds.option import StartupError
 
@@ -54,16 +56,16 @@ def test_every_config_is_in_the_table() -> None:
         value
         for value in vars(config).values()
         if isinstance(value, type)
-        and issubclass(value, config.Config)
-        and value is not config.Config
+        and issubclass(value, config.SettingsGroup)
+        and value is not config.SettingsGroup
     }
-    assert subclasses == set(CONFIGS)
-    for cls in CONFIGS:
+    assert subclasses == set(SETTINGS_GROUPS)
+    for cls in SETTINGS_GROUPS:
         assert dataclasses.is_dataclass(cls)
         assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
         assert cls.component
         assert all("option" in f.metadata for f in dataclasses.fields(cls))
-    assert len(OPTIONS) == sum(len(cls.options()) for cls in CONFIGS)  # no name twice
+    assert len(OPTIONS) == sum(len(cls.options()) for cls in SETTINGS_GROUPS)  # no name twice
 
 
 def test_project_settings_take_their_values_from_the_table() -> None:
@@ -96,27 +98,27 @@ def test_environment_variables_set_the_project_values(monkeypatch: pytest.Monkey
 
 
 def test_a_config_reads_its_options_once_into_a_frozen_dataclass() -> None:
-    limits = LimitsConfig.from_settings({"BLOGFEEDS_MAX_URL_LENGTH": "100"})
-    assert limits == LimitsConfig(max_url_length=100, max_requests_per_blog=50)
+    limits = LimitsSettings.from_settings({"BLOGFEEDS_MAX_URL_LENGTH": "100"})
+    assert limits == LimitsSettings(max_url_length=100, max_requests_per_blog=50)
     with pytest.raises(dataclasses.FrozenInstanceError):
         limits.max_url_length = 5  # type: ignore[misc]
-    assert CrawlConfig.from_settings({}) == CrawlConfig()  # not set: the defaults
-    assert BlogExtractionConfig().max_pages_per_blog == 3
-    revisit = RevisitConfig.from_settings({"BLOGFEEDS_REVISIT_RANK": " Auto "})
+    assert CrawlSettings.from_settings({}) == CrawlSettings()  # not set: the defaults
+    assert ExtractSettings().max_pages_per_blog == 3
+    revisit = RevisitSettings.from_settings({"BLOGFEEDS_REVISIT_RANK": " Auto "})
     assert (revisit.rank, revisit.initial_t) == ("auto", 1000)
-    assert RevisitConfig.from_settings({"BLOGFEEDS_REVISIT_RANK": "3"}).rank == 3
-    assert StrategyConfig.from_settings({"BLOGFEEDS_STRATEGY": " OPIC"}).strategy == "opic"
-    assert SsrfConfig.from_settings(
+    assert RevisitSettings.from_settings({"BLOGFEEDS_REVISIT_RANK": "3"}).rank == 3
+    assert StrategySettings.from_settings({"BLOGFEEDS_STRATEGY": " OPIC"}).strategy == "opic"
+    assert SsrfSettings.from_settings(
         {"BLOGFEEDS_ALLOW_PRIVATE_TARGETS": "true"}
     ).allow_private_targets
-    scorers = FeedDiscoveryConfig.from_settings({"BLOGFEEDS_FEED_SCORERS": '{"my.Rule": 250}'})
+    scorers = DiscoverySettings.from_settings({"BLOGFEEDS_FEED_SCORERS": '{"my.Rule": 250}'})
     assert scorers.scorers == {"my.Rule": 250}
-    first, second = FeedDiscoveryConfig(), FeedDiscoveryConfig()
+    first, second = DiscoverySettings(), DiscoverySettings()
     assert first.scorers == {} and first.scorers is not second.scorers  # never shared
-    storage = StorageConfig.from_settings({"MYSQL_URL": " ", "BLOGFEEDS_DATABASE_URL": " x "})
+    storage = StorageSettings.from_settings({"MYSQL_URL": " ", "BLOGFEEDS_DATABASE_URL": " x "})
     assert storage.url == "x"
-    assert StorageConfig(mysql_url="mysql://h/db").url == "mysql://h/db"
-    now = FeedsWorkerConfig.from_settings({"BLOGFEEDS_NOW": "2026-01-31T12:00:00Z"}).now
+    assert StorageSettings(mysql_url="mysql://h/db").url == "mysql://h/db"
+    now = FeedsSettings.from_settings({"BLOGFEEDS_NOW": "2026-01-31T12:00:00Z"}).now
     assert now == "2026-01-31T12:00:00Z"
 
 
@@ -124,48 +126,56 @@ def test_a_config_reads_its_options_once_into_a_frozen_dataclass() -> None:
     ("config_class", "settings", "message"),
     [
         (
-            CrawlConfig,
+            CrawlSettings,
             {"BLOGFEEDS_MAX_BLOGS": "abc"},
             "BLOGFEEDS_MAX_BLOGS: 'abc' is not an integer",
         ),
-        (CrawlConfig, {"BLOGFEEDS_MAX_BLOGS": "-5"}, "BLOGFEEDS_MAX_BLOGS: must be ≥ 0, got '-5'"),
-        (BlogExtractionConfig, {"BLOGFEEDS_MAX_PAGES_PER_BLOG": 0}, "must be ≥ 1, got 0"),
-        (StorageConfig, {"BLOGFEEDS_DB_FLUSH_INTERVAL": "soon"}, "'soon' is not a number"),
-        (StorageConfig, {"BLOGFEEDS_DB_DOWN_LIMIT": "inf"}, "'inf' is not a finite number"),
-        (StorageConfig, {"BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED": "maybe"}, "'maybe' is not a boolean"),
-        (RevisitConfig, {"BLOGFEEDS_REVISIT_BUDGET": "0"}, "must be > 0, got '0'"),
         (
-            RevisitConfig,
+            CrawlSettings,
+            {"BLOGFEEDS_MAX_BLOGS": "-5"},
+            "BLOGFEEDS_MAX_BLOGS: must be ≥ 0, got '-5'",
+        ),
+        (ExtractSettings, {"BLOGFEEDS_MAX_PAGES_PER_BLOG": 0}, "must be ≥ 1, got 0"),
+        (StorageSettings, {"BLOGFEEDS_DB_FLUSH_INTERVAL": "soon"}, "'soon' is not a number"),
+        (StorageSettings, {"BLOGFEEDS_DB_DOWN_LIMIT": "inf"}, "'inf' is not a finite number"),
+        (
+            StorageSettings,
+            {"BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED": "maybe"},
+            "'maybe' is not a boolean",
+        ),
+        (RevisitSettings, {"BLOGFEEDS_REVISIT_BUDGET": "0"}, "must be > 0, got '0'"),
+        (
+            RevisitSettings,
             {"BLOGFEEDS_REVISIT_INITIAL_T": "5"},
             "BLOGFEEDS_REVISIT_INITIAL_T: must be from 20 to 10000 (minutes), got '5'",
         ),
-        (RevisitConfig, {"BLOGFEEDS_REVISIT_RANK": "9"}, "must be 0..5 or 'auto', got '9'"),
+        (RevisitSettings, {"BLOGFEEDS_REVISIT_RANK": "9"}, "must be 0..5 or 'auto', got '9'"),
         (
-            RevisitConfig,
+            RevisitSettings,
             {"BLOGFEEDS_REVISIT_POLICY": "magic"},
             "unknown revisit policy 'magic'; expected one of levels, estimate",
         ),
         (
-            StrategyConfig,
+            StrategySettings,
             {"BLOGFEEDS_STRATEGY": "pagerank"},
             "BLOGFEEDS_STRATEGY: unknown crawl strategy 'pagerank'; expected one of bfs, dfs",
         ),
         (
-            config.FriendsConfig,
+            config.FriendSettings,
             {"BLOGFEEDS_FRIEND_RULESET": "newest"},
             "'newest' is not one of blogfeeds, original",
         ),
-        (FeedDiscoveryConfig, {"BLOGFEEDS_FEED_SCORERS": "[1]"}, "is not a dict (a JSON object)"),
+        (DiscoverySettings, {"BLOGFEEDS_FEED_SCORERS": "[1]"}, "is not a dict (a JSON object)"),
         (
-            FeedsWorkerConfig,
+            FeedsSettings,
             {"BLOGFEEDS_NOW": "9999-12-31T23:59:59Z"},
             "BLOGFEEDS_NOW: '9999-12-31T23:59:59Z' is not an ISO 8601 time from 1970 to 9998",
         ),
-        (config.FrontierConfig, {"BLOGFEEDS_WORKER_TTL": "0"}, "must be > 0, got '0'"),
+        (config.FrontierSettings, {"BLOGFEEDS_WORKER_TTL": "0"}, "must be > 0, got '0'"),
     ],
 )
 def test_a_bad_value_is_a_startup_error_naming_it(
-    config_class: type[option.Config], settings: dict[str, Any], message: str
+    config_class: type[option.SettingsGroup], settings: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(StartupError) as caught:
         config_class.from_settings(settings)
@@ -173,14 +183,35 @@ def test_a_bad_value_is_a_startup_error_naming_it(
     assert caught.value.setting == next(iter(settings))
 
 
-def test_extraction_declares_its_options_beside_its_code() -> None:
-    # the table gathers them; extraction itself imports nothing but blogfeeds.option
+def test_extraction_declares_its_options_apart_from_the_extractors() -> None:
+    # the rulesets the settings accept are the ones the extractors know
     from blogfeeds.extract.discovery import RULESETS as FEED_RULESETS
     from blogfeeds.extract.friends import RULESETS as FRIEND_RULESETS
 
     assert config.OPTIONS["BLOGFEEDS_FEED_RULESET"].choices == tuple(FEED_RULESETS)
     assert config.OPTIONS["BLOGFEEDS_FRIEND_RULESET"].choices == tuple(FRIEND_RULESETS)
     assert "BLOGFEEDS_MAX_PAGES_PER_BLOG" in config.OPTIONS
+
+
+def test_the_settings_module_loads_no_extractor() -> None:
+    """Scrapy imports the settings for every command (``scrapy stats`` too): no parser, no
+    trafilatura, no Scrapy component of ours."""
+    code = (
+        "import sys, blogfeeds.settings; "
+        "print(' '.join(m for m in sys.modules if m.startswith(('blogfeeds', 'lxml', 'tra'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not [m for m in out if m.startswith(("lxml", "trafilatura"))], out
+    loaded = [m for m in out if m.startswith("blogfeeds.")]
+    assert "blogfeeds.extract.settings" in loaded
+    assert not [
+        m
+        for m in loaded
+        if m.startswith(("blogfeeds.extract.", "blogfeeds.crawl"))
+        and m != "blogfeeds.extract.settings"
+    ], loaded
 
 
 def test_unknown_setting_names_the_nearest_known_one() -> None:
@@ -216,4 +247,4 @@ def test_components_off_by_a_setting_are_not_configured() -> None:
         CrawlLimitsMiddleware.from_crawler(crawler)
     on = CrawlLimitsMiddleware.from_crawler(get_crawler(Spider, {"BLOGFEEDS_MAX_URL_LENGTH": 9}))
     assert (on.max_url_length, on.max_per_blog) == (9, 50)
-    assert SummaryConfig.from_settings(project_settings()) == SummaryConfig()
+    assert SummarySettings.from_settings(project_settings()) == SummarySettings()

@@ -22,7 +22,7 @@ from blogfeeds.extract.icon import favicon_is_image
 from blogfeeds.extract.language import check_language, primary
 from blogfeeds.extract.metadata import language
 from blogfeeds.extract.page import parse_page
-from blogfeeds.extract.profile import ProfileConfig, activity, read_profile
+from blogfeeds.extract.profile import ProfileSettings, activity, read_profile
 from tests import cases
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -137,12 +137,12 @@ def test_last_post_ignores_future_and_pre_1995_dates_and_falls_back_to_the_page(
 
 def test_activity_thresholds_are_settings() -> None:
     day = 86400
-    config = ProfileConfig(active_days=10, dormant_days=20, dead_days=30)
+    config = ProfileSettings(active_days=10, dormant_days=20, dead_days=30)
     ages = {5: "active", 15: "slowing", 25: "dormant", 40: "dead"}
     for age, want in ages.items():
         when = datetime.fromtimestamp(NOW.timestamp() - age * day, tz=UTC)
         assert activity(when, NOW, config) == want
-    assert ProfileConfig.from_settings({"BLOGFEEDS_ACTIVITY_ACTIVE_DAYS": "7"}).active_days == 7
+    assert ProfileSettings.from_settings({"BLOGFEEDS_ACTIVITY_ACTIVE_DAYS": "7"}).active_days == 7
 
 
 ZH = (

@@ -18,7 +18,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 from twisted.internet.error import DNSLookupError
 
-from blogfeeds.config import SsrfConfig
+from blogfeeds.config import SsrfSettings
 from blogfeeds.failures import failure_status
 from blogfeeds.middlewares.ssrf import (
     AddressRefused,
@@ -79,7 +79,7 @@ def guard(resolver_: GuardedResolver | None = None, **settings: Any) -> SsrfGuar
     """The middleware with ``resolver_`` as if installed (``from_crawler`` checks the settings:
     test below; ``get_crawler`` cannot have a reactor)."""
     crawler = get_crawler(settings_dict={**GUARDED, **settings})
-    allow = SsrfConfig.from_settings(crawler.settings).allow_private_targets
+    allow = SsrfSettings.from_settings(crawler.settings).allow_private_targets
     return SsrfGuardMiddleware(allow, crawler.stats, resolver_ or resolver())
 
 

@@ -29,7 +29,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import clear_help
-from blogfeeds.config import FrontierConfig
+from blogfeeds.config import FrontierSettings
 from blogfeeds.crawl.seeds import Seed, SeedError, load_seeds
 from blogfeeds.crawl.urls import crawl_url
 from blogfeeds.extensions.startup import redis_error, redis_server
@@ -128,7 +128,7 @@ class Command(ScrapyCommand):
         """Push ``payloads``, 1000 per ``RPUSH``; the key. ``StartupError`` on ``REDIS_URL``
         (malformed, credentials refused), :class:`RedisDown` when Redis does not answer."""
         assert self.settings is not None
-        config = FrontierConfig.from_settings(self.settings)
+        config = FrontierSettings.from_settings(self.settings)
         if not config.redis_url:
             raise UsageError("REDIS_URL is not set: the shared frontier lives in Redis")
         from redis.exceptions import RedisError  # noqa: PLC0415 - only when pushing

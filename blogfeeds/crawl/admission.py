@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from blogfeeds.config import CapsConfig, CrawlConfig
+from blogfeeds.config import CapsSettings, CrawlSettings
 from blogfeeds.crawl.caps import DomainCaps
 from blogfeeds.crawl.depth import DepthBook
 from blogfeeds.crawl.seen import SeenSet
@@ -66,7 +66,7 @@ class Admission:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> Admission:
-        crawl = CrawlConfig.from_settings(crawler.settings)
+        crawl = CrawlSettings.from_settings(crawler.settings)
         return cls(
             _Stats(crawler),
             depth_book(crawler),
@@ -208,7 +208,7 @@ def depth_book(crawler: Any) -> DepthBook:
     book = _BOOKS.get(crawler)
     if book is None:
         settings = crawler.settings
-        capacity = CrawlConfig.from_settings(settings).seen_capacity
+        capacity = CrawlSettings.from_settings(settings).seen_capacity
         keep = settings.getint("DEPTH_LIMIT") > 0
         if redis_enabled(settings):
             book = RedisDepthBook.from_settings(settings, crawler, capacity, keep_friends=keep)
@@ -224,8 +224,8 @@ def domain_caps(crawler: Any) -> DomainCaps:
     caps = _CAPS.get(crawler)
     if caps is None:
         settings = crawler.settings
-        cap = CapsConfig.from_settings(settings).max_blogs_per_domain
-        capacity = CrawlConfig.from_settings(settings).seen_capacity
+        cap = CapsSettings.from_settings(settings).max_blogs_per_domain
+        capacity = CrawlSettings.from_settings(settings).seen_capacity
         if redis_enabled(settings) and cap:
             spider = getattr(getattr(crawler, "spidercls", None), "name", "blogs")
             key = FrontierKeys(redis_prefix(settings), spider, "").domain_blogs

@@ -30,7 +30,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.asyncio import create_looping_call
 
-from blogfeeds.config import STRATEGIES, CrawlConfig, StrategyConfig
+from blogfeeds.config import STRATEGIES, CrawlSettings, StrategySettings
 from blogfeeds.crawl.admission import depth_book
 from blogfeeds.crawl.depth import DepthBook
 from blogfeeds.crawl.seen import SeenMap
@@ -255,8 +255,8 @@ def crawl_order(crawler: Any) -> CrawlOrder:
     ``BLOGFEEDS_STRATEGY`` on first use; ``StartupError`` on an unknown strategy."""
     order = _ORDERS.get(crawler)
     if order is None:
-        strategy = StrategyConfig.from_settings(crawler.settings).strategy
-        capacity = CrawlConfig.from_settings(crawler.settings).seen_capacity
+        strategy = StrategySettings.from_settings(crawler.settings).strategy
+        capacity = CrawlSettings.from_settings(crawler.settings).seen_capacity
         order = _ORDERS[crawler] = CrawlOrder(strategy, capacity)
     return order
 
@@ -283,7 +283,7 @@ class StrategyMiddleware(BaseSpiderMiddleware):
         _require_blogs_spider(crawler)
         super().__init__(crawler)
         self.order = crawl_order(crawler)
-        self.interval = StrategyConfig.from_settings(crawler.settings).log_interval
+        self.interval = StrategySettings.from_settings(crawler.settings).log_interval
         self._task: Any = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)

@@ -19,7 +19,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from blogfeeds.config import HealthConfig
+from blogfeeds.config import HealthSettings
 
 STALL_STAT = "blogfeeds/reactor/longest_stall_ms"
 RSS_STAT = "blogfeeds/peak_rss_mb"
@@ -34,7 +34,7 @@ class ReactorHealth:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> ReactorHealth:
-        tick = HealthConfig.from_settings(crawler.settings).stall_tick
+        tick = HealthSettings.from_settings(crawler.settings).stall_tick
         if not tick:
             raise NotConfigured("BLOGFEEDS_STALL_TICK is 0")
         ext = cls(crawler.stats, tick)

@@ -24,7 +24,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
-from blogfeeds.config import FrontierConfig, StorageConfig
+from blogfeeds.config import FrontierSettings, StorageSettings
 from blogfeeds.failures import ANSWERED
 from blogfeeds.items import Blog
 from blogfeeds.storage.db import Store, utc_now
@@ -47,10 +47,10 @@ class RunRecorder:
     @classmethod
     def from_crawler(cls, crawler: Any) -> RunRecorder:
         settings = crawler.settings
-        url = StorageConfig.from_settings(settings).url
+        url = StorageSettings.from_settings(settings).url
         if not url:
             raise NotConfigured("no database: runs are not recorded")
-        ext = cls(crawler.stats, url, FrontierConfig.from_settings(settings).worker)
+        ext = cls(crawler.stats, url, FrontierSettings.from_settings(settings).worker)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

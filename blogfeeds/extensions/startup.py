@@ -26,7 +26,7 @@ import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
-from blogfeeds.config import CONFIGS, database_setting, unknown_settings
+from blogfeeds.config import SETTINGS_GROUPS, database_setting, unknown_settings
 from blogfeeds.crawl.order import crawl_order
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.option import StartupError
@@ -52,10 +52,10 @@ class ServiceDown(Exception):
 
 def check_settings(settings: Any) -> None:
     """``StartupError`` naming the first setting in ``settings`` whose value cannot work: every
-    config of the configuration table (:data:`blogfeeds.config.CONFIGS`) is read once, which
+    config of the configuration table (:data:`blogfeeds.config.SETTINGS_GROUPS`) is read once, which
     checks each option's type, range and choices. Settings that are not set read as their
     defaults."""
-    for config in CONFIGS:
+    for config in SETTINGS_GROUPS:
         config.from_settings(settings)
     for name, low in _SCRAPY_NUMBERS.items():
         _check_scrapy_number(settings, name, low)

@@ -7,7 +7,7 @@ name (:func:`blogfeeds.extract.platform.platform_of`: ``Hexo 7.3.0`` and ``hexo`
 ``Hexo``; :func:`platform_label`); in-degree counts distinct blogs that list a blog as a friend
 (self-links ignored).
 Settings: ``BLOGFEEDS_SUMMARY_ENABLED`` (False: the extension is off), ``BLOGFEEDS_SUMMARY_TOP``
-(how many of the most linked blogs), :class:`blogfeeds.config.SummaryConfig`.
+(how many of the most linked blogs), :class:`blogfeeds.config.SummarySettings`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from blogfeeds.config import SummaryConfig, database_url
+from blogfeeds.config import SummarySettings, database_url
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.url import redact
@@ -172,7 +172,7 @@ class CrawlSummary:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlSummary:
-        config = SummaryConfig.from_settings(crawler.settings)
+        config = SummarySettings.from_settings(crawler.settings)
         if not config.enabled:
             raise NotConfigured("BLOGFEEDS_SUMMARY_ENABLED is False")
         ext = cls(crawler, config.top)

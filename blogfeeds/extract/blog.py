@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 from urllib.parse import urljoin
 
 from blogfeeds.extract.directives import robots_directives
@@ -48,20 +48,19 @@ from blogfeeds.extract.friends import (
 from blogfeeds.extract.friends.themes import ThemeRule
 from blogfeeds.extract.icon import favicon_is_image
 from blogfeeds.extract.identity import blog_id
-from blogfeeds.extract.metadata import (
-    ABSTRACT_CHARS,
-    ABSTRACT_TEXT,
-    PageMetadata,
-    cut,
-    extract_metadata,
-)
+from blogfeeds.extract.metadata import PageMetadata, cut, extract_metadata
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
-from blogfeeds.extract.profile import ProfileConfig, read_profile
+from blogfeeds.extract.profile import read_profile
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
 from blogfeeds.extract.runner import Run, inline
+from blogfeeds.extract.settings import (
+    ABSTRACT_CHARS,
+    ABSTRACT_TEXT,
+    ExtractSettings,
+    ProfileSettings,
+)
 from blogfeeds.extract.text import collapse
 from blogfeeds.extract.userrules import RuleSet, UserRule, load_rules, resolve_pages
-from blogfeeds.option import Config, option
 
 
 class SettingsLike(Protocol):
@@ -70,60 +69,6 @@ class SettingsLike(Protocol):
     def get(self, name: str, default: Any = None) -> Any: ...
     def getint(self, name: str, default: int = 0) -> int: ...
     def getdict(self, name: str, default: Any = None) -> dict[Any, Any]: ...
-
-
-@dataclass(frozen=True)
-class BlogExtractionConfig(Config):
-    """The options of :class:`ExtractConfig` that are not feed discovery's or friend links'."""
-
-    component: ClassVar[str] = "blogfeeds.extract.blog (extract_blog)"
-
-    max_pages_per_blog: int = option(
-        "BLOGFEEDS_MAX_PAGES_PER_BLOG",
-        3,
-        "Pages fetched per blog for discovery (the home page is one).",
-        low=1,
-    )
-    max_friends_per_page: int = option(
-        "BLOGFEEDS_MAX_FRIENDS_PER_PAGE",
-        500,
-        "Friend links read from one page (the rest are ignored and counted).",
-        low=0,
-    )
-    page_max_elements: int = option(
-        "BLOGFEEDS_PAGE_MAX_ELEMENTS",
-        PageLimits.max_elements,
-        "Elements of a page read, in document order (the rest is not parsed, the blog says "
-        "truncated: elements); 0 = all.",
-        low=0,
-    )
-    page_max_links: int = option(
-        "BLOGFEEDS_PAGE_MAX_LINKS",
-        PageLimits.max_links,
-        "<a> links of a page read, in document order (the rest is not parsed, the blog says "
-        "truncated: links); 0 = all.",
-        low=0,
-    )
-    abstract_chars: int = option(
-        "BLOGFEEDS_ABSTRACT_CHARS",
-        ABSTRACT_CHARS,
-        "Characters of a blog's abstract; 0 = no abstract (trafilatura never runs: about a "
-        "third of a crawl's CPU).",
-        low=0,
-    )
-    abstract_max_text: int = option(
-        "BLOGFEEDS_ABSTRACT_MAX_TEXT",
-        ABSTRACT_TEXT,
-        "Characters of a page's text the abstract reads, in document order (past it the blog "
-        "says truncated: text); 0 = all.",
-        low=0,
-    )
-    rules_file: str = option(
-        "BLOGFEEDS_RULES_FILE",
-        "",
-        "User extraction rules (TOML; docs: user rules); empty = none.",
-        env="BLOGFEEDS_RULES_FILE",
-    )
 
 
 @dataclass(frozen=True)
@@ -147,7 +92,7 @@ class ExtractConfig:
     """How much of each page is read (``BLOGFEEDS_PAGE_MAX_ELEMENTS``, ``..._LINKS``)."""
     abstract_text: int = ABSTRACT_TEXT
     """Characters of the home page's text the abstract reads (``BLOGFEEDS_ABSTRACT_MAX_TEXT``)."""
-    profile: ProfileConfig = field(default_factory=ProfileConfig)
+    profile: ProfileSettings = field(default_factory=ProfileSettings)
     """The blog profile's activity thresholds and favicon check (``BLOGFEEDS_ACTIVITY_*``)."""
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
     """Now, for the profile's last post (future dates ignored) and activity."""
@@ -160,7 +105,7 @@ class ExtractConfig:
         :class:`~blogfeeds.option.StartupError` for a bad setting: the caller says so in its
         own terms.
         """
-        crawl = BlogExtractionConfig.from_settings(settings)
+        crawl = ExtractSettings.from_settings(settings)
         path = rules_file or crawl.rules_file
         return cls(
             discovery=DiscoveryConfig.from_settings(settings),
@@ -171,7 +116,7 @@ class ExtractConfig:
             limits=PageLimits(crawl.page_max_elements, crawl.page_max_links),
             abstract_chars=crawl.abstract_chars,
             abstract_text=crawl.abstract_max_text,
-            profile=ProfileConfig.from_settings(settings),
+            profile=ProfileSettings.from_settings(settings),
         )
 
 

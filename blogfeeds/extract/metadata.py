@@ -40,20 +40,13 @@ from trafilatura.settings import MANUALLY_CLEANED, MANUALLY_STRIPPED
 
 from blogfeeds.extract.page import Page, cut_after
 from blogfeeds.extract.platform import platform_of
+from blogfeeds.extract.settings import ABSTRACT_CHARS, ABSTRACT_TEXT
 from blogfeeds.extract.text import collapse
 
 logger = logging.getLogger(__name__)
 # trafilatura warns "discarding data" for every page without main text: an answer here (the
 # abstract falls back to the description), not news, in a crawl's log or under `scrapy inspect`.
 logging.getLogger("trafilatura").setLevel(logging.ERROR)
-
-ABSTRACT_CHARS = 100
-"""Default abstract length, in characters (not bytes)."""
-
-ABSTRACT_TEXT = 2_000_000
-"""Default of the characters of a page's text (its text nodes, scripts included, in document
-order) the abstract reads: trafilatura's cost grows with the text, and the largest page of the
-corpus holds 1.1 million."""
 
 ABSTRACT_WINDOW = 3000
 """Characters of the body's text (each text's surrounding whitespace left out) trafilatura reads

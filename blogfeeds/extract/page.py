@@ -42,6 +42,8 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from blogfeeds.extract.settings import PAGE_MAX_ELEMENTS, PAGE_MAX_LINKS
+
 # Every element an ``HtmlElement`` through lxml's C-level default lookup: lxml.html's own lookup
 # (``FormElement``, ``InputElement``, ... by tag) is a Python call for every element proxy, and
 # the extractors and trafilatura create hundreds of thousands of them (about 1 µs each); nothing
@@ -79,8 +81,8 @@ class PageLimits:
     every extractor works element by element, about 20 µs for an ``<a>``.
     """
 
-    max_elements: int = 50_000
-    max_links: int = 10_000
+    max_elements: int = PAGE_MAX_ELEMENTS
+    max_links: int = PAGE_MAX_LINKS
 
 
 _CLASSES = lxml.etree.XPath("//@class", smart_strings=False)

@@ -22,7 +22,7 @@ Sources, first that has one wins (each field keeps which one in its ``*_source``
   permalink;
 * posts per month over the feed's window (dated entries − 1 over the months from the oldest
   to the newest), and :func:`activity` from the last post and the thresholds of
-  :class:`ProfileConfig`;
+  :class:`ProfileSettings`;
 * language: the page's declaration (:func:`blogfeeds.extract.metadata.language`) checked
   against its text (:mod:`blogfeeds.extract.language`).
 
@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import lxml.html
@@ -50,8 +50,8 @@ from blogfeeds.extract.feedreader.entries import iso_utc
 from blogfeeds.extract.icon import best_icon
 from blogfeeds.extract.language import check_language, page_text
 from blogfeeds.extract.page import Page
+from blogfeeds.extract.settings import ProfileSettings
 from blogfeeds.extract.text import collapse
-from blogfeeds.option import Config, option
 
 ACTIVITIES = ("active", "slowing", "dormant", "dead")
 """The values of :attr:`Profile.activity` (``""``: no dated post known)."""
@@ -102,37 +102,6 @@ _PLACEHOLDER = re.compile(
 
 
 @dataclass(frozen=True)
-class ProfileConfig(Config):
-    """The activity thresholds of a blog's profile."""
-
-    component: ClassVar[str] = "blogfeeds.extract.profile (the blog profile)"
-
-    active_days: int = option(
-        "BLOGFEEDS_ACTIVITY_ACTIVE_DAYS",
-        90,
-        "A blog with a post in this many days is `active`.",
-        low=1,
-    )
-    dormant_days: int = option(
-        "BLOGFEEDS_ACTIVITY_DORMANT_DAYS",
-        365,
-        "A blog with no post in this many days is `dormant` (between the two: `slowing`).",
-        low=1,
-    )
-    dead_days: int = option(
-        "BLOGFEEDS_ACTIVITY_DEAD_DAYS",
-        1095,
-        "A blog with no post in this many days (or unreachable) is `dead`.",
-        low=1,
-    )
-    favicon_check: bool = option(
-        "BLOGFEEDS_PROFILE_FAVICON_CHECK",
-        True,
-        "Fetch `/favicon.ico` when the home page declares no icon (one request a blog).",
-    )
-
-
-@dataclass(frozen=True)
 class Profile:
     """What :func:`read_profile` found; every text field is ``""`` when absent."""
 
@@ -167,13 +136,13 @@ def read_profile(
     *,
     declared_language: str,
     now: datetime,
-    config: ProfileConfig | None = None,
+    config: ProfileSettings | None = None,
     favicon: str = "",
 ) -> Profile:
     """The profile of the blog whose home page is ``page`` and main feed ``feed`` (as feed
     discovery read it; ``None`` when none was validated). ``favicon`` is the ``/favicon.ico``
     URL when the caller fetched it and it is an image. Never raises on bad input."""
-    config = config or ProfileConfig()
+    config = config or ProfileSettings()
     meta = _meta(page)
     description, description_source = describe(page, feed, meta)
     author, author_source = find_author(page, feed, meta)
@@ -570,12 +539,12 @@ def rate(dates: list[datetime]) -> float | None:
     return round((len(dates) - 1) / months, 2)
 
 
-def activity(last: datetime | None, now: datetime, config: ProfileConfig | None = None) -> str:
+def activity(last: datetime | None, now: datetime, config: ProfileSettings | None = None) -> str:
     """``active``, ``slowing``, ``dormant`` or ``dead`` by the age of the last post; ``""``
     when there is none (an unreachable blog is ``dead``: the store says so)."""
     if last is None:
         return ""
-    config = config or ProfileConfig()
+    config = config or ProfileSettings()
     age = (now - last).total_seconds() / 86400
     if age <= config.active_days:
         return "active"

@@ -1,13 +1,13 @@
 """The settings of ``scrapy crawl feeds``, read once into :class:`FeedsConfig` (through the
-table's :class:`~blogfeeds.config.RevisitConfig` and
-:class:`~blogfeeds.config.FeedsWorkerConfig`)."""
+table's :class:`~blogfeeds.config.RevisitSettings` and
+:class:`~blogfeeds.config.FeedsSettings`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from blogfeeds.config import FeedsWorkerConfig, FrontierConfig, RevisitConfig
+from blogfeeds.config import FeedsSettings, FrontierSettings, RevisitSettings
 from blogfeeds.feeds.clock import start_minutes
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, LevelPolicy, make_policy
@@ -40,12 +40,12 @@ class FeedsConfig:
 
     @classmethod
     def from_settings(cls, settings: Any, loop: str | None = None) -> FeedsConfig:
-        """The settings, read through the table (:class:`~blogfeeds.config.RevisitConfig`,
-        :class:`~blogfeeds.config.FeedsWorkerConfig`, the worker id of
-        :class:`~blogfeeds.config.FrontierConfig`); ``loop`` is the spider argument, over
+        """The settings, read through the table (:class:`~blogfeeds.config.RevisitSettings`,
+        :class:`~blogfeeds.config.FeedsSettings`, the worker id of
+        :class:`~blogfeeds.config.FrontierSettings`); ``loop`` is the spider argument, over
         ``BLOGFEEDS_FEEDS_LOOP``. A bad value is a :class:`~blogfeeds.option.StartupError`."""
-        revisit = RevisitConfig.from_settings(settings)
-        worker = FeedsWorkerConfig.from_settings(settings)
+        revisit = RevisitSettings.from_settings(settings)
+        worker = FeedsSettings.from_settings(settings)
         return cls(
             policy=revisit.policy,
             budget=revisit.budget,
@@ -56,7 +56,7 @@ class FeedsConfig:
             batch=worker.batch,
             max_sleep=max(1.0, worker.max_sleep),
             start=start_minutes(worker.now),
-            worker=FrontierConfig.from_settings(settings).worker,
+            worker=FrontierSettings.from_settings(settings).worker,
         )
 
     def make_policy(self) -> LevelPolicy | EstimatingPolicy:

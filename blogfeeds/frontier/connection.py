@@ -6,7 +6,7 @@ from typing import Any
 
 from scrapy_redis import connection
 
-from blogfeeds.config import FrontierConfig
+from blogfeeds.config import FrontierSettings
 
 
 def server(settings: Any) -> Any:
@@ -16,9 +16,9 @@ def server(settings: Any) -> Any:
 
 def redis_prefix(settings: Any) -> str:
     """``BLOGFEEDS_REDIS_PREFIX``, put before every Redis key."""
-    return FrontierConfig.from_settings(settings).redis_prefix
+    return FrontierSettings.from_settings(settings).redis_prefix
 
 
 def worker_id(settings: Any) -> str:
-    """:attr:`FrontierConfig.worker`."""
-    return FrontierConfig.from_settings(settings).worker
+    """:attr:`FrontierSettings.worker`."""
+    return FrontierSettings.from_settings(settings).worker

@@ -32,7 +32,7 @@ from scrapy_redis import dupefilter as redis_dupefilter
 from scrapy_redis import queue as redis_queue
 from scrapy_redis.scheduler import Scheduler as _RedisScheduler
 
-from blogfeeds.config import FrontierConfig
+from blogfeeds.config import FrontierSettings
 from blogfeeds.frontier import defaults, scripts
 from blogfeeds.frontier.connection import redis_prefix, server
 from blogfeeds.frontier.defaults import LEASE_META, FrontierKeys
@@ -99,7 +99,7 @@ class Scheduler(_RedisScheduler):
         self.crawler = crawler
         self.stats = crawler.stats
         settings = crawler.settings
-        config = FrontierConfig.from_settings(settings)
+        config = FrontierSettings.from_settings(settings)
         self.prefix = config.redis_prefix
         self.worker = config.worker
         self.worker_ttl = config.worker_ttl

@@ -13,7 +13,7 @@ stored status ``blocked``):
 - a request past ``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` (0 = no cap) for one blog identity
   (:func:`blogfeeds.extract.identity.blog_id`; the host when the URL has none).
 
-Both are :class:`blogfeeds.config.LimitsConfig`; with both at 0 the middleware is off
+Both are :class:`blogfeeds.config.LimitsSettings`; with both at 0 the middleware is off
 (``NotConfigured``).
 
 Stats: ``blogfeeds/limits/url_too_long``, ``blogfeeds/limits/blog_request_cap``.
@@ -32,7 +32,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from blogfeeds.config import LimitsConfig
+from blogfeeds.config import LimitsSettings
 from blogfeeds.extract.identity import blog_id
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class CrawlLimitsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlLimitsMiddleware:
-        config = LimitsConfig.from_settings(crawler.settings)
+        config = LimitsSettings.from_settings(crawler.settings)
         if config.max_url_length <= 0 and config.max_requests_per_blog <= 0:
             raise NotConfigured("BLOGFEEDS_MAX_URL_LENGTH and _MAX_REQUESTS_PER_BLOG are 0")
         return cls(config.max_url_length, config.max_requests_per_blog, stats=crawler.stats)

@@ -3,7 +3,7 @@
 A transient failure (a timeout, a refused or lost connection, a DNS failure, HTTP 408/429/5xx:
 ``RETRY_HTTP_CODES`` and ``RETRY_EXCEPTIONS``) is retried up to ``RETRY_TIMES`` times, the
 ``n``-th retry no earlier than ``BLOGFEEDS_RETRY_BACKOFF_BASE * 2**(n-1)`` seconds after the
-failure, never more than ``BLOGFEEDS_RETRY_BACKOFF_MAX`` (:class:`blogfeeds.config.RetryConfig`),
+failure, never more than ``BLOGFEEDS_RETRY_BACKOFF_MAX`` (:class:`blogfeeds.config.RetrySettings`),
 with ±25 % jitter. A ``Retry-After`` header (RFC 9110 §10.2.3, seconds or an HTTP date) on a 429/503
 asks for longer; it is honoured up to the same maximum. Permanent answers (4xx, robots.txt,
 too large) are not retried. The wait happens in ``process_request``, so a waiting retry holds one
@@ -26,7 +26,7 @@ from scrapy.http import Response
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from blogfeeds.config import RetryConfig
+from blogfeeds.config import RetrySettings
 
 NOT_BEFORE = "blogfeeds_retry_not_before"
 """Request meta key: ``time.monotonic()`` before which a retried request is not sent."""
@@ -59,7 +59,7 @@ class BackoffRetryMiddleware(RetryMiddleware):
 
     def __init__(self, settings: Any):
         super().__init__(settings)
-        config = RetryConfig.from_settings(settings)
+        config = RetrySettings.from_settings(settings)
         self.base = config.backoff_base
         self.cap = config.backoff_max
         self._asked: float | None = None

@@ -27,7 +27,7 @@ The proxy of the environment (``http_proxy``, ``https_proxy``, put in meta by Sc
 ``HttpProxyMiddleware`` with ``_scheme_proxy``) is the operator's choice: it is not checked, its
 name resolves unchecked, and with it the *proxy* resolves the targets' names, so it must enforce
 the same policy itself. With ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` (:class:`blogfeeds.config.
-SsrfConfig`; for tests and local use) loopback/private targets go through; the scheme check
+SsrfSettings`; for tests and local use) loopback/private targets go through; the scheme check
 stays on. Without it the middleware refuses to start when ``TWISTED_DNS_RESOLVER`` is not a
 :class:`GuardedResolver` or the Twisted reactor is off (a reactorless download handler resolves
 names itself), and refuses every named host when the reactor's resolver is not one (a script's
@@ -60,7 +60,7 @@ from scrapy.utils.misc import load_object
 from twisted.internet import defer
 from twisted.internet.error import DNSLookupError
 
-from blogfeeds.config import SsrfConfig
+from blogfeeds.config import SsrfSettings
 from blogfeeds.option import StartupError
 
 logger = logging.getLogger(__name__)
@@ -223,7 +223,7 @@ def _allow_private(settings: Any) -> bool:
     start-up check: a bad value refuses private answers here, and the check reports it (one
     line, exit 2) before any request."""
     try:
-        return SsrfConfig.from_settings(settings).allow_private_targets
+        return SsrfSettings.from_settings(settings).allow_private_targets
     except StartupError:
         return False
 
@@ -264,7 +264,7 @@ class SsrfGuardMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> SsrfGuardMiddleware:
         settings = crawler.settings
-        allow = SsrfConfig.from_settings(settings).allow_private_targets
+        allow = SsrfSettings.from_settings(settings).allow_private_targets
         if not allow:
             check_resolver_settings(settings)
         return cls(allow_private=allow, stats=crawler.stats)

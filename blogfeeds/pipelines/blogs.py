@@ -25,7 +25,7 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.asyncio import create_looping_call, is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 
-from blogfeeds.config import StorageConfig, database_url
+from blogfeeds.config import StorageSettings, database_url
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
 from blogfeeds.items import Blog, FriendLink
@@ -137,13 +137,13 @@ class StoragePipeline:
         url = database_url(settings)
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: storage is off")
-        config = StorageConfig.from_settings(settings)
+        config = StorageSettings.from_settings(settings)
         pipe = cls(
             crawler.stats,
             url,
             batch_size=config.batch_size,
             keep_without_feed=config.keep_blogs_without_feed,
-            spool_path=config.spool_path or StorageConfig.spool_path,
+            spool_path=config.spool_path or StorageSettings.spool_path,
             max_attempts=config.max_attempts,
             flush_interval=config.flush_interval,
             down_limit=config.down_limit,

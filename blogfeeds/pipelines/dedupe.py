@@ -12,7 +12,7 @@ from typing import Any
 from redis.exceptions import RedisError
 from scrapy.exceptions import DropItem
 
-from blogfeeds.config import CrawlConfig
+from blogfeeds.config import CrawlSettings
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.frontier.connection import redis_prefix, worker_id
 from blogfeeds.frontier.defaults import FrontierKeys
@@ -64,7 +64,7 @@ class BlogDedupePipeline:
             from scrapy_redis import connection  # noqa: PLC0415 - only with Redis
 
             server = connection.get_redis_from_settings(settings)
-        capacity = CrawlConfig.from_settings(settings).seen_capacity
+        capacity = CrawlSettings.from_settings(settings).seen_capacity
         pipe = cls(crawler.stats, server, worker_id(settings), capacity)
         pipe.crawler = crawler
         pipe.prefix = redis_prefix(settings)

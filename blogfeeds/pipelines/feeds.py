@@ -31,8 +31,8 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
-from blogfeeds.config import StorageConfig, database_url
-from blogfeeds.extract.profile import ProfileConfig
+from blogfeeds.config import StorageSettings, database_url
+from blogfeeds.extract.profile import ProfileSettings
 from blogfeeds.items import FeedFetch
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.retry import is_transient, open_retrying
@@ -53,10 +53,10 @@ class FeedStorePipeline:
         stats: Any,
         database_url: str,
         down_limit: float = 60.0,
-        profile: ProfileConfig | None = None,
+        profile: ProfileSettings | None = None,
     ) -> None:
         self.stats = stats
-        self.profile = profile or ProfileConfig()  # the activity thresholds
+        self.profile = profile or ProfileSettings()  # the activity thresholds
         self.database_url = database_url
         self.down_limit = down_limit  # seconds a MySQL server may stay unreachable at open
         self.threaded = blocking_io(database_url)
@@ -70,8 +70,8 @@ class FeedStorePipeline:
         url = database_url(settings)
         if not url:
             raise NotConfigured("BLOGFEEDS_DATABASE_URL is empty: feed storage is off")
-        down_limit = StorageConfig.from_settings(settings).down_limit
-        return cls(crawler.stats, url, down_limit, ProfileConfig.from_settings(settings))
+        down_limit = StorageSettings.from_settings(settings).down_limit
+        return cls(crawler.stats, url, down_limit, ProfileSettings.from_settings(settings))
 
     def open_spider(self) -> Any:
         if self.threaded:

@@ -54,7 +54,7 @@ from scrapy import signals
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from blogfeeds.config import WebSubConfig, database_url
+from blogfeeds.config import WebSubSettings, database_url
 from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.runner import Run, inline
@@ -118,7 +118,7 @@ class FeedsSpider(scrapy.Spider):
         self.pass_tally: Tally | None = None  # loop mode: what this pass did
         self.summary: str | None = None  # logged last, when the engine has stopped
         self.said_due: float | None = None  # loop mode: the due time last logged
-        self.websub = WebSubConfig()
+        self.websub = WebSubSettings()
         self.run: Run = inline  # the crawl's extraction threads once from_crawler has run
 
     @classmethod
@@ -141,7 +141,7 @@ class FeedsSpider(scrapy.Spider):
         spider.clock = VirtualClock(config.start)
         spider.database_url = database_url(s)
         spider.owner = lease_owner(config.worker)
-        spider.websub = WebSubConfig.from_settings(s)
+        spider.websub = WebSubSettings.from_settings(s)
         crawler.signals.connect(spider.on_idle, signals.spider_idle)
         crawler.signals.connect(spider.on_closed, signals.spider_closed)
         # After Scrapy's stats dump (logged when spider_closed handlers are done): the summary

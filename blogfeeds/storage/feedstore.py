@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.feedreader import FeedEntry
-from blogfeeds.extract.profile import ProfileConfig
+from blogfeeds.extract.profile import ProfileSettings
 from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import FeedState, auto_rank, from_minutes, to_minutes
 from blogfeeds.storage.db import Store, utc_now
@@ -159,7 +159,7 @@ def _rank(value: Any) -> int:
 class FeedStore(Store):
     """Feed-side reads and writes on the blogfeeds schema (see the module docstring)."""
 
-    profile = ProfileConfig()  # the activity thresholds: the pipeline sets its settings'
+    profile = ProfileSettings()  # the activity thresholds: the pipeline sets its settings'
 
     # --- helpers --------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from blogfeeds.extract.feedreader.entries import iso_utc
-from blogfeeds.extract.profile import ProfileConfig, activity, iso, plausible, rate
+from blogfeeds.extract.profile import ProfileSettings, activity, iso, plausible, rate
 
 
 def _entry_dates(cursor: Any, dialect: Any, blog_id: str, now: datetime) -> list[datetime]:
@@ -39,7 +39,7 @@ def refresh_blog(
     dialect: Any,
     blog_id: str,
     now_iso: str,
-    config: ProfileConfig | None = None,
+    config: ProfileSettings | None = None,
 ) -> bool:
     """Update the last post, rate and activity of ``blog_id`` from its stored entries, at
     ``now_iso`` (the fetch time); False when the blog has no row or no dated entry."""

@@ -1,4 +1,4 @@
-"""The WebSub subscriber's settings (:class:`WebSubConfig`, in the configuration table of
+"""The WebSub subscriber's settings (:class:`WebSubSettings`, in the configuration table of
 :mod:`blogfeeds.config`), beside the code that reads them."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from blogfeeds.option import Config, option
+from blogfeeds.option import SettingsGroup, option
 
 
 def _listen(raw: Any) -> str:
@@ -26,7 +26,7 @@ def _public_url(raw: Any) -> str:
 
 
 @dataclass(frozen=True)
-class WebSubConfig(Config):
+class WebSubSettings(SettingsGroup):
     """The WebSub subscriber (``scrapy websub``, docs: websub) and the polling of subscribed
     feeds by ``scrapy crawl feeds``."""
 

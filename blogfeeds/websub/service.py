@@ -29,7 +29,7 @@ from twisted.python.threadpool import ThreadPool
 from twisted.web import server
 from twisted.web.resource import Resource
 
-from blogfeeds.config import SsrfConfig, WebSubConfig, database_url
+from blogfeeds.config import SsrfSettings, WebSubSettings, database_url
 from blogfeeds.feeds.claims import lease_owner
 from blogfeeds.feeds.config import FeedsConfig
 from blogfeeds.revisit import EstimatingPolicy
@@ -145,7 +145,7 @@ class WebSubService:
     """The endpoint and the upkeep loop of one ``scrapy websub`` process."""
 
     def __init__(
-        self, config: WebSubConfig, database: str, feeds: FeedsConfig, allow_private: bool
+        self, config: WebSubSettings, database: str, feeds: FeedsConfig, allow_private: bool
     ):
         self.config = config
         self.database = database
@@ -162,7 +162,7 @@ class WebSubService:
     def from_settings(cls, settings: Any) -> WebSubService:
         """The service; ``NotConfigured`` when WebSub is off, has no public URL, or there is no
         database. A bad setting is a ``StartupError``."""
-        config = WebSubConfig.from_settings(settings)
+        config = WebSubSettings.from_settings(settings)
         if not config.enabled:
             raise NotConfigured("WebSub is off (BLOGFEEDS_WEBSUB_ENABLED)")
         if not config.public_url:
@@ -170,7 +170,7 @@ class WebSubService:
         url = database_url(settings)
         if not url:
             raise NotConfigured("WebSub needs a database (BLOGFEEDS_DATABASE_URL)")
-        allow = SsrfConfig.from_settings(settings).allow_private_targets
+        allow = SsrfSettings.from_settings(settings).allow_private_targets
         return cls(config, url, FeedsConfig.from_settings(settings), allow)
 
     # --- the database thread -------------------------------------------------------------------

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from blogfeeds.config import WebSubConfig
+from blogfeeds.config import WebSubSettings
 from blogfeeds.extract.feedreader.websub import parse_link_header
 from blogfeeds.feeds.item import fetch_item
 from blogfeeds.feeds.response import read_response
@@ -94,7 +94,7 @@ class Subscriber:
     def __init__(
         self,
         store: WebSubStore,
-        config: WebSubConfig,
+        config: WebSubSettings,
         policy: LevelPolicy | EstimatingPolicy,
         *,
         owner: str,

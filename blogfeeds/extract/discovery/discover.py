@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from w3lib.html import get_meta_refresh
@@ -75,7 +75,7 @@ from blogfeeds.extract.feedreader import FeedDocument, read_feed
 from blogfeeds.extract.page import DecodeError, Page, parse_page
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.scoring import SettingsLike, build_rules, build_setting
-from blogfeeds.option import Config, option
+from blogfeeds.extract.settings import DiscoverySettings
 
 RULESETS: dict[str, tuple[dict[str, int | None], dict[str, int | None]]] = {
     "blogfeeds": (FEED_SCORERS_BASE, FEED_STAGES_BASE),
@@ -125,46 +125,6 @@ def discover_feeds(
 
 
 @dataclass(frozen=True)
-class FeedDiscoveryConfig(Config):
-    component: ClassVar[str] = "blogfeeds.extract (feed discovery)"
-
-    ruleset: str = option(
-        "BLOGFEEDS_FEED_RULESET",
-        "blogfeeds",
-        'Feed discovery: "blogfeeds" (staged, validated) or "original" (page-only <link> rule).',
-        choices=tuple(RULESETS),
-    )
-    scorers: Mapping[str, int | None] = option(
-        "BLOGFEEDS_FEED_SCORERS",
-        {},
-        "Your feed scorers {dotted path: order}, merged over FEED_SCORERS_BASE; None disables.",
-    )
-    stages: Mapping[str, int | None] = option(
-        "BLOGFEEDS_FEED_STAGES",
-        {},
-        "Your feed-candidate stages {dotted path: order}, merged over FEED_STAGES_BASE.",
-    )
-    max_requests: int = option(
-        "BLOGFEEDS_FEED_MAX_REQUESTS",
-        10,
-        "Requests per blog for feed discovery; 0 = the page's own links only.",
-        low=0,
-    )
-    max_fetch_seconds: float = option(
-        "BLOGFEEDS_FEED_MAX_FETCH_SECONDS",
-        10.0,
-        "Seconds of fetch time per blog for feed discovery.",
-        low=0,
-    )
-    retry_user_agent: str = option(
-        "BLOGFEEDS_FEED_RETRY_USER_AGENT",
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/126.0 Safari/537.36",
-        "User-Agent of the one retry after a 403; empty = no retry.",
-    )
-
-
-@dataclass(frozen=True)
 class DiscoveryConfig:
     """Settings of :func:`find_feeds` (``BLOGFEEDS_FEED_*``)."""
 
@@ -185,11 +145,11 @@ class DiscoveryConfig:
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> DiscoveryConfig:
-        """The ``BLOGFEEDS_FEED_*`` settings (:class:`FeedDiscoveryConfig`),
+        """The ``BLOGFEEDS_FEED_*`` settings (:class:`DiscoverySettings`),
         with the user's scorers and stages merged over the ruleset's base (the original ruleset
         ignores them). Components are built with ``from_settings(settings)`` when they define
         it. Raises :class:`~blogfeeds.option.StartupError` on a bad value."""
-        opts = FeedDiscoveryConfig.from_settings(settings)
+        opts = DiscoverySettings.from_settings(settings)
         scorers_base, stages_base = RULESETS[opts.ruleset]
         own = opts.ruleset == "blogfeeds"
         return cls(
