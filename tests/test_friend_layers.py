@@ -367,7 +367,7 @@ def test_bundled_theme_table_loads_and_names_are_unique() -> None:
     assert {"stellar", "sakura", "stun", "yun", "vdoing", "wordpress-links"} <= set(names)
 
 
-# --- Layer 3: the statistical detector --------------------------------------------------------
+# --- Layer 3: the container detector ----------------------------------------------------------
 
 
 def test_plain_list_on_a_friend_page() -> None:

@@ -11,7 +11,7 @@ measuring pass (:mod:`.measure`):
   found, score and XFN rels. Its layers are :data:`FRIEND_LAYERS_BASE`
   (``BLOGFEEDS_FRIEND_LAYERS``), its container scorers :data:`FRIEND_SCORERS_BASE`
   (``BLOGFEEDS_FRIEND_SCORERS``).
-- ``"original"``: blogfeeds' original container formula exactly (:mod:`.original`): the best
+- ``"original"``: blogfeeds' original container formula exactly (:mod:`.best_container`): the best
   ``div``/``table``/``ul`` by ``(external − internal) × 1000`` and two ``affect`` factors
   (:data:`ORIGINAL_FRIEND_RULES`).
 
@@ -23,11 +23,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blogfeeds.extract.friends.best_container import (
+    CONTAINER_TAGS,
+    extract_original,
+    scan_containers,
+)
 from blogfeeds.extract.friends.candidates import Candidate, Found
 from blogfeeds.extract.friends.config import RULESETS, FriendConfig
+from blogfeeds.extract.friends.containers import Containers
 from blogfeeds.extract.friends.datasource import friends_from_data_source
+from blogfeeds.extract.friends.declared import DataSources, ScriptLists, XfnLinks
+from blogfeeds.extract.friends.inline_runs import InlineRuns
 from blogfeeds.extract.friends.layered import FRIEND_LAYERS_BASE, Layer, extract_layered
-from blogfeeds.extract.friends.machine import DataSources, ScriptLists, XfnLinks
 from blogfeeds.extract.friends.measure import Link, Scan, measure
 from blogfeeds.extract.friends.model import (
     Container,
@@ -36,7 +43,6 @@ from blogfeeds.extract.friends.model import (
     LinkRef,
     ScoredContainer,
 )
-from blogfeeds.extract.friends.original import CONTAINER_TAGS, extract_original, scan_containers
 from blogfeeds.extract.friends.pages import find_friend_pages
 from blogfeeds.extract.friends.scorers import (
     FRIEND_SCORERS_BASE,
@@ -52,7 +58,6 @@ from blogfeeds.extract.friends.scorers import (
     RulesSpec,
     affect,
 )
-from blogfeeds.extract.friends.statistical import Containers, InlineRuns
 from blogfeeds.extract.friends.themes import ThemeRule, load_theme_rules, user_theme_rules
 from blogfeeds.extract.friends.widgets import ThemeCards
 from blogfeeds.extract.page import Page

@@ -8,12 +8,12 @@ updated by the ``BLOGFEEDS_FRIEND_LAYERS`` setting (add a layer, move one, disab
 extraction so far (:class:`~.candidates.Found`), and adds candidates
 (:class:`~.candidates.Candidate`, claiming their links) or data sources. The defaults:
 
-1. :class:`~.machine.DataSources`: OPML, JSON and issue-list friend lists the page points to.
+1. :class:`~.declared.DataSources`: OPML, JSON and issue-list friend lists the page points to.
 2. :class:`~.widgets.ThemeCards`: widget and theme cards (the theme table).
-3. :class:`~.machine.XfnLinks`: XFN 1.1 friend relationships on links.
-4. :class:`~.statistical.InlineRuns`: keyword-anchored inline runs ("左邻右舍：A、B、C").
-5. :class:`~.machine.ScriptLists`: friend lists in inline scripts.
-6. :class:`~.statistical.Containers`: the container detector (its scorers:
+3. :class:`~.declared.XfnLinks`: XFN 1.1 friend relationships on links.
+4. :class:`~.inline_runs.InlineRuns`: keyword-anchored inline runs ("左邻右舍：A、B、C").
+5. :class:`~.declared.ScriptLists`: friend lists in inline scripts.
+6. :class:`~.containers.Containers`: the container detector (its scorers:
    :data:`~.scorers.FRIEND_SCORERS_BASE`, ``BLOGFEEDS_FRIEND_SCORERS``).
 
 Then the filters (:mod:`~.filters`): the owner's own sites (:mod:`~.owner`), circles
@@ -238,7 +238,7 @@ def _listed_feeds(cands: list[Candidate], scan: Scan) -> dict[int, int]:
 
 def _rescale(friends: list[Friend]) -> None:
     """Friends found by a list layer score 1000 per friend that layer found (the formula's
-    per-link points); the statistical layer keeps its container's score."""
+    per-link points); the container layer keeps its container's score."""
     counts: dict[str, int] = {}
     for f in friends:
         counts[f.how] = counts.get(f.how, 0) + 1

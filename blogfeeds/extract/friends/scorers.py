@@ -1,4 +1,4 @@
-"""Friend-link container scorers: the original formula's four rules and the statistical
+"""Friend-link container scorers: the original formula's four rules and the container
 layer's three, configured as ``{dotted path: order}`` over a base dict.
 
 A scorer is a rule of :mod:`blogfeeds.extract.scoring`: ``rule(container, score, page)``
@@ -55,7 +55,7 @@ FRIEND_SCORERS_BASE: dict[str, int | None] = {
     "blogfeeds.extract.friends.DistinctFriends": 600,
     "blogfeeds.extract.friends.MinimumScore": 900,
 }
-"""The statistical layer's scorers (``ruleset="blogfeeds"``), updated by
+"""The container layer's scorers (``ruleset="blogfeeds"``), updated by
 ``BLOGFEEDS_FRIEND_SCORERS``."""
 
 
@@ -155,7 +155,7 @@ class MinimumScore:
 class BelowMinimum(Reject):
     """A container rejected for its score alone (no rule found it wrong): a blogroll group
     beside an accepted one, or a friend page's one short list, may still be taken
-    (:func:`.statistical._union`)."""
+    (:func:`.containers._union`)."""
 
     def __init__(self, message: str, score: float) -> None:
         super().__init__(message)
@@ -238,7 +238,7 @@ class ChromeZone:
 class DistinctFriends:
     """Rejects a container linking fewer than ``minimum`` distinct friend blogs (1 when a
     friend keyword labels it), as too short to score when it links one (a friend page whose
-    only list it is still takes it: :func:`.statistical._short_list`). Layered containers
+    only list it is still takes it: :func:`.containers._short_list`). Layered containers
     only."""
 
     minimum: int = 2

@@ -1,8 +1,7 @@
-"""The statistical layer: the original container formula over the links that survive the
+"""The container layer: the original container formula over the links that survive the
 filters, extended by the scorers of :data:`~blogfeeds.extract.friends.scorers.FRIEND_SCORERS_BASE`
 (repeated cards, page chrome, distinct friends), taking the union of every qualifying
-container (at least :data:`UNION_SHARE` of the best score, not nested in another one); and
-keyword-anchored inline runs ("左邻右舍：A、B、C", :class:`InlineRuns`).
+container (at least :data:`UNION_SHARE` of the best score, not nested in another one).
 
 Containers are always scored (they are reported); their links are proposed only when no
 widget or theme card was found, and only on a friend-link page or in a container a friend
@@ -28,28 +27,13 @@ from blogfeeds.extract.page import Page
 CONTAINER_TAGS = frozenset(
     "div table tbody td ul ol dl section aside article main nav header footer p".split()
 )
-"""Elements the statistical layer scores (the original three plus sections and paragraphs)."""
+"""Elements the container layer scores (the original three plus sections and paragraphs)."""
 
 UNION_SHARE = 0.2
 """A container qualifies for the union at this share of the best container's score."""
 
 MAX_IDS = 8
 """Distinct blogs tracked per element (enough for the rules' thresholds; keeps it linear)."""
-
-
-class InlineRuns:
-    """Links that follow a friend label inside one block (``how``: ``inline``)."""
-
-    def friends(self, page: Page, scan: Scan, found: Found) -> None:
-        """Propose every unclaimed link of the measured inline runs."""
-        for run in scan.inline:
-            for a in run:
-                hit = found.by_el.get(a)
-                if hit is not None and a not in found.claimed:
-                    found.claimed.add(a)
-                    found.candidates.append(
-                        Candidate(hit.url, text_of(a), "inline", 1000.0, hit.node, link=hit)
-                    )
 
 
 class Containers:

@@ -1,4 +1,4 @@
-"""The machine-readable layer: what the page states in machine-readable form.
+"""The declared layers: the friends a page states in machine-readable form.
 
 - **Data sources** (:class:`DataSources`): ``<link rel="blogroll">`` OPML (and then the
   blog's ``/.well-known/recommendations.opml``), ``.opml`` links, JSON friend lists and GitHub
