@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.feeds.summary import duration, next_due_text
+from blogfeeds.feedcrawl.summary import duration, next_due_text
 from blogfeeds.items import Blog
 from blogfeeds.spiders.blogs import BlogsSpider
 from blogfeeds.spiders.feeds import FeedsSpider

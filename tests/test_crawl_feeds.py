@@ -36,8 +36,8 @@ from typing import Any
 import pytest
 from scrapy.utils.test import get_crawler
 
-from blogfeeds.feeds.claims import IDLE_CLAIM_ATTEMPTS, Claims
-from blogfeeds.feeds.clock import VirtualClock
+from blogfeeds.feedcrawl.claims import IDLE_CLAIM_ATTEMPTS, Claims
+from blogfeeds.feedcrawl.clock import VirtualClock
 from blogfeeds.items import Blog, FeedInfo
 from blogfeeds.revisit import DAY, from_minutes
 from blogfeeds.spiders.feeds import FeedsSpider

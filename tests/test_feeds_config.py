@@ -1,4 +1,5 @@
-"""The feeds crawl's settings (blogfeeds.feeds.config): read once, defaults as in settings.py."""
+"""The feeds crawl's settings (blogfeeds.feedcrawl.config): read once, defaults as in
+settings.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import replace
 import pytest
 from scrapy.settings import Settings
 
-from blogfeeds.feeds.config import FeedsConfig
+from blogfeeds.feedcrawl.config import FeedsConfig
 from blogfeeds.option import StartupError
 
 

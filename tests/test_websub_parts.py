@@ -17,7 +17,7 @@ import pytest
 
 from blogfeeds.extract.feedreader import read_document
 from blogfeeds.extract.feedreader.websub import parse_link_header, websub_links
-from blogfeeds.feeds.response import read_response
+from blogfeeds.feedcrawl.response import read_response
 from blogfeeds.items import Blog, FeedFetch, FeedInfo
 from blogfeeds.revisit import FeedState
 from blogfeeds.revisit.push import push_due

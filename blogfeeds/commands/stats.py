@@ -1,7 +1,7 @@
 """``scrapy stats``: the crawl summary of everything stored (blogs, with a feed, by status, by
 platform, the most linked blogs); the same report ``scrapy crawl blogs`` logs at its end
 (:mod:`blogfeeds.extensions.summary`), then the feeds ``scrapy crawl feeds`` revisits: the
-schedule by status, the stored entries, the next due time (:mod:`blogfeeds.feeds.summary`).
+schedule by status, the stored entries, the next due time (:mod:`blogfeeds.feedcrawl.summary`).
 ``--json`` prints it as one JSON object; the filters of ``scrapy export`` (``--status``,
 ``--lang``, ``--min-in-degree``, ``--has-feed``, ``--platform``) apply to the blogs part."""
 
@@ -18,7 +18,7 @@ from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.commands.export import add_filter_options, filters_from, open_store, select
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import summarize
-from blogfeeds.feeds.summary import stored_feeds
+from blogfeeds.feedcrawl.summary import stored_feeds
 from blogfeeds.storage.feedstore import FeedStore
 
 

@@ -13,8 +13,8 @@ added by a blogs crawl are picked up), for long-lived workers under scrapyd. Wit
 the spider fetches every feed due when it started, then exits.
 
 Per fetch (the protocol rules live in :mod:`blogfeeds.revisit`, the reading of a response in
-:mod:`blogfeeds.feeds.response` and :mod:`blogfeeds.extract.feedreader`; claims and host
-queues in :mod:`blogfeeds.feeds`):
+:mod:`blogfeeds.feedcrawl.response` and :mod:`blogfeeds.extract.feedreader`; claims and host
+queues in :mod:`blogfeeds.feedcrawl`):
 
 - conditional GET: the stored ``ETag``/``Last-Modified`` are sent back byte for byte as
   ``If-None-Match``/``If-Modified-Since`` (:func:`~blogfeeds.revisit.conditional_headers`:
@@ -32,7 +32,7 @@ queues in :mod:`blogfeeds.feeds`):
 - a feed is read in the crawl's extraction threads (``BLOGFEEDS_EXTRACT_THREADS``, as the
   ``blogs`` spider reads pages), so a big feed never holds the reactor.
 
-Settings: :class:`blogfeeds.feeds.config.FeedsConfig`.
+Settings: :class:`blogfeeds.feedcrawl.config.FeedsConfig`.
 
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
@@ -59,13 +59,13 @@ from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.failures import failure_reason, failure_status
-from blogfeeds.feeds.claims import Claims, lease_owner
-from blogfeeds.feeds.clock import VirtualClock
-from blogfeeds.feeds.config import FeedsConfig
-from blogfeeds.feeds.hostqueue import HostQueues
-from blogfeeds.feeds.item import fetch_item
-from blogfeeds.feeds.response import FetchRead, permanent_move, read_response
-from blogfeeds.feeds.summary import Tally, next_due_text
+from blogfeeds.feedcrawl.claims import Claims, lease_owner
+from blogfeeds.feedcrawl.clock import VirtualClock
+from blogfeeds.feedcrawl.config import FeedsConfig
+from blogfeeds.feedcrawl.hostqueue import HostQueues
+from blogfeeds.feedcrawl.item import fetch_item
+from blogfeeds.feedcrawl.response import FetchRead, permanent_move, read_response
+from blogfeeds.feedcrawl.summary import Tally, next_due_text
 from blogfeeds.items import FeedFetch
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers

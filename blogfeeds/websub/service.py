@@ -30,8 +30,8 @@ from twisted.web import server
 from twisted.web.resource import Resource
 
 from blogfeeds.config import SsrfSettings, WebSubSettings, database_url
-from blogfeeds.feeds.claims import lease_owner
-from blogfeeds.feeds.config import FeedsConfig
+from blogfeeds.feedcrawl.claims import lease_owner
+from blogfeeds.feedcrawl.config import FeedsConfig
 from blogfeeds.revisit import EstimatingPolicy
 from blogfeeds.storage.websub import WebSubStore
 from blogfeeds.websub.client import HubRefused, post_form

@@ -18,7 +18,7 @@
   a missing or wrong ``X-Hub-Signature`` is dropped and counted (``bad_pushes``), answered 2xx
   as the spec requires; a push whose ``Link rel=self`` names another topic is refused (400).
   A good push is read by the feed reader exactly as a fetched body
-  (:func:`blogfeeds.feeds.response.read_response`), planned by the same revisit policy (a feed
+  (:func:`blogfeeds.feedcrawl.response.read_response`), planned by the same revisit policy (a feed
   that pushes is polled as a safety net: :mod:`blogfeeds.revisit.push`) and stored by
   :meth:`FeedStore.save_fetch`, the pipeline's path: entries are inserted once per feed and
   key, however often a hub sends them.
@@ -38,8 +38,8 @@ from urllib.parse import urlsplit
 
 from blogfeeds.config import WebSubSettings
 from blogfeeds.extract.feedreader.websub import parse_link_header
-from blogfeeds.feeds.item import fetch_item
-from blogfeeds.feeds.response import read_response
+from blogfeeds.feedcrawl.item import fetch_item
+from blogfeeds.feedcrawl.response import read_response
 from blogfeeds.revisit import DAY, EstimatingPolicy, LevelPolicy
 from blogfeeds.revisit.push import with_push
 from blogfeeds.storage.feedstore import ScheduledFeed, state_from_json
@@ -89,7 +89,7 @@ class HubLimiter:
 
 class Subscriber:
     """The subscriber of one process (see the module docstring). ``owner`` is its lease owner
-    (:func:`blogfeeds.feeds.claims.lease_owner`); ``stats`` counts what happened."""
+    (:func:`blogfeeds.feedcrawl.claims.lease_owner`); ``stats`` counts what happened."""
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blogfeeds.config import FeedsSettings, FrontierSettings, RevisitSettings
-from blogfeeds.feeds.clock import start_minutes
+from blogfeeds.feedcrawl.clock import start_minutes
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, LevelPolicy, make_policy
 

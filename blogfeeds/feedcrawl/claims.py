@@ -18,8 +18,8 @@ from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from blogfeeds.feeds.clock import VirtualClock
-from blogfeeds.feeds.config import FeedsConfig
+from blogfeeds.feedcrawl.clock import VirtualClock
+from blogfeeds.feedcrawl.config import FeedsConfig
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, ScheduledFeed
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 
-from blogfeeds.feeds.response import FetchRead
+from blogfeeds.feedcrawl.response import FetchRead
 from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, remember_ids
 from blogfeeds.revisit.core import classify
