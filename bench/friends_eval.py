@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 MANIFEST = ROOT / "bench" / "friends_eval.toml"
 DEFAULT_OUT = Path("~/.cache/blogfeeds/friends-eval").expanduser()
-DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", "/work/.mirror"))
+DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", ROOT.parent / ".mirror"))
 
 # Keys of a data file's entry that hold the friend's site (never its avatar or feed).
 URL_KEYS = ("link", "url", "href", "site", "siteurl", "site_url", "blog", "homepage", "website")

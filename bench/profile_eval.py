@@ -83,7 +83,7 @@ sys.path.insert(0, str(ROOT))
 
 MANIFEST = ROOT / "bench" / "profile_eval.toml"
 DEFAULT_OUT = Path("~/.cache/blogfeeds/profile-eval").expanduser()
-DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", "/work/.mirror"))
+DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", ROOT.parent / ".mirror"))
 FIELDS = ("description", "author", "last_post", "icon", "language")
 CONFIGS = ("_config.yml", "hugo.toml", "config.toml", "hugo.yaml", "config.yaml", "config.yml")
 BUILDS = ("public/", ".deploy_git/", "docs/", "_site/", "build/", "")

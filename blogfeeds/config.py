@@ -175,7 +175,13 @@ class StrategySettings(SettingsGroup):
 class CrawlSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.spiders.blogs"
 
-    max_blogs: int = option("BLOGFEEDS_MAX_BLOGS", 0, "Blogs stored at most; 0 = no cap.", low=0)
+    max_blogs: int = option(
+        "BLOGFEEDS_MAX_BLOGS",
+        0,
+        "Blogs a crawl requests at most, seeds included (a blog that fails is stored too); "
+        "0 = no cap.",
+        low=0,
+    )
     seen_capacity: int = option(
         "BLOGFEEDS_SEEN_CAPACITY",
         250_000,

@@ -13,7 +13,7 @@ and without any network beyond 127.0.0.1: :class:`LittleWeb` is an HTTP forward 
 Scrapy's ``HttpProxyMiddleware`` picks the proxy up from the environment: pass ``web.env()`` as the
 subprocess environment.
 
-Route table (the ``routes`` format of ``/work/shared/cases/README.md``): key = absolute URL
+Route table (the ``routes`` format of ``../shared/cases/README.md``): key = absolute URL
 (scheme, host, path and query must match; compared after RFC 3986 §6.2.2 syntax normalisation:
 scheme/host case, default port, percent-escape case, unsafe characters percent-encoded as a client
 sends them) or ``*@HOST`` for every path of HOST on both schemes (an exact key wins). Every URL

@@ -278,7 +278,7 @@ def test_guess_content_type(name: str, body: bytes, expected: str) -> None:
     assert guess_content_type(name, body) == expected
 
 
-# -- data-driven over /work/shared ----------------------------------------------------------
+# -- data-driven over ../shared -------------------------------------------------------------
 
 SHARED = find_shared()
 needs_shared = pytest.mark.skipif(SHARED is None, reason="shared reference folder not found")

@@ -50,47 +50,35 @@ from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.option import StartupError
-from blogfeeds.report_items import feed_info, status_reason
+from blogfeeds.report_items import blog_items
+
+_UNKNOWN_HERE = frozenset({"type", "fetched_at", "depth", "avatars"})
+"""Blog fields a single page does not tell: the record type, when and at which depth a crawl
+read it, and the avatars its friends show."""
 
 
 def report_to_dict(report: BlogReport) -> dict[str, Any]:
-    """A JSON-ready view of a report (the ``--json`` output). ``feeds`` are the stored
-    :class:`~blogfeeds.items.FeedInfo`; ``friends`` carry the friend's ``blog_id`` (``None``
-    for a link that names no blog: no link is stored for it)."""
-    meta = report.metadata
+    """A JSON-ready view of a report (the ``--json`` output): the blog as the crawl stores it
+    (:func:`~blogfeeds.report_items.blog_items`, less when and at which depth it was read),
+    then why: where each profile field came from, the feed candidates, the scored containers,
+    the friends (with their ``blog_id``, ``None`` for a link that names no blog: no link is
+    stored for it), the links left out and the pages followed."""
+    blog, _ = blog_items(report, fetched_at="", depth=0)
+    stored = {k: v for k, v in dataclasses.asdict(blog).items() if k not in _UNKNOWN_HERE}
     prof = report.profile
     discovery = report.discovery
     return {
-        "url": report.url,
-        "blog_id": report.blog_id,
+        **stored,
         "encoding": report.encoding,
-        "status": report.status,
-        "status_reason": status_reason(report),
-        "title": meta.title,
-        "language": prof.language,
-        "language_declared": prof.language_declared,
         "language_source": prof.language_source,
-        "description": prof.description,
-        "description_source": prof.description_source,
-        "author": prof.author,
         "author_source": prof.author_source,
-        "icon_url": prof.icon_url,
         "icon_source": prof.icon_source,
-        "last_post_at": prof.last_post_at,
         "last_post_source": prof.last_post_source,
-        "posts_per_month": prof.posts_per_month,
-        "activity": prof.activity,
-        "generator": meta.generator,
-        "platform": meta.platform,
-        "platform_version": meta.platform_version,
-        "abstract": meta.abstract,
         "robots": {
             "noindex": report.robots.noindex,
             "nofollow": report.robots.nofollow,
             "sources": list(report.robots.sources),
         },
-        "feed_url": report.feeds[0].url if report.feeds else None,
-        "feeds": [dataclasses.asdict(feed_info(feed)) for feed in report.feeds],
         "rejected": [
             {"url": r.url, "source": r.source, "reason": r.reason} for r in report.rejected
         ],
@@ -126,7 +114,6 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "friend_pages": report.friend_pages,
         "followed": [dataclasses.asdict(page) for page in report.followed],
         "rules_fired": report.rules_fired,
-        "truncated": ",".join(report.truncated),
         "counters": report.counters,
     }
 

@@ -93,7 +93,7 @@ class WebSubSettings(SettingsGroup):
     max_failures: int = option(
         "BLOGFEEDS_WEBSUB_MAX_FAILURES",
         5,
-        "Failed requests in a row after which a hub is given up for a week (the feed is polled).",
+        "Failed requests in a row after which a hub is given up for a day (the feed is polled).",
         low=1,
     )
     verify_timeout: float = option(
