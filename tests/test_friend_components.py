@@ -1,15 +1,14 @@
 """Friend layers and scorers are components: a project adds its own through settings, keeping
-every default. The recipes are the ones in the docstrings of ``layered.py`` and ``scorers.py``,
-run as written from a temporary user package."""
+every default. The recipes are the ones in docs/scoring.md, run as written from a temporary user
+package."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,36 +19,37 @@ from blogfeeds.extract.friends import (
     ORIGINAL_FRIEND_RULES,
     FriendConfig,
     extract_friends,
-    layered,
-    scorers,
 )
 from blogfeeds.extract.page import parse_page
 from blogfeeds.option import StartupError
 
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "scoring.md"
+# The settings docs/scoring.md gives for its friend scorer and friend layer.
+RECIPE_SETTINGS = {
+    "BLOGFEEDS_FRIEND_SCORERS": {"myproject.rules.NoShopGrid": 450},
+    "BLOGFEEDS_FRIEND_LAYERS": {"myproject.friendlayers.Webmentions": 350},
+}
 
-def recipe(module: ModuleType) -> tuple[str, str, dict[str, Any]]:
-    """``(file name, its code, settings)`` of the literal block in ``module``'s docstring."""
-    block = (module.__doc__ or "").split("::\n", 1)[1].split("\nA class")[0]
-    code, settings_code = textwrap.dedent(block).split("# settings.py")
-    first, _, body = code.strip().partition("\n")
-    settings: dict[str, Any] = {}
-    exec(settings_code.split("\n", 1)[1], {}, settings)  # the settings lines: plain literals
-    return first.removeprefix("# myproject/"), body, settings
+
+def recipes() -> dict[str, str]:
+    """``{file name: code}`` of the Python blocks of docs/scoring.md that are files of
+    ``myproject`` (``# myproject/rules.py`` on their first line)."""
+    text = DOCS.read_text(encoding="utf-8")
+    return dict(re.findall(r"```python\n# myproject/(\w+\.py)\n(.*?)```", text, re.DOTALL))
 
 
 @pytest.fixture
 def user_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
-    """``myproject`` with the two recipes' modules on ``sys.path``; the merged settings."""
+    """``myproject`` with the recipes' modules on ``sys.path``; the settings that use them."""
     package = tmp_path / "myproject"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    settings: dict[str, Any] = {}
-    for module in (scorers, layered):
-        name, code, more = recipe(module)
+    for name, code in recipes().items():
         (package / name).write_text(code)
-        settings.update(more)
+    for value in RECIPE_SETTINGS.values():
+        assert json.dumps(value) in DOCS.read_text(encoding="utf-8"), value
     monkeypatch.syspath_prepend(str(tmp_path))
-    yield settings
+    yield RECIPE_SETTINGS
     for name in [m for m in sys.modules if m == "myproject" or m.startswith("myproject.")]:
         del sys.modules[name]
 
@@ -86,9 +86,11 @@ def test_a_project_adds_a_scorer_and_a_layer_keeping_the_defaults(
         *((f"https://f{i}-example.com/", "container") for i in range(3)),
         ("https://wm-example.com/", "webmention"),
     ]
-    assert result.best is not None
-    assert "x1.1 has avatars" in result.best.reasons
-    assert result.best.reasons[-1] == "x1.1 has avatars"  # order 800: after the defaults
+    # the scorer runs with the defaults: a container whose description says shop is rejected
+    shop = parse_page("https://me-example.com/links/", html.replace("friends", "shop").encode(), {})
+    rejected = extract_friends(shop, config=config)
+    assert [(f.url, f.how) for f in rejected.friends] == [("https://wm-example.com/", "webmention")]
+    assert any(c.rejected and "rejected: shop links" in c.reasons for c in rejected.containers)
     # a -s value is a JSON string
     as_strings = {k: json.dumps(v) for k, v in user_package.items()}
     assert len(FriendConfig.from_settings(as_strings).layers) == len(config.layers)

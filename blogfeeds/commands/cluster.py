@@ -1,26 +1,16 @@
 """``scrapy cluster ACTION``: the scrapyd nodes of ``scrapy.cfg`` operated as one cluster.
 
 A thin layer over the scrapyd HTTP API (https://scrapyd.readthedocs.io/en/latest/api.html) and
-scrapyd-client, for what their commands do one node at a time or not at all:
+scrapyd-client, for what their commands do one node at a time or not at all: ``deploy`` (build
+the egg once, upload it to every target: ``addversion.json``), ``schedule SPIDER``
+(``schedule.json``; a target where SPIDER is already pending or running is skipped unless
+``--force``, so that scheduling twice does not start two workers), ``jobs`` (``listjobs.json``)
+and ``cancel`` (``cancel.json``: SIGINT, Scrapy's graceful shutdown; ``--wait`` polls until the
+jobs have ended; cancel once: a second SIGINT makes Scrapy stop at once).
 
-- ``deploy [-v VERSION]``: build the egg once (``scrapyd-deploy --build-egg``) and upload it to
-  every target (``addversion.json``); exit code 1 when any upload fails (``scrapyd-deploy -a``
-  exits 0 even then).
-- ``schedule SPIDER [-a NAME=VALUE ...] [-s NAME=VALUE ...] [--force]``: start SPIDER on every
-  target (``schedule.json``; ``-a`` are spider arguments, ``-s`` settings of the job). A target
-  where SPIDER is already pending or running is skipped unless ``--force``, so that scheduling
-  twice does not start two workers.
-- ``jobs``: pending, running and finished jobs of every target (``listjobs.json``), one a line:
-  ``TARGET STATE SPIDER JOB START [END]``.
-- ``cancel [SPIDER|JOB ...] [--wait SECONDS]``: cancel the pending and running jobs (all, or
-  those of the given spiders or job ids) on every target (``cancel.json``: SIGINT, Scrapy's
-  graceful shutdown; in-flight requests finish, ``finish_reason`` is ``shutdown``). ``--wait``
-  polls until they have ended. Cancel once: a second SIGINT makes Scrapy stop at once.
-
-Targets (``-t NAME``, repeatable) are the ``[deploy:NAME]`` sections of the scrapy.cfg files
-scrapyd-client reads (``/etc/scrapy.cfg``, ``~/.scrapy.cfg``, the project's); by default all of
-them, or the bare ``[deploy]`` target when there is no named one. ``$VARS`` in their values come
-from the environment (``username = $SCRAPYD_USERNAME``). Needs scrapyd-client (requirements.txt).
+Targets (``-t NAME``) are the ``[deploy:NAME]`` sections of the scrapy.cfg files scrapyd-client
+reads; by default all of them, or the bare ``[deploy]`` target when there is no named one.
+Options and output: docs/cluster.md.
 """
 
 from __future__ import annotations

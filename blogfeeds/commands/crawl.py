@@ -2,20 +2,17 @@
 
 - ``0``: the crawl ran to its end (finish reason ``finished``, a ``CLOSESPIDER_*`` limit,
   ``shutdown`` after Ctrl-C, ...);
-- ``1``: the crawl failed: finish reason ``database_down`` (the database stayed unreachable:
-  for ``blogs``, what was not written is in the spool file; for ``feeds``, it could not be
-  opened, or three claims in a row failed), ``redis_down`` (Redis did not answer at start-up:
-  a :class:`~blogfeeds.extensions.startup.ServiceDown`, logged as one ERROR line naming
-  host:port, the crawl never opened and there is no stats dump; or the Redis frontier stayed
-  unreachable for ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds mid-crawl), ``start_error`` (the
-  spider's ``start()`` failed; Scrapy logs the traceback), or Scrapy could not start it (its
-  traceback is logged);
-- ``2``: nothing could be crawled: a bad setting (a
-  :class:`~blogfeeds.option.StartupError`, logged as one ERROR line that names the
-  setting, without a traceback), a bad command line, or finish reason ``no_seeds`` (no usable
-  seed and nothing to resume), or no spider of that name (one line naming the spiders that
-  exist, before Scrapy starts: ``scrapy crawl blog`` says ``no spider named 'blog' (did you mean
-  'blogs'?); the spiders are: blogs, feeds``).
+- ``1``: the crawl failed: finish reason ``database_down``, ``redis_down`` (at start-up a
+  :class:`~blogfeeds.extensions.startup.ServiceDown`, logged as one ERROR line naming
+  host:port, the crawl never opened; or the Redis frontier stayed unreachable mid-crawl),
+  ``start_error`` (the spider's ``start()`` failed; Scrapy logs the traceback), or Scrapy could
+  not start it (its traceback is logged);
+- ``2``: nothing could be crawled: a bad setting (a :class:`~blogfeeds.option.StartupError`,
+  logged as one ERROR line that names the setting, without a traceback), a bad command line,
+  finish reason ``no_seeds`` (no usable seed and nothing to resume), or no spider of that name
+  (one line naming the spiders that exist, before Scrapy starts).
+
+Each case with its log line: docs/security.md ("Exit status").
 """
 
 from __future__ import annotations

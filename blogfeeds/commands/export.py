@@ -1,43 +1,15 @@
 """``scrapy export FORMAT``: the stored blogs and their friend-link graph, for other tools.
 
-Formats:
-
-``opml``
-    OPML 2.0 subscription list (one ``<outline type="rss">`` per main feed, each feed URL once:
-    ``text``/``title``, ``xmlUrl``, ``htmlUrl``, ``language``), which feed readers import
-    (Miniflux, FreshRSS, NetNewsWire, Feedly, Thunderbird);
-``csv`` / ``jsonl``
-    one row / JSON object per blog: its stored columns plus ``in_degree`` and ``out_degree``
-    (``jsonl`` also lists every feed candidate);
-``graphml``
-    the friend-link graph as GraphML (Gephi, networkx ``read_graphml``, yEd, Cytoscape): one
-    node per blog (``title``, ``url``, ``feed``, ``status``, ``language``, ``platform``,
-    ``platform_version``, ``in_degree``, ``out_degree``) and one directed edge per friend link
-    (``name``);
-``edges``
-    the same edges as CSV with Gephi's column names (``Source,Target,Label`` plus
-    ``target_url`` and ``source_url``, the page the link was read from).
-
+Formats (``opml``, ``csv``, ``jsonl``, ``graphml``, ``edges``) and filters: docs/exports.md.
 A CSV cell (``csv``, ``edges``) that a spreadsheet would read as a formula (it begins with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: OWASP's "CSV Injection") is written
 with a ``'`` before it, so titles, names, generators and abstracts written by any web page
-stay text (:func:`csv_cell`); ``--raw`` writes every value as stored.
-
-Filters (``--status ok,no_feed`` (of :data:`blogfeeds.failures.STATUSES`; another is a usage
-error), ``--lang zh`` (BCP 47 prefix: ``zh`` matches ``zh-CN``), ``--min-in-degree N``,
-``--has-feed``, ``--platform Hexo,WordPress`` (platform names, any case; ``(none)`` and
-``(unknown)`` as in the summary), ``--activity active,slowing`` (``unknown``: no post date))
-select blogs; the graph formats keep the edges between
-selected blogs (``--all-targets``: every edge leaving a selected blog, its target a node even
-when not selected or not crawled). Degrees always count every stored link: distinct blogs that
-list a blog (in) and distinct blogs it lists (out), self-links ignored.
+stay text (:func:`csv_cell`); ``--raw`` writes every value as stored. Degrees always count
+every stored link: distinct blogs that list a blog (in) and distinct blogs it lists (out),
+self-links ignored.
 
 Two more subcommands (:mod:`blogfeeds.site`, docs/site.md): ``scrapy export site DIR`` writes
-the static site of the stored blogs (overview, directory, a page per blog, the river of entries
-and its Atom / JSON Feed, the friend graph, ``feeds.opml``), the blog filters above selecting its
-blogs; ``scrapy export entries`` writes stored entries, newest first, as JSON lines or CSV
-(``--format``, else the ``-o`` suffix), filtered by ``--blog ID``, ``--since``/``--until`` (ISO
-8601 date or time, inclusive) and ``--around BLOG --hops N`` (the blogs within N friend hops).
+the static site of the stored blogs; ``scrapy export entries`` writes stored entries.
 
 The database is ``--database URL``, else ``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL`` (SQLite
 or MySQL/MariaDB, :mod:`blogfeeds.storage.db`). Output goes to ``-o FILE`` or standard output.

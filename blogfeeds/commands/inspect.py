@@ -4,21 +4,15 @@ Fetches the page through the project's settings (robots.txt, User-Agent, proxies
 saved file with ``--file PATH --url URL``, and runs the crawl's own extraction on it
 (:func:`blogfeeds.extract.blog.extract_blog`, with the crawl's settings): feed candidates are
 validated by fetching them, friend-link pages and data sources are followed, all through the
-same downloader as ``scrapy crawl blogs``. It prints the blog as stored (title, abstract,
-status, feeds with their scores and reasons, friend links with the layer or rule that found
-each), every rejected feed candidate and its reason, every scored friend-link container, the
-pages followed and the user rules that fired. ``--json`` prints the same as one JSON object
-(:func:`report_to_dict`).
-
-``--file`` fetches the further pages too (from the web, as a crawl would); ``--no-fetch``
-fetches nothing (offline): every feed candidate is then rejected unfetched and no friend-link
-page or data source is read.
+same downloader as ``scrapy crawl blogs``. It prints the blog as stored, every rejected feed
+candidate and its reason, every scored friend-link container, the pages followed and the user
+rules that fired; ``--json`` the same as one JSON object (:func:`report_to_dict`). Options
+(``--file``, ``--no-fetch``, ``--rules``): docs/inspect.md.
 
 A page that cannot be fetched is one line on standard error naming the failure as the crawl
-stores it (``Could not fetch http://x.invalid/: dns (DNS lookup failed: ...)``, statuses of
-:mod:`blogfeeds.failures`), exit status 1. A reader of standard output that goes away early
-(``scrapy inspect URL | head -1``) ends the command quietly with exit status 141, as ``scrapy
-export`` and ``scrapy stats`` do (:func:`blogfeeds.commands.quiet_broken_pipe`).
+stores it (statuses of :mod:`blogfeeds.failures`), exit status 1. A reader of standard output
+that goes away early ends the command quietly with exit status 141, as ``scrapy export`` and
+``scrapy stats`` do (:func:`blogfeeds.commands.quiet_broken_pipe`).
 """
 
 from __future__ import annotations

@@ -5,17 +5,13 @@ Each argument is an http(s) URL or a seeds file (plain text, one URL a line, or 
 ``<BLOGFEEDS_REDIS_PREFIX><spider>:start_urls`` as JSON ``{"url": ..., "meta": {...}}``
 (``meta`` holds ``seed_feed_url`` and ``seed_title`` when an OPML outline gave them); a running
 crawl picks them up when idle, a new one at start. Seeds already crawled are dropped there by
-the shared dupefilter, not here.
-
-Bad seeds are printed to stderr with their file and line; the good ones are still pushed and the
-exit code is 1. Needs ``REDIS_URL`` (environment or ``-s``): exit code 2 and a usage error
-without it; exit code 2 and one line ``ERROR: REDIS_URL: problem`` when redis-py refuses the
-URL's form or Redis refuses its credentials; exit code 3 and one line ``ERROR: Redis at
-host:port is unreachable: ...`` (with how many seeds were pushed before) when Redis does not
-answer. ``--spider`` (default ``blogs``) names the crawl; ``--dry-run`` prints the JSON payloads
-instead of pushing them; ``--recrawl`` first makes the frontier forget the seeds' blogs
+the shared dupefilter, not here. ``--recrawl`` first makes the frontier forget the seeds' blogs
 (:func:`blogfeeds.frontier.dupefilter.forget_blog`: the dupefilter's fingerprint, the shared
 depth, the blog-id claim), so that a blog crawled before is fetched and stored again.
+
+Bad seeds are printed to stderr with their file and line; the good ones are still pushed and the
+exit code is 1. Needs ``REDIS_URL``. The other exit codes (2: no or bad ``REDIS_URL``, refused
+credentials; 3: Redis unreachable), ``--spider`` and ``--dry-run``: docs/redis.md ("Seeds").
 """
 
 from __future__ import annotations

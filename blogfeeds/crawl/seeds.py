@@ -1,23 +1,18 @@
 """Seed lists for ``scrapy crawl blogs -a start_urls=URL,URL -a seeds=FILE``.
 
-A seeds file is either plain text (one URL a line; blank lines, ``#`` comment lines and inline
-`` # comments`` ignored) or OPML 1.0/2.0 (http://opml.org/spec2.opml), recognised by its
-``.opml``/``.xml`` extension or by content starting with ``<?xml`` or ``<opml``. In OPML every
-``<outline>`` is visited, nested ones (categories) included: ``htmlUrl`` is the blog and
-``xmlUrl`` a feed it is known to have; an outline with only ``xmlUrl`` seeds the feed host's root
-(``https://host/``) and keeps the feed. Attribute names are matched case-insensitively.
-
-Bad seeds never stop the others from loading: each becomes a :class:`SeedError` naming the
-file and line. OPML is parsed by lxml without network access or entity expansion; a malformed
-file is reported and then read in lxml's recovery mode so that what can be read still loads.
+A seeds file is either plain text (one URL a line) or OPML 1.0/2.0
+(http://opml.org/spec2.opml); the formats: docs/crawling.md. Bad seeds never stop the others
+from loading: each becomes a :class:`SeedError` naming the file and line. OPML is parsed by lxml
+without network access or entity expansion; a malformed file is reported and then read in
+lxml's recovery mode so that what can be read still loads.
 
 Encodings: a byte order mark decides (UTF-8, UTF-16 or UTF-32, read by
 :func:`w3lib.encoding.read_bom`); a text file without one is UTF-8, read line by line: a line
-whose URL is not UTF-8 (a Latin-1 ``é``, GBK, ...) is a :class:`SeedError` with its line and
-column and is skipped, the other lines still load (bytes that do not decode inside a comment are
-ignored with the comment). Nothing is guessed: a URL decoded in the wrong encoding would seed a
-different host. OPML files follow XML's rules (BOM, then ``<?xml encoding=...?>``, then UTF-8);
-a URL that only decodes in recovery mode (it holds U+FFFD) is a bad seed.
+whose URL is not UTF-8 is a :class:`SeedError` with its line and column and is skipped (bytes
+that do not decode inside a comment are ignored with the comment). Nothing is guessed: a URL
+decoded in the wrong encoding would seed a different host. OPML files follow XML's rules (BOM,
+then ``<?xml encoding=...?>``, then UTF-8); a URL that only decodes in recovery mode (it holds
+U+FFFD) is a bad seed.
 """
 
 from __future__ import annotations

@@ -4,19 +4,15 @@
 from their ``from_crawler`` (the spiders: :func:`check_settings` first, then
 ``BLOGFEEDS_RULES_FILE``; :class:`StartupCheck`: the others), so that nothing has been opened
 yet; the project's ``crawl`` command (:mod:`blogfeeds.commands.crawl`) logs it as one ERROR line
-without a traceback and exits 2.
-Any other runner (a script's ``CrawlerProcess``) sees the exception itself.
+without a traceback and exits 2. Any other runner (a script's ``CrawlerProcess``) sees the
+exception itself.
 
-:class:`StartupCheck` (an extension, ``EXTENSIONS`` in the settings; extensions are built after
-the spider, before the engine) checks what later components would only fail on once the crawl
-is open: the project's own settings (:func:`check_settings`: every config of the configuration
-table, :mod:`blogfeeds.config`; a ``BLOGFEEDS_*`` setting no config knows is a WARNING), the
-database URL (``MYSQL_URL``, else ``BLOGFEEDS_DATABASE_URL``: its form, and for SQLite that the
-file can be opened as a database; not whether a MySQL server answers: that is the
-``database_down`` finish reason), and with the Redis frontier on
-(:func:`blogfeeds.frontier.scheduler.redis_enabled`) the form of ``REDIS_URL`` (a
-:class:`StartupError`) and that Redis answers a ``PING`` (else :class:`ServiceDown`, reason
-``redis_down``: exit status 1).
+:class:`StartupCheck` (an extension: built after the spider, before the engine) checks what
+later components would only fail on once the crawl is open: the project's own settings
+(:func:`check_settings`, over :mod:`blogfeeds.config`), the database URL (not whether a MySQL
+server answers: that is the ``database_down`` finish reason), and with the Redis frontier on
+the form of ``REDIS_URL`` and that Redis answers a ``PING`` (else :class:`ServiceDown`, reason
+``redis_down``: exit status 1). What is checked: docs/security.md ("The start-up check").
 """
 
 from __future__ import annotations

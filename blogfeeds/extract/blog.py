@@ -11,9 +11,8 @@ feed as its main feed. In order:
 3. feeds: the one a user rule names, else :func:`~blogfeeds.extract.discovery.find_feeds`
    (candidates validated by fetching them);
 4. friends: from the first friend-link page that lists any (at most ``max_pages - 1`` fetched),
-   else from the home page (read only then, :func:`page_friends`); then the machine-readable
-   lists (OPML, JSON) that page points to (at most ``max_pages``), merged; capped at
-   ``max_friends``.
+   else from the home page (read only then, :func:`page_friends`); then, merged, the OPML and
+   JSON lists that page points to (at most ``max_pages``); capped at ``max_friends``.
 """
 
 from __future__ import annotations
@@ -449,19 +448,17 @@ def analyze_page(
 ) -> PageAnalysis:
     """Decode, parse and run every page extractor over one page (nothing is fetched).
 
-    ``url`` is the final URL after redirects. Raises
-    :class:`~blogfeeds.extract.page.DecodeError` when the body is not usable HTML and
-    ``ValueError`` when ``url`` is not http(s). ``user_rules`` (a
-    :class:`~blogfeeds.extract.userrules.RuleSet`) run before the built-in extractors: a rule's
-    encoding, feed, abstract, friend pages and friend cards win; ``rules`` says which fired.
-    ``abstract_chars`` is the abstract's length (a user rule's abstract too); 0 leaves it
-    empty without running trafilatura or a rule's abstract (a friend-link page). ``limits``
-    bound the elements and links read (:class:`~blogfeeds.extract.page.PageLimits`),
+    ``url`` is the final URL after redirects. Raises :class:`~blogfeeds.extract.page.DecodeError`
+    when the body is not usable HTML and ``ValueError`` when ``url`` is not http(s).
+    ``user_rules`` (a :class:`~blogfeeds.extract.userrules.RuleSet`) run before the built-in
+    extractors: a rule's encoding, feed, abstract, friend pages and friend cards win; ``rules``
+    says which fired. ``abstract_chars`` is the abstract's length (a user rule's abstract too); 0
+    leaves it empty without running trafilatura or a rule's abstract (a friend-link page).
+    ``limits`` bound the elements and links read (:class:`~blogfeeds.extract.page.PageLimits`),
     ``abstract_text`` the text the abstract reads; :attr:`PageAnalysis.truncated` says which
-    bounds the page reached.
-    ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`);
-    ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages` empty (a friend-link
-    page's own links to friend pages are never followed).
+    bounds the page reached. ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None
+    (:func:`page_friends`); ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages`
+    empty (a friend-link page's own links to friend pages are never followed).
     """
     bid = blog_id(url)
     if not user_rules:

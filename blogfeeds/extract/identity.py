@@ -1,21 +1,16 @@
-"""Blog identity: which blog a URL belongs to.
-
-The rule, in order:
+"""Blog identity: which blog a URL belongs to. The rule, in order (examples and consequences:
+docs/identity.md):
 
 1. Only ``http``/``https`` URLs have an identity (anything else raises ``ValueError``); the
    scheme, the port, user info, query and fragment are ignored. A host no host may hold
-   (:func:`valid_host`: a space, a control or bidi character, a lone surrogate, ``<``, ``%``)
-   raises :class:`InvalidURL`, a ``ValueError``: such a URL is no blog, never fetched, never
-   stored.
+   (:func:`valid_host`) raises :class:`InvalidURL`, a ``ValueError``: such a URL is no blog,
+   never fetched, never stored.
 2. The host is lower-cased, IDNA-decoded to Unicode, and a leading ``www.`` is dropped.
-3. Path-hosted platforms (``www.cnblogs.com/alice``, ``blog.csdn.net/alice``,
-   ``medium.com/@alice``, GitHub project pages ``alice.github.io/repo``) keep the user's path
-   prefix: ``cnblogs.com/alice``. The table is ``blogfeeds/data/platforms.toml``.
-4. Otherwise the identity is the registered domain under the Public Suffix List, private section
-   included (tldextract with its bundled snapshot, never fetched at run time), so
-   ``alice.github.io`` and ``alice.blogspot.com`` stay separate blogs; subdomain-hosted platforms
-   the PSL lacks (``alice.wordpress.com``, ``alice.substack.com``, ...) come from the same table
-   and keep one label below the platform domain. ``blogspot.<cc>`` folds into ``blogspot.com``.
+3. Path-hosted platforms keep the user's path prefix (``blogfeeds/data/platforms.toml``), and a
+   ``~user`` directory is its user's site on any host (:func:`tilde_user`).
+4. Otherwise the registered domain under the Public Suffix List, private section included
+   (tldextract with its bundled snapshot, never fetched at run time), plus the
+   subdomain-hosted platforms the PSL lacks, from the same table.
 5. Hosts with no public suffix (``*.example``, ``localhost``, intranet names, IP literals) keep
    their full host (``www.`` dropped), so test webs and intranets still have distinct blogs.
 """

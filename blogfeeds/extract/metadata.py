@@ -1,7 +1,6 @@
 """Page metadata: title, language, generator (and the platform it names) and a short abstract
-of the main text.
-
-Sources:
+of the main text. All functions read a parsed :class:`~blogfeeds.extract.page.Page` and never
+modify its tree. Sources:
 
 * title: the HTML ``<title>`` element, falling back to Open Graph ``og:site_name``
   (https://ogp.me/).
@@ -12,13 +11,8 @@ Sources:
   platform and its version from every generator of the page
   (:func:`blogfeeds.extract.platform.platform_of`).
 * abstract: the page's main text as trafilatura extracts it (Barbaresi 2021, ACL demo; F1 0.96
-  on the scrapinghub article-extraction benchmark, see ``research/extraction.md``), with leading
-  headline-like lines dropped and cut on a word boundary; else ``og:description`` or
-  ``<meta name=description>``. trafilatura runs in its fast mode on a pre-cleaned copy of the
-  tree, cut after the first :data:`ABSTRACT_WINDOW` characters of the body's text when that
-  holds enough main text (see :func:`main_text`). ``bench/abstract.py`` measures it.
-
-All functions read a parsed :class:`~blogfeeds.extract.page.Page` and never modify its tree.
+  on the scrapinghub article-extraction benchmark, see ``research/extraction.md``), else
+  ``og:description`` or ``<meta name=description>`` (:func:`abstract`, :func:`main_text`).
 """
 
 from __future__ import annotations
@@ -353,36 +347,17 @@ def main_text(
     """The page's main text from ``trafilatura.extract``, one block a line; ``""`` when
     trafilatura finds none or fails (logged at DEBUG). Comments are always left out.
 
-    ``precise`` tunes it for the opening of the text rather than its completeness:
-    ``favor_precision=True`` (+5 points of strict-prefix abstracts on AEB) and no tables (old
-    Chinese pages lay out with tables; ``research/extraction.md`` §1). It is also tuned for
-    speed (CPU per page, min of 3 runs, mean over the 821 pages ``bench/extract.py`` reads):
+    ``precise`` tunes it for the opening of the text rather than its completeness, and for speed:
+    ``favor_precision=True``, no tables (old Chinese pages lay out with tables;
+    ``research/extraction.md`` §1), ``fast=True`` on the smaller copy of :func:`_precise_input`,
+    and the full extraction of the unmodified tree when that finds nothing. ``precise=False`` is
+    trafilatura's default extraction (readability and jusText included). trafilatura copies a tree
+    before pruning it, so ``page.tree`` is never modified. ``tree``: read in place of ``page.tree``.
 
-    * ``fast=True`` skips trafilatura's comparison with readability and jusText, 40 % of its
-      time (18.3 → 10.9 ms). Alone it finds nothing on 40 pages instead of 18 (AEB: one strict
-      prefix fewer), so when it finds nothing the full extraction of the unmodified tree runs,
-      as before (+0.8 ms on the mean; AEB strict prefixes 113 of 137, as before);
-    * trafilatura is given the smaller copy of :func:`_precise_input` (10.9 → 9.5 ms).
-
-    Together 16.4 → 9.8 ms for :func:`abstract`; 19 of the 821 abstracts change. On
-    trafilatura's own evaluation pages (``ground-truth/trafilatura-evaldata.json``) the main
-    text keeps 0.894 of the expected snippets (0.906 before) and leaves out 0.943 of the
-    unwanted ones (0.936 before).
-
-    ``precise=False`` is trafilatura's default extraction of the unmodified tree (readability
-    and jusText included). trafilatura copies a tree it is given before pruning it, so
-    ``page.tree`` is never modified. ``tree``: read in place of ``page.tree`` (the
-    :func:`capped_tree` of :func:`abstract`).
-
-    ``window`` (precise only; 0 = off): trafilatura reads the copy cut after the first
-    ``window`` characters of the body's text (:func:`cut_window`) first, and the whole page
-    only when it finds less than :data:`WINDOW_ENOUGH` there. The abstract needs the opening
-    of the main text; trafilatura's cost (its XPath prunes, its copies) grows with the tree.
-    With :data:`ABSTRACT_WINDOW` on the 821 corpus pages: 501 are cut, 33 of them read again
-    whole, about 29 % less CPU for :func:`abstract`; 6 abstracts change (trafilatura's
-    frame and pruning decisions weigh the whole container: 4 now start where the article
-    does, 1 loses a post's first paragraph, 1 a caption for a quote), AEB strict prefixes
-    114 of 137 against 113.
+    ``window`` (precise only; 0 = off): the copy cut after the first ``window`` characters of the
+    body's text (:func:`cut_window`) is read first, the whole page only when it yields less than
+    :data:`WINDOW_ENOUGH`: the abstract needs the opening of the main text, and trafilatura's cost
+    grows with the tree. Measurements: bench/README.md (``bench/abstract.py``).
     """
     source = page.tree if tree is None else tree
     try:

@@ -1,25 +1,18 @@
 """Decode and parse a fetched page once; every extractor reads the same :class:`Page`.
 
 Decoding (:func:`decode_html`) follows the HTML Living Standard's "determining the character
-encoding" (§13.2.3.2), w3lib first, then the steps it leaves to the user agent:
-
-1. a byte-order mark (it wins over everything, as the standard says);
-2. the HTTP ``Content-Type`` charset;
-3. a ``<meta charset>`` / ``http-equiv`` declaration or XML declaration: w3lib's prescan of the
-   first 4096 bytes, then every ``<meta>`` of the ``<head>`` (up to ``</head>``/``<body>``,
-   within :data:`HEAD_SCAN_BYTES`), since pages with long ``<head>``s declare it late;
-4. UTF-16/UTF-32 without a BOM, recognised by the NUL bytes ASCII markup leaves in them;
-5. bytes that are valid UTF-8 are UTF-8;
-6. the per-TLD fallback of :data:`TLD_ENCODINGS` (the locale defaults of the standard's
-   §13.2.3.3 table, keyed by country-code TLD, as Apache Nutch planned) when the bytes decode
-   cleanly with it;
-7. statistical detection (charset-normalizer);
-8. UTF-8 with replacement characters.
-
-Labels go through w3lib's ``resolve_encoding`` (the WHATWG Encoding Standard's supersets:
-``gb2312``/``gbk`` → ``gb18030``, ``shift_jis`` → ``cp932``, ``euc-kr`` → ``cp949``, Latin-1 →
-``cp1252``). A declared Japanese encoding that fails on the bytes is retried as its JIS X 0213
-variant (``shift_jis_2004``, ``euc_jis_2004``), which real Shift_JIS pages often are.
+encoding" (§13.2.3.2), w3lib first, then the steps it leaves to the user agent: (1) a byte-order
+mark, which wins over everything, as the standard says; (2) the HTTP ``Content-Type`` charset;
+(3) a ``<meta charset>`` / ``http-equiv`` or XML declaration: w3lib's prescan of the first 4096
+bytes, then every ``<meta>`` of the ``<head>`` (within :data:`HEAD_SCAN_BYTES`), since pages
+with long ``<head>``s declare it late; (4) UTF-16/UTF-32 without a BOM, recognised by the NUL
+bytes ASCII markup leaves in them; (5) valid UTF-8; (6) the per-TLD fallback of
+:data:`TLD_ENCODINGS` (the locale defaults of the standard's §13.2.3.3 table, as Apache Nutch
+planned) when the bytes decode cleanly with it; (7) charset-normalizer; (8) UTF-8 with
+replacement characters. Labels go through w3lib's ``resolve_encoding`` (the WHATWG Encoding
+Standard's supersets: ``gb2312``/``gbk`` → ``gb18030``, ``shift_jis`` → ``cp932``, ...). A
+declared Japanese encoding that fails on the bytes is retried as its JIS X 0213 variant
+(``shift_jis_2004``, ``euc_jis_2004``), which real Shift_JIS pages often are.
 """
 
 from __future__ import annotations

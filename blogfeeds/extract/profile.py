@@ -1,30 +1,14 @@
 """A blog's profile, from the bytes the crawl already has: description, author, icon, last post,
 posting rate and activity, and the page's language checked against its text.
 
-Sources, first that has one wins (each field keeps which one in its ``*_source``):
-
-* description (the blog's own tagline, never the abstract): the main feed's ``<subtitle>`` /
-  channel ``<description>`` (not a generator's placeholder such as Hugo's "Recent content on
-  ..."), ``<meta name=description>``, ``og:description``, a theme's subtitle element
-  (:data:`SUBTITLE_SELECTORS`), the part of the home page's title after the site's name
-  (:func:`title_tagline`);
-* author: ``<meta name=author>``, the feed's author, the author most of the feed's entries
-  name, ``rel=author`` / h-card ``p-name``, JSON-LD ``author``, the post cards' bylines, the
-  footer's copyright holder, the feed's copyright holder, the owner a possessive site name
-  gives (:func:`owner`);
-* icon: :func:`blogfeeds.extract.icon.best_icon` (the best icon the page declares), else
-  ``/favicon.ico`` when the caller fetched it and it is an image
-  (:func:`blogfeeds.extract.icon.favicon_is_image`);
-* last post: the newest entry date of the main feed (published, else updated, as feedparser
-  parses them, UTC; dates after ``now`` + 1 day or before 1995 ignored), else the page's
-  ``article:published_time`` or newest ``<time datetime>``, else the newest date written in an
-  element whose class says date, else the newest day of its own links under a dated
-  permalink;
-* posts per month over the feed's window (dated entries − 1 over the months from the oldest
-  to the newest), and :func:`activity` from the last post and the thresholds of
-  :class:`ProfileSettings`;
-* language: the page's declaration (:func:`blogfeeds.extract.metadata.language`) checked
-  against its text (:mod:`blogfeeds.extract.language`).
+Each field has its sources in order, the first that has one wins, and keeps which one it came
+from in its ``*_source``; the sources of each field: docs/profile.md. The description is the
+blog's own tagline, never the abstract. The icon is :func:`blogfeeds.extract.icon.best_icon`,
+else ``/favicon.ico`` when the caller fetched it and it is an image
+(:func:`blogfeeds.extract.icon.favicon_is_image`); :func:`activity` follows from the last post
+and the thresholds of :class:`ProfileSettings`; the language is the page's declaration
+(:func:`blogfeeds.extract.metadata.language`) checked against its text
+(:mod:`blogfeeds.extract.language`).
 
 Pure: the caller passes the parsed page, the feed discovery already read and the clock.
 """

@@ -1,54 +1,14 @@
 """Extraction rules configured by users: a TOML file of per-blog, per-host or per-theme rules.
 
 The file (``BLOGFEEDS_RULES_FILE``, ``scrapy inspect --rules FILE``; a commented example is
-``blogfeeds/data/rules.example.toml``) holds ``[[rule]]`` tables and, optionally, ``[[theme]]``
-entries copied from the built-in theme table ``blogfeeds/data/friend_themes.toml``. It is
-validated when loaded: every problem raises :class:`RuleError` naming the file, the rule
-(number and name) and the key.
+``blogfeeds/data/rules.example.toml``) holds ``[[rule]]`` tables, whose conditions select pages
+and whose keys set the encoding, the main feed, the abstract, extra blogroll pages or friend
+cards, and, optionally, ``[[theme]]`` entries copied from the built-in theme table
+``blogfeeds/data/friend_themes.toml``. Format: docs/user-rules.md.
 
-A ``[[rule]]`` applies to a page when every condition it gives holds (each list matches when
-any of its values does):
-
-``blog``
-    blog identities (:func:`~blogfeeds.extract.identity.blog_id`; a URL is turned into its
-    identity), e.g. ``"alice.example"`` or ``"cnblogs.com/alice"``;
-``host``
-    shell-style host patterns (:func:`fnmatch.fnmatchcase`, lower case), tried on the host and on
-    the host without ``www.``: ``"*.github.io"`` (subdomains only; add ``"github.io"`` for the
-    apex);
-``generator``
-    substrings of the page's ``<meta name="generator">`` (case-insensitive), e.g. ``"Hexo"``;
-``fingerprint``
-    substrings of the page source (case-insensitive): theme markers, asset paths, class names.
-
-and it can set (the first applicable rule that yields a value wins, in file order):
-
-``encoding``
-    the page's character encoding (``"gbk"``, ``"utf-8"``, any Python codec name), used in place
-    of the HTTP charset (a byte-order mark still wins);
-``feed``
-    the main feed: a URL string (a fixed value), or a *field* table (below) locating it;
-``abstract``
-    the blog's abstract: a field table (or a fixed string), cut to the usual length;
-``friend_pages``
-    extra blogroll pages to read, resolved against the page URL (``"/links/"``), tried first;
-friend cards
-    the keys of a theme-table entry: ``cards`` (CSS selector of one friend card), ``link``,
-    ``friend_name``, ``avatar``, ``group``, ``group_title``, ``blog_list``. These run before
-    the built-in theme rules; when they find a card, neither the built-in themes nor the
-    statistical detector run. Friends found this way say ``how = "user:<name>"``.
-
-A *field* table locates elements with exactly one of ``xpath``, ``css``, ``id``, ``class`` or
-``snippet`` (a start tag such as ``'<div class="rss-box">'`` matched by tag and attributes, or
-plain text the element contains), or with none to read the whole page source; ``take`` says
-what to read from each element (``"text"``, ``"html"``, or ``"@attr"``; the default is
-``"@href"`` for ``feed`` and ``"text"`` for ``abstract``). The value is then cut by ``prefix``
-/ ``suffix`` (the text between them: "the code around it"), kept only if it ``contains`` a
-string, and matched by ``regex`` (group 1 if the pattern has groups, else the whole match);
-``value`` gives a fixed value instead. The first element yielding a non-empty value wins.
-
-A ``[[theme]]`` entry works exactly as in the built-in table (its ``fingerprint`` orders it,
-``require_fingerprint`` gates it) and runs on every page, before the built-in entries.
+It is validated when loaded: every problem raises :class:`RuleError` naming the file, the rule
+(number and name) and the key. User rules run before the built-in theme rules and the
+statistical detector.
 
 This module is pure (no Scrapy); :func:`blogfeeds.extract.blog.analyze_page` applies a
 :class:`RuleSet`.

@@ -1,7 +1,5 @@
 """The frontier's ``SCHEDULER``: scrapy-redis 0.9.1's scheduler with prefixed keys, atomic
-enqueue/dequeue in Lua and in-flight leases.
-
-What it changes in scrapy-redis 0.9.1's ``Scheduler``, and why:
+enqueue/dequeue in Lua and in-flight leases. What it changes in scrapy-redis's, and why:
 
 * no ``spider=`` argument to stats calls (deprecated in Scrapy 2.19: one
   ``ScrapyDeprecationWarning`` per request), and no deprecated ``spider.log()`` at open;
@@ -65,30 +63,17 @@ def redis_enabled(settings: Any) -> bool:
 class Scheduler(_RedisScheduler):
     """scrapy-redis's scheduler with prefixed keys, atomic enqueue/dequeue and in-flight leases.
 
-    Settings: ``REDIS_URL`` (and scrapy-redis's ``REDIS_PARAMS``), ``BLOGFEEDS_REDIS_PREFIX``,
-    ``BLOGFEEDS_WORKER_ID``, ``BLOGFEEDS_WORKER_TTL`` (seconds, default 15: how long a killed
-    worker's id stays taken), ``BLOGFEEDS_FRONTIER_MAX_HELD`` (requests the worker holds at a
-    time, default 64; the rest stay queued for the others), ``SCHEDULER_PERSIST`` (keep the
-    queue and dupefilter at close),
-    ``SCHEDULER_FLUSH_ON_START``, ``SCHEDULER_QUEUE_CLASS`` (scrapy-redis ``PriorityQueue``,
-    ``FifoQueue`` or ``LifoQueue``), ``SCHEDULER_SERIALIZER`` (a module or a dotted path to an
-    object with ``loads``/``dumps``), ``DUPEFILTER_CLASS`` (a scrapy-redis ``RFPDupeFilter``).
-
-    Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis``,
-    ``frontier/filtered``, ``frontier/acked``, ``frontier/recovered``, ``frontier/bad_request``,
-    ``frontier/quarantined/<kind>``, ``frontier/redis_outages``.
+    Settings (``REDIS_URL``, ``BLOGFEEDS_REDIS_PREFIX``, ``BLOGFEEDS_WORKER_ID``,
+    ``BLOGFEEDS_FRONTIER_MAX_HELD``, scrapy-redis's ``SCHEDULER_*`` and ``DUPEFILTER_CLASS``) and
+    stats: docs/redis.md.
 
     A queued entry is rebuilt only as far as this project writes requests
     (:func:`~blogfeeds.frontier.serializer.request_from_entry`: no class imported, callbacks
     only the spider's own methods, allow-listed meta keys); any other entry is moved to the
-    ``bad`` list (:meth:`quarantine`) and the crawl goes on.
-
-    Redis unreachable while the crawl runs (a restart, a network partition): one ERROR line;
-    new requests are held in memory and queued when Redis answers again, acknowledgements wait,
-    no request is popped, and the spider stays open. After ``BLOGFEEDS_REDIS_DOWN_LIMIT``
-    seconds (default 60) of outage the crawl stops with finish reason ``redis_down`` (exit status
-    1): the held requests are dropped, and the in-flight entries left in Redis are re-queued
-    when the same worker id starts again.
+    ``bad`` list (:meth:`quarantine`) and the crawl goes on. Redis unreachable while the crawl
+    runs: new requests are held in memory, no request is popped and the spider stays open, until
+    ``BLOGFEEDS_REDIS_DOWN_LIMIT`` seconds of outage stop the crawl (``redis_down``); the
+    in-flight entries left in Redis are re-queued when the same worker id starts again.
     """
 
     df: Any

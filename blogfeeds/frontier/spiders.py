@@ -49,17 +49,12 @@ class RedisFrontierMixin:
     ``async for request in self.frontier_seeds(): yield request``; seeds pushed to
     ``P <name>:start_urls`` while the crawl runs are picked up when the spider is idle. Each seed
     (``{"url": ..., "meta": {...}}``) becomes :meth:`seed_request` and goes through the shared
-    dupefilter. An idle spider does not close until it has been idle (no request reaching the
-    downloader, no seed, no other live worker with requests in flight) for
-    ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds in a row; 0 = never (long-running workers, stopped by
-    SIGINT/SIGTERM or scrapyd's cancel). The engine re-checks an idle spider every 5 s, so a
-    close comes up to 5 s after the limit.
-
-    A seed that cannot be read (not JSON, nested too deep, meta keys this project does not
-    set, a URL that is not a blog's) is logged, moved to the ``bad`` list and counted; the
-    worker goes on.
-
-    Stats: ``frontier/seeds``, ``frontier/bad_seed``, ``frontier/quarantined/<kind>``.
+    dupefilter. An idle spider closes only after ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds in a row
+    idle (no request reaching the downloader, no seed, no other live worker with requests in
+    flight); 0 = never (long-running workers). The engine re-checks an idle spider every 5 s, so a
+    close comes up to 5 s after the limit. A seed that cannot be read (not JSON, nested too deep,
+    meta keys this project does not set, a URL that is not a blog's) is logged, moved to the
+    ``bad`` list and counted; the worker goes on. Stats: docs/redis.md.
     """
 
     crawler: Any

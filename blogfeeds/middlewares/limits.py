@@ -6,17 +6,10 @@ session ids in URLs, endless pagination, auto-generated subdomains of one regist
 which share one blog identity) must never cost more than a bounded number of requests.
 :class:`CrawlLimitsMiddleware` sees every request (scheduled, redirected, robots.txt and the
 spider's out-of-band fetches) and refuses, with :class:`LimitReached` (an ``IgnoreRequest``:
-stored status ``blocked``):
-
-- a URL longer than ``BLOGFEEDS_MAX_URL_LENGTH`` characters (by default the limit of Scrapy's
-  ``UrlLengthMiddleware``, which only sees requests yielded by callbacks);
-- a request past ``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` (0 = no cap) for one blog identity
-  (:func:`blogfeeds.extract.identity.blog_id`; the host when the URL has none).
-
+stored status ``blocked``), a URL longer than ``BLOGFEEDS_MAX_URL_LENGTH`` and a request past
+``BLOGFEEDS_MAX_REQUESTS_PER_BLOG`` for one blog identity (the host when the URL has none).
 Both are :class:`blogfeeds.config.LimitsSettings`; with both at 0 the middleware is off
-(``NotConfigured``).
-
-Stats: ``blogfeeds/limits/url_too_long``, ``blogfeeds/limits/blog_request_cap``.
+(``NotConfigured``). Defaults and stats: docs/security.md.
 
 It also installs :class:`RedactCredentials` on the root log handlers, so that a URL with
 ``user:password@`` is logged as ``user:***@``.

@@ -3,42 +3,14 @@
 Friend links and feed URLs come from pages anyone can write, so a page could point the crawler
 at ``http://127.0.0.1:6379/``, a router's admin page or the cloud metadata service
 (``http://169.254.169.254/``). The guard has two halves, which refuse before any byte is sent:
-
-- :class:`SsrfGuardMiddleware` (downloader middleware) refuses every scheme but ``http`` and
-  ``https`` (``file:``, ``ftp:``, ``data:``, ``s3:`` ...), every target whose host is a literal
-  address that is not globally routable (loopback, RFC 1918 private, carrier-grade NAT,
-  link-local, multicast, reserved, unspecified, documentation and benchmark ranges; IPv4
-  embedded in IPv6 is unwrapped; ``2130706433`` and ``0x7f.1`` are addresses too), and every
-  request whose ``meta["proxy"]`` is such an address (a proxy on loopback reaches whatever the
-  proxy can). It sees every request, the redirected ones (3xx and meta refresh) and robots.txt
-  included, and the spider's out-of-band fetches (``engine.download_async``).
-- :class:`GuardedResolver` (the reactor's resolver, Scrapy's ``TWISTED_DNS_RESOLVER``) resolves
-  every *name* the downloader connects to and fails the lookup of a name that answers a
-  non-public address. The address it checks is the address the connection is made to: there is
-  one lookup, not one for the guard and another for the connection, so a DNS-rebinding server
-  answering a public address first and 127.0.0.1 next gains nothing, and a name that does not
-  resolve is a DNS failure (status ``dns``), never a pass. Answers are cached like Scrapy's
-  (``DNSCACHE_ENABLED``, ``DNSCACHE_SIZE``, ``DNS_TIMEOUT``); a refused answer is refused again.
-  :class:`RefusedAddressMiddleware` (just outside the download handler) turns the DNS failure of
-  a refused name into :class:`TargetRefused`, so the blog is stored ``blocked`` (not ``dns``,
-  and not retried) and the log line says which address was refused.
-
-The proxy of the environment (``http_proxy``, ``https_proxy``, put in meta by Scrapy's
-``HttpProxyMiddleware`` with ``_scheme_proxy``) is the operator's choice: it is not checked, its
-name resolves unchecked, and with it the *proxy* resolves the targets' names, so it must enforce
-the same policy itself. With ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` (:class:`blogfeeds.config.
-SsrfSettings`; for tests and local use) loopback/private targets go through; the scheme check
-stays on. Without it the middleware refuses to start when ``TWISTED_DNS_RESOLVER`` is not a
-:class:`GuardedResolver` or the Twisted reactor is off (a reactorless download handler resolves
-names itself), and refuses every named host when the reactor's resolver is not one (a script's
-``CrawlerRunner`` does not install resolvers).
-
-Refusals raise :class:`TargetRefused` (an ``IgnoreRequest``: stored status ``blocked``) and count
-under the stat ``blogfeeds/ssrf/refused/<kind>``.
-
-Limit: IPv4 only (Scrapy's threaded resolver, ``gethostbyname``): a name with only AAAA records
-fails as ``dns``. Twisted connects to the one address the resolver returned, so no lookup
-happens between the check and the connection (docs/security.md).
+:class:`SsrfGuardMiddleware` (downloader middleware) checks the scheme, literal addresses and
+``meta["proxy"]`` of every request; :class:`GuardedResolver` (Scrapy's ``TWISTED_DNS_RESOLVER``)
+fails the lookup of a name that answers a non-public address. The address it checks is the
+address the connection is made to (one lookup, answers cached like Scrapy's), so DNS rebinding
+gains nothing. :class:`RefusedAddressMiddleware` (just outside the download handler) turns the
+DNS failure of a refused name into :class:`TargetRefused` (stored ``blocked``, not ``dns``, and
+not retried). The proxy of the environment is the operator's choice and is not checked. What is
+refused, ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS`` and the limits (IPv4 only): docs/security.md.
 """
 
 from __future__ import annotations

@@ -46,54 +46,18 @@ and those in a worker thread (:meth:`StoragePipeline._run_threaded`)."""
 class StoragePipeline:
     """Write :class:`Blog` (with its feeds) and :class:`FriendLink` items to the database.
 
-    Settings, read once:
-
-    * ``MYSQL_URL`` (``mysql://user:password@host:port/database``): when set, it is the database
-      and wins over ``BLOGFEEDS_DATABASE_URL``.
-    * ``BLOGFEEDS_DATABASE_URL``: see :mod:`blogfeeds.storage.url`; with no ``MYSQL_URL`` an
-      empty value disables the pipeline (``NotConfigured``).
-    * ``BLOGFEEDS_DB_BATCH_SIZE`` (default 500): items per transaction; a batch is written when it
-      is full, every ``BLOGFEEDS_DB_FLUSH_INTERVAL`` seconds (default 2; 0 = off) during a crawl,
-      and on close.
-    * ``BLOGFEEDS_KEEP_BLOGS_WITHOUT_FEED`` (default True): when False, every blog without a
-      feed is dropped, ``no_feed`` and failed fetches alike (``http_5xx``, ``dns``, ...; stat
-      ``blogfeeds/dropped_no_feed``); the friend links their pages listed are kept (the graph's
-      edges).
-    * ``BLOGFEEDS_SPOOL_PATH`` (default ``blogfeeds-spool.jsonl``): JSON Lines file that receives
-      items the database refused (see below; format: :mod:`blogfeeds.pipelines.spool`); the
-      next run loads it into the database when it opens (then deletes it; records that fail
-      again stay).
-    * ``BLOGFEEDS_DB_MAX_ATTEMPTS`` (default 3): write attempts of one batch before it is spooled
-      when the error is not a lost connection (a row the database refuses, a locked SQLite file).
-    * ``BLOGFEEDS_DB_DOWN_LIMIT`` (seconds, default 60): MySQL only; how long lost or refused
-      connections are retried (backoff 0.2 s doubling to 5 s) before the crawl stops.
-
-    SQLite: a batch that fails is logged (ERROR, with its size) and kept; it is retried at each
-    later flush and on close. After ``BLOGFEEDS_DB_MAX_ATTEMPTS`` failures, or at close, it is
-    appended to the spool file and its path logged, so the crawl loses nothing and memory stays
-    bounded while the database is locked. Writes are blocking calls on the reactor thread: a
-    500-row SQLite batch takes a few milliseconds.
-
-    MySQL / MariaDB: PyMySQL calls run in a worker thread (``asyncio.to_thread``; the asyncio
-    reactor, Scrapy's default, is required), one at a time. ``process_item`` of the item that
-    fills a batch awaits its write, which slows scraping while the database is slow (back
-    pressure). A lost connection (server restart, ``KILL``, ``wait_timeout``: errors
-    2003/2006/2013/...) or a deadlock is retried with backoff; every write is an idempotent
-    upsert in one transaction, so a retry after a commit whose reply was lost writes nothing
-    twice. When the server stays unreachable for ``BLOGFEEDS_DB_DOWN_LIMIT`` seconds the pipeline
-    spools everything it holds and every later item, logs an ERROR naming the spool file, and
-    closes the spider with reason ``database_down``. A database unreachable at start-up stops
-    the crawl the same way (``CloseSpider``).
+    Settings (read once): docs/settings.md; failures and stats: docs/storage.md. Nothing is lost: a
+    batch that fails is kept, retried at later flushes, then appended to the spool file
+    (:mod:`blogfeeds.pipelines.spool`), which the next run loads. SQLite writes are blocking calls
+    on the reactor thread (a 500-row batch takes a few milliseconds). PyMySQL calls run one at a
+    time in a worker thread (``asyncio.to_thread``: the asyncio reactor is required); the item that
+    fills a batch awaits its write, so a slow database slows scraping (back pressure). Every write
+    is an idempotent upsert in one transaction: a retry after a lost commit reply writes nothing
+    twice.
 
     Signals for the Redis frontier (:mod:`blogfeeds.frontier.signals`): ``storage_opened`` at open,
     ``batch_sealed(seq)`` when the buffer becomes a batch, ``batch_durable(seq)`` once every batch
     up to ``seq`` is committed or spooled.
-
-    Stats: ``blogfeeds/db/blogs_written``, ``blogfeeds/db/friend_links_written``,
-    ``blogfeeds/db/write_errors`` (failed attempts), ``blogfeeds/db/retries`` (MySQL backoff
-    waits), ``blogfeeds/db/spooled`` (items), ``blogfeeds/db/spool_loaded`` (items loaded at
-    open), ``blogfeeds/db/down`` (1 when the crawl was stopped), and ``blogfeeds/db/lost`` (items,
-    only when the spool file cannot be written either).
     """
 
     def __init__(

@@ -27,20 +27,19 @@ logger = logging.getLogger(__name__)
 class BlogDedupePipeline:
     """Drop a :class:`Blog` whose ``blog_id`` was already seen in this crawl.
 
-    A drop is logged at DEBUG (``DropItem(log_level="DEBUG")``) and counted in the stat
-    ``blogfeeds/duplicate_blog``; every other item passes unchanged. The set of seen ids lives in
-    memory (≈ 60–100 bytes per id); without Redis the database's unique key on ``blog_id`` is the
-    cross-process guard (a repeated blog is an idempotent upsert).
+    A drop is logged at DEBUG and counted in ``blogfeeds/duplicate_blog``; every other item passes
+    unchanged. The seen ids live in memory (≈ 60–100 bytes per id); without Redis the database's
+    unique key on ``blog_id`` is the cross-process guard (a repeated blog is an idempotent upsert).
 
-    With the Redis frontier on (:func:`~blogfeeds.frontier.scheduler.redis_enabled`), every
-    worker also asks Redis: one atomic call per new blog id (a Lua script: ``HSETNX
-    P<spider>:blog_ids <blog_id> <worker>``, the ``SADD`` idiom of scrapy-redis's dupefilter,
-    which on success also adds the id to the worker's pending set
-    ``P<spider>:claims:<worker>``); 0 = a duplicate. A claim leaves the pending set when the
-    storage pipeline reports its batch durable (``batch_durable``); a worker restarted after a
-    hard kill releases its pending claims (:meth:`blogfeeds.frontier.scheduler.Scheduler.open`)
-    before its unfinished requests are re-queued, so whichever worker fetches them again stores
-    those blogs (at-least-once). Memory: see the README ("Many machines with Redis")."""
+    With the Redis frontier on (:func:`~blogfeeds.frontier.scheduler.redis_enabled`), every worker
+    also claims each new blog id in Redis with one atomic Lua call (``HSETNX P<spider>:blog_ids
+    <blog_id> <worker>``, the ``SADD`` idiom of scrapy-redis's dupefilter, also adding the id to
+    the worker's pending set ``P<spider>:claims:<worker>``); 0 = a duplicate. A claim leaves the
+    pending set when the storage pipeline reports its batch durable (``batch_durable``); a worker
+    restarted after a hard kill releases its pending claims
+    (:meth:`blogfeeds.frontier.scheduler.Scheduler.open`) before its unfinished requests are
+    re-queued, so whichever worker fetches them again stores those blogs (at-least-once).
+    """
 
     def __init__(self, stats: Any, server: Any = None, worker: str = "", capacity: int = 0) -> None:
         self.stats = stats

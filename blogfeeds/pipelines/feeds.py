@@ -1,26 +1,18 @@
 """Item pipeline of ``scrapy crawl feeds``: store each :class:`~blogfeeds.items.FeedFetch`.
 
 Registered only by the feeds spider (its ``custom_settings``), so the blogs spider's pipelines
-are untouched. A fetch is written whole in one transaction (:meth:`FeedStore.save_fetch`):
-entries, the schedule row and its revisit state, a moved URL and its alias, a host pause. A
+are untouched. A fetch is written whole in one transaction (:meth:`FeedStore.save_fetch`). A
 write that fails is logged and counted (``blogfeeds/feeds/db_errors``) and nothing else
 happens: the feed's lease expires (:data:`~blogfeeds.storage.feedstore.LEASE_MINUTES`) and a
 later run fetches it again with its old state, so no entry is lost (its id was remembered only
-in the unsaved state).
+in the unsaved state). The database (:func:`blogfeeds.config.database_url`) and what happens
+when it cannot be reached: docs/storage.md, docs/revisiting.md.
 
-Database: ``MYSQL_URL`` if set, else ``BLOGFEEDS_DATABASE_URL``
-(:func:`blogfeeds.config.database_url`); empty = ``NotConfigured``. A MySQL server that
-cannot be reached when the spider opens is tried again with backoff (0.2 s doubling to 5 s) for
-``BLOGFEEDS_DB_DOWN_LIMIT`` seconds (60), like the blogs crawl's
-:class:`~blogfeeds.pipelines.blogs.StoragePipeline`; then, or at once for an error that is not
-a lost or refused connection (a wrong password, a missing database), one ERROR line and the
-crawl ends with finish reason ``database_down`` (exit status 1) before any feed is claimed.
-SQLite writes are calls of about a millisecond on the reactor thread. MySQL writes run in a
-worker thread with group commit: the fetches that arrive while a transaction runs are written
-together by the next one (at most :data:`GROUP_MAX` each). A group that fails is written again
-one fetch at a time, so only the fetch at fault fails and a lost connection loses nothing. A
-commit per fetch cannot keep up with the downloads (about 8 ms each), and the items waiting for
-it would hold their responses in memory.
+SQLite writes run on the reactor thread. MySQL writes run in a worker thread with group commit:
+the fetches that arrive while a transaction runs are written together by the next one (at most
+:data:`GROUP_MAX` each), since a commit per fetch cannot keep up with the downloads and the
+items waiting for it would hold their responses in memory. A group that fails is written again
+one fetch at a time, so only the fetch at fault fails and a lost connection loses nothing.
 """
 
 from __future__ import annotations

@@ -87,23 +87,17 @@ class FeedState:
     """What the scheduler remembers about one feed between fetches (one row of a feeds table).
 
     Times are epoch minutes, durations minutes, ``rate``/``prior_rate`` entries per day.
-
-    - ``level_time`` is the original design's *T* (minutes, kept in [20, 10000]); ``rank`` its
-      RssRank 0..5 (see :func:`blogfeeds.revisit.levels.auto_rank`).
-    - ``last_fetch`` is the last request of any outcome, ``last_success`` the last 2xx/304.
-    - ``interval`` is the last planned revisit interval; ``next_due`` the next fetch time, never
-      earlier than ``host_pause_until`` when the host asked us to back off.
-    - ``etag``/``last_modified`` are the validators exactly as received (echoed byte for byte by
-      :func:`conditional_headers`); ``trust_*`` turn off a validator caught lying.
-    - ``seen_ids`` is a bounded summary (hashes) of entry ids already seen, see
-      :func:`blogfeeds.revisit.hints.split_new_ids`.
-    - ``newest_claimed`` is the newest entry date any document claimed, ignoring dates in the
-      future or within a minute of the fetch ("generated now").
-    - ``fetches`` counts the fetches of the feed, ``not_modified`` those answered 304 (the share
-      the site's blog pages show).
-    - ``est_*``, ``s_*``, ``e_*``, ``hours``, ``recent``, ``newest_entry``, ``window`` belong to
-      :class:`blogfeeds.revisit.estimate.EstimatingPolicy` (decayed entry counts and exposure at
-      two time scales, a 24-bin UTC hour-of-day profile, recent exactly-dated entry times).
+    ``level_time`` is the original design's *T* (minutes, kept in [20, 10000]); ``rank`` its RssRank
+    0..5 (:func:`blogfeeds.revisit.levels.auto_rank`). ``last_fetch``: the last request of any
+    outcome, ``last_success`` the last 2xx/304; ``interval``: the last planned revisit interval;
+    ``next_due``: never earlier than ``host_pause_until``, set when the host asked us to back off.
+    ``etag``/``last_modified``: the validators as received (echoed byte for byte by
+    :func:`conditional_headers`); ``trust_*`` turn off a validator caught lying. ``seen_ids``: a
+    bounded summary (hashes) of entry ids seen (:func:`blogfeeds.revisit.hints.split_new_ids`);
+    ``newest_claimed``: the newest entry date any document claimed, ignoring future dates and those
+    within a minute of the fetch ("generated now"). ``fetches`` counts fetches, ``not_modified``
+    those answered 304. The rest is :class:`blogfeeds.revisit.estimate.EstimatingPolicy`'s: decayed
+    counts and exposure at two time scales, an hour-of-day profile, recent exactly-dated entries.
     """
 
     feed_id: str = ""
@@ -146,16 +140,15 @@ class FetchOutcome:
     - ``fetched_at``: epoch minutes; ``status``: HTTP status, 0 when no response arrived (DNS,
       connect, timeout); ``error``: set when a 2xx body could not be parsed (counts as failure).
     - ``new_entry_dates``: publication dates (epoch minutes, None when undated) of the entries
-      whose ids were *not* seen before; ``all_entry_dates``: dates of every entry in the
-      document (its length is the feed window K). Empty on a 304.
-    - ``conditional``: the request carried If-None-Match or If-Modified-Since.
-    - ``etag``/``last_modified``: the response's validators, verbatim.
+      whose ids were *not* seen before; ``all_entry_dates``: dates of every entry in the document
+      (its length is the feed window K). Empty on a 304. ``conditional``: the request carried
+      If-None-Match or If-Modified-Since; ``etag``/``last_modified``: the validators, verbatim.
     - hints (HTTP ones in :mod:`blogfeeds.revisit.hints`, RSS ones read with the feed,
-      :mod:`blogfeeds.extract.feedreader.hints`): ``max_age`` (minutes of freshness left,
-      :func:`~blogfeeds.revisit.hints.cache_lifetime`), ``ttl`` (RSS ``<ttl>``, minutes),
-      ``skip_hours`` (UTC hours 0-23), ``skip_days`` (0 = Monday), ``retry_after`` (minutes,
-      :func:`~blogfeeds.revisit.hints.parse_retry_after`), ``update_period`` (minutes per update
-      from ``sy:updatePeriod``/``sy:updateFrequency``; a prior only).
+      :mod:`blogfeeds.extract.feedreader.hints`), in minutes: ``max_age`` (freshness left,
+      :func:`~blogfeeds.revisit.hints.cache_lifetime`), ``ttl`` (RSS ``<ttl>``), ``retry_after``
+      (:func:`~blogfeeds.revisit.hints.parse_retry_after`), ``update_period`` (per update, from
+      ``sy:updatePeriod``/``sy:updateFrequency``; a prior only); ``skip_hours`` (UTC hours 0-23),
+      ``skip_days`` (0 = Monday).
     """
 
     fetched_at: float

@@ -1,29 +1,18 @@
 """Estimating revisit policy: a feed's posting rate from its own entries, and the revisit interval
-from that rate under a global fetch budget.
+from that rate under a global fetch budget. The estimators, their constants and references:
+docs/revisiting.md.
 
-**Rate** (revisit.md §2 "Estimators"). New entries are counted per fetch interval, so the
-counts are Poisson with known exposure and λ̂ = (α₀ + N)/(β₀ + E), a Gamma prior (0.5 entries
-at 0.5/day, or at the ``sy:updatePeriod`` rate when the feed declares one) with exponential
-forgetting at two time scales (45 d and 2 d; the fast one may only raise the rate, by half the
-difference). Each new entry's claimed date is clamped into (previous fetch, this fetch], so
-future, time-zone-shifted, backdated and "now" dates cannot move λ̂; a GUID rewrite
-(:func:`~blogfeeds.revisit.hints.is_guid_rewrite`) counts only its genuinely new entries. The
-first fetch bootstraps from the document: n dated entries spread over a span give n−1 events
-over that span (miniflux/v2#2166), and with n ≥ 5 their rate also replaces the default prior. A
-silence cap λ̂ ≤ 3/(time since the newest entry), applied at discovery and on fetches that
-found nothing new, lets dead feeds slow down. Only dates inside the fetch window (and not
-"now") feed a 24-bin UTC hour-of-day profile and the phase lock.
+**Rate** (revisit.md §2 "Estimators"): a Gamma-Poisson estimate λ̂ of new entries per fetch
+interval, with exponential forgetting at two time scales; entry dates are clamped into the
+fetch interval so that no claimed date can move λ̂, a GUID rewrite
+(:func:`~blogfeeds.revisit.hints.is_guid_rewrite`) counts only its genuinely new entries, and a
+silence cap lets dead feeds slow down.
 
-**Interval** (Sia, Cho & Cho, "Efficient monitoring algorithm for fast news alerts", IEEE TKDE
-2007). Item-weighted discovery delay under a fetch budget Σfᵢ = B is minimal at fᵢ ∝ √(wᵢλᵢ)
-(the square-root law; Cho & Garcia-Molina's freshness-optimal allocation starves fast feeds and
-loses entries to window overflow). The next fetch is when ∫√(w·λ̂·g(u))du reaches κ, with g the
-hour-of-day profile and κ set by :class:`FetchBudget` so that all feeds together use the
-budget. Then: window guard I ≤ 0.5·K/(λ̂·max g) (K = entries the document shows), clamp
-to [5 min, 4 d], phase lock to the usual posting time when entries cluster at one time of day (mean
-resultant length ≥ 0.85 over ≥ 5 entries), optional snapping to the nearest of the five levels
-(:func:`snap_to_level`), and the protocol floors of :mod:`blogfeeds.revisit.core`. RssRank r
-weighs a feed by w = 4**r, i.e. twice the fetch rate per rank.
+**Interval** (Sia, Cho & Cho, IEEE TKDE 2007): fetch rates ∝ √(wᵢλᵢ) (the square-root law)
+minimise the item-weighted discovery delay under the budget, :class:`FetchBudget` setting the
+threshold κ so that all feeds together use it; then a window guard, an hour-of-day profile and
+phase lock, optional snapping to the five levels (:func:`snap_to_level`) and the protocol floors
+of :mod:`blogfeeds.revisit.core`. RssRank r weighs a feed by w = 4**r.
 """
 
 from __future__ import annotations

@@ -4,16 +4,14 @@ Five levels, Level[1..5] = 20, 200, 1000, 2000, 10000 minutes. Each feed keeps a
 (minutes, :attr:`FeedState.level_time`); its level is the highest level whose value is ≤ *T*
 (*T* below 20 uses Level[1]). After each fetch *T* is divided by 1.2 when the feed changed and
 multiplied by 1.2 when it did not, then clamped to [20, 10000]. RssRank 0..5 shifts the level
-down: ``level = max(1, level - rank)``.
+down: ``level = max(1, level - rank)``. The rule settles where P(change) = 0.5, an interval of
+about 0.69/λ, so the fetch rate is proportional to the posting rate λ (revisit.md §1.2).
 
 "Changed" means new entries (ids not seen before), never a byte difference, so servers that
 regenerate the body or the ETag on every request do not shrink *T*; a GUID rewrite
 (:func:`~blogfeeds.revisit.hints.is_guid_rewrite`) is not a change either. A feed's first
 successful fetch only establishes what has been seen and leaves *T* as it is. Errors, 429s and
 server hints follow the shared rules of :mod:`blogfeeds.revisit.core`.
-
-Equilibrium (revisit.md §1.2): the rule settles where P(change) = 0.5, i.e. an interval of
-about 0.69/λ, so the fetch rate is proportional to the posting rate λ ("linear law").
 """
 
 from __future__ import annotations

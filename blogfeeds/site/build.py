@@ -1,18 +1,7 @@
 """``scrapy export site DIR``: a static site of the stored blogosphere, readable from ``file://``.
 
-Layout of ``DIR`` (every link relative, no server, no network, no CDN)::
-
-    index.html              overview: counts, by status / language / platform, last runs
-    directory.html          every blog: search, filters, sorting, a page at a time (JavaScript)
-    blogs/<slug>.html       one page per blog (:func:`slug`)
-    river.html, river-N.html  the latest entries, newest first, ``page_size`` a page
-    graph.html              the friend graph (sigma.js + graphology, ForceAtlas2 layout)
-    river.atom, river.json  the river as Atom 1.0 and JSON Feed 1.1
-    feeds.opml              every main feed (written by ``scrapy export site`` itself)
-    data/directory.js, data/graph.js   the data of the two script pages
-    assets/                 style sheet, page scripts, the vendored graph library and its licences
-
-The data of the directory and the graph are JavaScript files that assign a global
+Every link is relative: no server, no network, no CDN. The pages and files of ``DIR``:
+docs/site.md. The data of the directory and the graph are JavaScript files that assign a global
 (``window.BLOGFEEDS_DIRECTORY`` ...): Chromium refuses ``fetch()`` of a ``file://`` URL, a
 ``<script src>`` it loads. Directory rows are columnar (a list of column names, then arrays) so
 that 100,000 blogs stay a few megabytes; a column the schema adds (:data:`~.data.
@@ -22,7 +11,7 @@ Graph: at most ``graph_limit`` blogs (the most linked, ties by id), edges betwee
 positions are computed here (:func:`initial_positions`: rings of a breadth-first order from the
 most linked blog, so that friends start near each other), then the page refines them with
 ForceAtlas2 in a Web Worker (or a few iterations per animation frame when no worker can be
-started), so it never freezes.
+started), so it never freezes. Blog pages are ``blogs/<slug>.html`` (:func:`slug`).
 """
 
 from __future__ import annotations

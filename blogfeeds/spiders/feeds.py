@@ -4,42 +4,15 @@ Which feeds: the main feed of every blog stored by ``scrapy crawl blogs`` (``fee
 1``) gets a ``schedule`` row, due at once when new (:meth:`FeedStore.sync_feeds`). Each run
 leases the due rows (:meth:`FeedStore.claim_due`, safe with several workers on one database),
 fetches them, and writes one :class:`~blogfeeds.items.FeedFetch` per feed through
-:class:`blogfeeds.pipelines.feeds.FeedStorePipeline`.
+:class:`blogfeeds.pipelines.feeds.FeedStorePipeline`. Arguments (``feed=URL``, ``loop=true``),
+what each fetch does, settings (:class:`blogfeeds.feedcrawl.config.FeedsConfig`) and stats:
+docs/revisiting.md.
 
-Arguments (``-a``): ``feed=URL`` fetches that one feed now (added to the schedule if unknown),
-due or not; ``loop=true`` keeps the spider running: when nothing is left it sleeps until the
-next feed comes due (``call_later``, at most ``BLOGFEEDS_FEEDS_MAX_SLEEP`` seconds, so feeds
-added by a blogs crawl are picked up), for long-lived workers under scrapyd. Without ``loop``
-the spider fetches every feed due when it started, then exits.
-
-Per fetch (the protocol rules live in :mod:`blogfeeds.revisit`, the reading of a response in
-:mod:`blogfeeds.feedcrawl.response` and :mod:`blogfeeds.extract.feedreader`; claims and host
-queues in :mod:`blogfeeds.feedcrawl`):
-
-- conditional GET: the stored ``ETag``/``Last-Modified`` are sent back byte for byte as
-  ``If-None-Match``/``If-Modified-Since`` (:func:`~blogfeeds.revisit.conditional_headers`:
-  unconditional again after 12 h or 20 revisit intervals, at most 7 days; a lying validator
-  dropped); 304 = unchanged;
-- one request at a time per host (each host's feeds are fetched one after another, on top of
-  ``CONCURRENT_REQUESTS_PER_DOMAIN = 1``); a 429 or 503 with Retry-After pauses the whole host:
-  its remaining feeds in this run are released and their ``next_due`` moved past the pause;
-  429/503 are never retried at once (``RETRY_HTTP_CODES`` of this spider leaves them out);
-- a permanent redirect (every hop 301/308) to a working feed moves the stored feed to the new
-  URL; the old one is kept in ``feed_aliases``;
-- a body that is not a feed (an HTML page, text, nothing, ill-formed XML without an entry) is
-  a failure with status ``html``, ``other``, ``empty`` or ``broken``, never an empty feed;
-  failures back off and a feed failing for two weeks becomes ``dead`` (re-checked weekly);
-- a feed is read in the crawl's extraction threads (``BLOGFEEDS_EXTRACT_THREADS``, as the
-  ``blogs`` spider reads pages), so a big feed never holds the reactor.
-
-Settings: :class:`blogfeeds.feedcrawl.config.FeedsConfig`.
-
-Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
-``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
-``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (claims that
-failed), ``release_errors`` (paused hosts' releases that failed), ``safety_net`` (fetches of
-feeds with a live WebSub subscription, planned as a safety net: :mod:`blogfeeds.revisit.push`),
-``level_<n>`` (schedule rows per level at the end; 0 = never fetched).
+The spider routes: the protocol rules live in :mod:`blogfeeds.revisit`, the reading of a
+response in :mod:`blogfeeds.feedcrawl.response` and :mod:`blogfeeds.extract.feedreader`, claims
+and host queues in :mod:`blogfeeds.feedcrawl`. A feed is read in the crawl's extraction threads
+(``BLOGFEEDS_EXTRACT_THREADS``, as the ``blogs`` spider reads pages), so a big feed never holds
+the reactor.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
 """Database connections and :class:`Store`, the writer and reader of the blogfeeds schema.
 
 URLs (SQLAlchemy style, so one setting names any backend; :mod:`blogfeeds.storage.url`):
-
-* ``sqlite:///relative/path.sqlite3``, ``sqlite:////absolute/path.sqlite3``, ``sqlite:///:memory:``
-  (the standard-library ``sqlite3``; WAL journal, so exports can read during a crawl);
-* ``mysql://user:password@host:port/database`` (also ``mysql+pymysql://``): MySQL 8 or
-  MariaDB ≥ 10.5 through PyMySQL with ``charset=utf8mb4`` (the connection charset must be utf8mb4
-  as well as the tables, or emoji fail with error 1366). The database must exist.
+``sqlite:///relative/path.sqlite3``, ``sqlite:////absolute/path.sqlite3``,
+``sqlite:///:memory:`` (the standard-library ``sqlite3``; WAL journal, so exports can read
+during a crawl); ``mysql://user:password@host:port/database`` (also ``mysql+pymysql://``):
+MySQL 8 or MariaDB ≥ 10.5 through PyMySQL with ``charset=utf8mb4`` (the connection charset must
+be utf8mb4 as well as the tables, or emoji fail with error 1366). The database must exist.
 
 ``read_only=True`` (:meth:`Store.open`, :func:`connect`; what ``scrapy export`` and ``scrapy
 stats`` use) creates and migrates nothing: SQLite opens the file with ``mode=ro`` (no file or
 directory is created, no journal mode set), MySQL sets its session ``READ ONLY``.
 
 All calls are blocking DB-API calls; every write method is one transaction, batched with
-``executemany`` (≈100× faster than a commit per row on MySQL; see the stack research notes).
+``executemany`` (a commit per row is far slower on MySQL: ``bench/mysql.py``).
 """
 
 from __future__ import annotations

@@ -1,27 +1,15 @@
 """Storage of the feed-revisit side (``scrapy crawl feeds``): schedule rows, entries, aliases.
 
 :class:`FeedStore` is a :class:`~blogfeeds.storage.db.Store` (same connections, dialects,
-transactions and migrations) with the feed-side reads and writes:
-
-- :meth:`FeedStore.sync_feeds`: every main feed (``feeds.is_main = 1``, written by
-  ``scrapy crawl blogs``) without a ``schedule`` row gets one, due now;
-- :meth:`FeedStore.claim_due`: the multi-worker seam. One transaction leases up to ``limit``
-  due rows to ``owner`` (``lease_owner``, ``lease_until``): MySQL 8 / MariaDB 10.6 pick them
-  with ``SELECT ... ORDER BY next_due LIMIT n FOR UPDATE SKIP LOCKED`` (rows another worker is
-  claiming or saving are passed over, never waited for, so claims never deadlock), SQLite
-  serialises writers (``BEGIN IMMEDIATE``); then one ``UPDATE`` by primary key. A row leased by
-  another worker is skipped until its lease expires (:data:`LEASE_MINUTES`), so every due feed
-  goes to exactly one worker, and a worker that dies holding leases gives them back by expiry;
-- a MySQL deadlock or lock wait timeout (errors 1213, 1205: InnoDB rolled the transaction back)
-  is retried up to :data:`LOCK_ATTEMPTS` times by every write here;
-- :meth:`FeedStore.save_fetch`: one :class:`~blogfeeds.items.FeedFetch` in one transaction
-  (:meth:`FeedStore.save_fetches`: several in one):
-  new entries (insert-or-ignore on ``(feed_url_hash, guid_hash)``), a permanent redirect (the
-  row moves to the new URL, the old URL becomes a ``feed_aliases`` row, entries follow), the
-  schedule row, the full :class:`~blogfeeds.revisit.FeedState` as JSON (table ``feed_state``),
-  the lease released, and a host pause (429/503 Retry-After) applied to every feed of the host;
-  a fetch whose lease expired and went to another worker adds its entries only (that worker
-  writes the schedule row and the state).
+transactions and migrations) with the feed-side reads and writes: :meth:`FeedStore.sync_feeds`
+schedules every main feed without a ``schedule`` row, due now; :meth:`FeedStore.claim_due`, the
+multi-worker seam, leases due rows in one transaction (MySQL: ``FOR UPDATE SKIP LOCKED``, so
+claims pass over rows another worker holds and never deadlock; SQLite serialises writers), so
+every due feed goes to exactly one worker and a dead worker's leases expire
+(:data:`LEASE_MINUTES`); :meth:`FeedStore.save_fetch` writes one
+:class:`~blogfeeds.items.FeedFetch` (new entries, a permanent redirect, the schedule row, the
+:class:`~blogfeeds.revisit.FeedState`, the lease released, a host pause) in one transaction. A
+MySQL deadlock or lock wait timeout is retried up to :data:`LOCK_ATTEMPTS` times by every write.
 
 Times: the API takes epoch minutes (the unit of :mod:`blogfeeds.revisit`); columns hold ISO 8601
 UTC strings with seconds (``2026-11-29T20:36:29Z``), which sort as text.

@@ -2,59 +2,17 @@
 
 Every statement is written once, as a template; the few places where the two SQL dialects differ
 (column types, auto-increment, table options, placeholders, upsert syntax) are the fields of
-:class:`Dialect`. Tables:
-
-``blogs``
-    one row per blog, unique on ``blog_id`` (see :class:`blogfeeds.items.Blog`), plus
-    ``first_seen`` (set on insert to the item's ``fetched_at``, never updated); ``platform`` and
-    ``platform_version`` (version 4) name the platform of the raw ``generator``; ``truncated``
-    (version 5) the page-size bounds its home page reached (``""``: read whole); the profile
-    (version 6: ``description``, ``author``, ``icon_url``, ``last_post_at``,
-    ``posts_per_month``, ``activity``, ``language_declared``; :class:`blogfeeds.items.Blog`);
-    ``status_reason`` (version 8) why the status is what it is, in words.
-``feeds``
-    the feed candidates of each blog, best first (``position`` 0 is the main feed, ``is_main``
-    = 1); unique on ``(blog_id, url_hash)``. ``reasons`` is a JSON array of strings.
-``friend_links``
-    the blogroll graph: one row per ``(source_blog_id, target_url_hash)`` edge, with
-    ``first_seen`` (insert) and ``last_seen`` (every write), and (version 5) the ``avatar`` the
-    friend card shows.
-``feed_aliases`` (version 2)
-    other URLs of a known feed (redirects, ``http``/``https``, ``/feed`` vs ``/rss.xml``): one
-    row per alias, unique on ``alias_url_hash``, pointing at ``feed_url_hash``.
-``entries`` (version 2)
-    feed entries, unique on ``(feed_url_hash, guid_hash)``; ``published``/``updated`` are ISO
-    8601 UTC strings as given by the feed, ``first_seen`` when blogfeeds first read it.
-``schedule`` (version 2)
-    one row per feed to revisit, unique on ``feed_url_hash``: revisit interval
-    ``interval_minutes`` (T), ``rank_score``, ``level``, ``next_due``, the conditional GET
-    validators ``etag``/``last_modified``, ``consecutive_failures``, ``status``, ``last_fetch``,
-    ``last_change``, ``last_error`` (version 8: why the last fetch failed, NULL after one that
-    answered) and a lease (``lease_owner``, ``lease_until``) so that several workers can claim
-    due feeds without overlap.
-``websub`` (version 5)
-    one WebSub subscription per feed (:mod:`blogfeeds.storage.websub`), unique on
-    ``feed_url_hash`` and on ``callback`` (the random path token of its callback URL).
-``feed_state`` (version 3)
-    the full revisit state of each scheduled feed, unique on ``feed_url_hash``: ``state`` is
-    the JSON of :class:`blogfeeds.revisit.FeedState`.
-``runs`` (version 8)
-    one row per closed run of ``scrapy crawl blogs`` or ``scrapy crawl feeds``
-    (:mod:`blogfeeds.storage.runs`): ``spider``, ``worker``, ``started``, ``finished``, the
-    finish ``reason`` and the run's counts (``failures_by_kind`` a JSON object).
-``schema_version``
-    one row per applied migration; the stored schema version is ``MAX(version)``.
+:class:`Dialect`. The tables and their columns: docs/storage.md.
 
 URLs are unbounded in length, so the unique keys on URLs use ``*_hash`` columns: the SHA-1 hex
 digest of the UTF-8 URL (:func:`url_hash`), 40 ASCII characters. This keeps every MySQL key under
 the InnoDB limit of 3072 bytes (utf8mb4 counts 4 bytes per character: ``VARCHAR(255)`` = 1020
 bytes, which needs ``ROW_FORMAT=DYNAMIC``, the InnoDB default since MySQL 5.7 / MariaDB 10.2).
-Timestamps are ISO 8601 UTC strings (``2026-11-29T20:36:29Z``) in both dialects.
 
 Forward migrations: :data:`MIGRATIONS` is a list of ``(version, [steps])`` applied in order when
 the stored version is lower; version 1 is the initial schema. A step is a statement template or
 a function of ``(cursor, dialect)`` that rewrites rows (data computed in Python). To change the
-schema, append ``(5, [...])`` and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
+schema, append the next version and bump nothing else (:data:`SCHEMA_VERSION` follows the list).
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Storage of WebSub subscriptions (table ``websub``, schema version 7): one row per feed that
-announces a hub, and its subscription's life.
-
-States (column ``state``):
-
-``new``
-    a hub is known and no live subscription exists: subscribe at ``next_action``;
-``active``
-    the hub verified our intent; ``lease_until`` is the lease's end, ``next_action`` its renewal;
-``failed``
-    the hub kept failing (refused, unreachable, never verified): the feed is polled as if it
-    had no hub; retried at ``next_action`` (a week later);
-``denied``
-    the hub denied the subscription (``hub.mode=denied``): polled; retried a week later;
-``unsubscribe``
-    the feed died, stopped announcing a hub or was removed: unsubscribe at ``next_action``;
-``gone``
-    unsubscribed (or given up); kept so that a feed announcing a hub again starts afresh.
+announces a hub, and its subscription's life (``state``: ``new``, ``active``, ``failed``,
+``denied``, ``unsubscribe``, ``gone``; what each means: docs/websub.md).
 
 ``pending`` is the (un)subscription we asked for and whose verification we await
 (``subscribe``/``unsubscribe``, ``""`` for none) until ``pending_until``; a verification of

@@ -1,27 +1,16 @@
 """The WebSub subscriber's rules (W3C WebSub Recommendation, 2018), on one database connection.
+What it does, as the operator sees it (requests, verification, pushes): docs/websub.md.
 
 - **Requests** (§5.1): :meth:`Subscriber.due_actions` leases the subscriptions whose next action
   has come (:meth:`WebSubStore.claim_actions`: one worker per row in a cluster) and turns each
-  into a request to its hub: ``hub.mode=subscribe`` (new, renewal at 80 % of the lease, retry)
-  with ``hub.lease_seconds`` and the subscription's own ``hub.secret``, or
-  ``hub.mode=unsubscribe`` (the feed died, stopped announcing a hub, or was removed). The
-  request is recorded as pending *before* it is sent, so a hub that verifies at once finds it.
-  Requests to one hub are rate-limited (``BLOGFEEDS_WEBSUB_HUB_RATE`` per minute). A request
-  that fails (hub down, a non-2xx answer, the SSRF guard, no verification before
-  ``BLOGFEEDS_WEBSUB_VERIFY_TIMEOUT``) is retried with backoff; after
-  ``BLOGFEEDS_WEBSUB_MAX_FAILURES`` in a row the hub is given up for a day and the feed is
-  polled as if it had none.
+  into a request to its hub. The request is recorded as pending *before* it is sent, so a hub
+  that verifies at once finds it.
 - **Verification of intent** (§5.3): the challenge is echoed only for the pending request we
-  made on that callback, same mode and topic, in time; anything else is 404. A denial (§5.2)
-  ends the subscription (polled at once, asked again a week later).
-- **Content distribution** (§7, §8): a push on an unknown callback is 404, on an ended one 410;
-  a missing or wrong ``X-Hub-Signature`` is dropped and counted (``bad_pushes``), answered 2xx
-  as the spec requires; a push whose ``Link rel=self`` names another topic is refused (400).
-  A good push is read by the feed reader exactly as a fetched body
-  (:func:`blogfeeds.feedcrawl.response.read_response`), planned by the same revisit policy (a feed
-  that pushes is polled as a safety net: :mod:`blogfeeds.revisit.push`) and stored by
-  :meth:`FeedStore.save_fetch`, the pipeline's path: entries are inserted once per feed and
-  key, however often a hub sends them.
+  made on that callback, same mode and topic, in time; anything else is 404.
+- **Content distribution** (§7, §8): a good push is read by the feed reader exactly as a fetched
+  body (:func:`blogfeeds.feedcrawl.response.read_response`), planned by the same revisit policy
+  (:mod:`blogfeeds.revisit.push`) and stored by :meth:`FeedStore.save_fetch`, the pipeline's
+  path, so entries are inserted once per feed and key, however often a hub sends them.
 
 Times are epoch minutes; every method runs on the thread that owns ``store``.
 """

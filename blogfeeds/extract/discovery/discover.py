@@ -5,24 +5,14 @@
   and best first.
 * :func:`find_feeds` (async, fetching injected): the stages of
   :mod:`blogfeeds.extract.discovery.stages` over one candidate set deduplicated by normalised
-  URL, each candidate validated by content. It fetches through a caller-supplied :data:`Fetch`
-  (the spider passes one built on ``crawler.engine.download_async``, so robots.txt, politeness
-  and redirects apply; tests pass an in-memory web) and returns a :class:`FeedReport`.
+  URL, each candidate validated by content (:mod:`blogfeeds.extract.feedreader`). It fetches
+  through a caller-supplied :data:`Fetch` (the spider passes one built on
+  ``crawler.engine.download_async``, so robots.txt, politeness and redirects apply; tests pass
+  an in-memory web) and returns a :class:`FeedReport`.
 
-The budget (``max_requests``, ``max_fetch_seconds``) cuts everything. A meta refresh
-(``<meta http-equiv=refresh>``) stub with no advertised feed is followed once. Validation and
-reading are :mod:`blogfeeds.extract.feedreader`. Validated feeds are classified (main, comments,
-category, podcast), aliases collapsed into one canonical URL (same URL but for a trailing slash,
-same item ids, or a format-only query variant such as ``?alt=rss`` with the same title; never on
-``rel=self`` alone), and ranked: the same blog's main feed first, then by path depth, newest
-item, item count, source (a declared element before an anchor, before a platform path, a guess
-or a hop), score.
-
-Two rule sets (``BLOGFEEDS_FEED_RULESET``): ``"blogfeeds"`` (the scorers of
-:data:`~blogfeeds.extract.discovery.scorers.FEED_SCORERS_BASE` and the stages of
-:data:`~blogfeeds.extract.discovery.stages.FEED_STAGES_BASE`) and ``"original"``
-(blogfeeds' first design, exactly: ``<link>`` elements of RSS/Atom type only, scored out of
-10, nothing fetched).
+The budget (``max_requests``, ``max_fetch_seconds``) cuts everything. Classification, aliases,
+ranking and the two rule sets (``BLOGFEEDS_FEED_RULESET``: ``"blogfeeds"``, ``"original"``):
+docs/feed-discovery.md.
 """
 
 from __future__ import annotations

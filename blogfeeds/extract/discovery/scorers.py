@@ -5,31 +5,10 @@ returns an :class:`~blogfeeds.extract.scoring.Adjustment` or ``None``, or raises
 :class:`~blogfeeds.extract.scoring.Reject`. Scorers only score: which candidates exist and
 what is fetched are the stages (:mod:`blogfeeds.extract.discovery.stages`), so disabling a
 scorer never stops a fetch. :data:`FEED_SCORERS_BASE` is the default list; the
-``BLOGFEEDS_FEED_SCORERS`` setting is merged over it (Scrapy's ``*_BASE`` semantics).
-
-Your own scorer, in your own project (a class with ``from_settings`` gets its weights from
-settings)::
-
-    # yourproject/rules.py
-    from blogfeeds.extract.scoring import Adjustment
-
-    class PreferAtom:
-        def __init__(self, points: float) -> None:
-            self.points = points
-
-        @classmethod
-        def from_settings(cls, settings):
-            return cls(float(settings.get("PREFER_ATOM_POINTS", 1)))
-
-        def __call__(self, candidate, score, page):
-            if candidate.type == "application/atom+xml":
-                return Adjustment(score + self.points, f"+{self.points:g} atom")
-            return None
-
-    scrapy crawl blogs -s BLOGFEEDS_FEED_SCORERS='{"yourproject.rules.PreferAtom": 250}'
-
-The default scorers keep running (lower orders first; 250 runs after ``NoAlternate``'s 200);
-``{"blogfeeds.extract.discovery.scorers.TaxonomyFeed": null}`` disables one default.
+``BLOGFEEDS_FEED_SCORERS`` setting is merged over it (Scrapy's ``*_BASE`` semantics): the
+default scorers keep running, lower orders first, and ``None`` disables one. What each default
+does: docs/feed-discovery.md; writing your own (a class with ``from_settings`` gets its weights
+from settings): docs/scoring.md.
 """
 
 from __future__ import annotations

@@ -4,52 +4,13 @@ A stage is a component (``{dotted path: order}``, ``BLOGFEEDS_FEED_STAGES`` merg
 :data:`FEED_STAGES_BASE`; ``None`` switches one off). :func:`page_candidates` gathers every
 stage's page candidates up front (deduplicated, scored together by the scorers); then
 :func:`~blogfeeds.extract.discovery.discover.find_feeds` runs each stage in order while it is
-:meth:`Stage.needed`:
+:meth:`Stage.needed`: :class:`LinkHeader`, :class:`LinkElements` (validated together),
+:class:`AnchorHints`, :class:`PlatformPaths`, :class:`GuessedPaths` and :class:`OneHop`, from
+what the page advertises to what is guessed. :data:`ORIGINAL_FEED_STAGES` is the original
+design's one stage: ``<link>`` elements of RSS/Atom type.
 
-1. :class:`LinkHeader` (``header``): HTTP ``Link`` header (RFC 8288) with rel ``alternate`` or
-   ``feed`` and a feed type.
-2. :class:`LinkElements` (``link``, ``a``): ``<link>``, ``<a>`` and ``<area>`` whose rel tokens
-   include ``alternate`` or ``feed`` (HTML Living Standard §4.6.7.1; RSS Autodiscovery, RSS
-   Advisory Board 2006) and whose type is a feed type (RSS, Atom, RDF, JSON Feed) or a *maybe*
-   type (``application/xml``, ``text/xml``, ``application/json``); also ``link-hint``: a
-   ``<link>`` with such a type whose rel lacks ``alternate`` and ``feed``. The advertised
-   candidates of stages 1 and 2 are validated together, in score order.
-3. :class:`AnchorHints` (``anchor``): ``<a>`` whose href, text, title, class or icon looks like
-   a feed link; validated with the link hints, and an anchor that turns out to be an HTML page
-   is hopped (stage 6).
-4. :class:`PlatformPaths` (``platform``): the feed paths of recognised platforms
-   (:mod:`blogfeeds.extract.discovery.platforms`), until one validates.
-5. :class:`GuessedPaths` (``guess``): only when nothing validated and no platform was
-   recognised, the few most likely guessed paths (:mod:`blogfeeds.extract.discovery.guesses`),
-   until one validates.
-
-Stage 4 stops after :data:`PLATFORM_MISSES` of its paths missed, stage 5 after
-:data:`MAX_MISSES` misses in a row.
-6. :class:`OneHop` (``hop``): one same-site page linked as RSS / Feeds / 订阅 / Subscribe, whose
-   own feed links become candidates.
-
-Stages 3 and 4 run only while no posts feed has validated (a comments feed alone does not
-count), stages 5 and 6 only while no feed at all has. :data:`ORIGINAL_FEED_STAGES` is the
-original design's one stage: ``<link>`` elements of RSS/Atom type.
-
-Your own stage, in your own project (it validates through the run, within the same budget)::
-
-    # yourproject/stages.py
-    from urllib.parse import urljoin
-
-    from blogfeeds.extract.discovery.candidates import FeedCandidate
-    from blogfeeds.extract.discovery.stages import Stage
-
-    class FeedRss(Stage):
-        def needed(self, run):
-            return not run.found  # like the guesses: only while nothing validated
-
-        async def run(self, run):
-            url = urljoin(run.page.url, "/feed.rss")
-            for c in run.score([FeedCandidate(url, "", source="guess", hint="feed.rss")], run.page):
-                await run.validate(c)
-
-    scrapy crawl blogs -s BLOGFEEDS_FEED_STAGES='{"yourproject.stages.FeedRss": 450}'
+What each stage finds and when it stops: docs/feed-discovery.md; your own stage:
+docs/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """Read a feed body once: sniff it, parse it (feedparser for XML, :mod:`json` for JSON Feed,
 which feedparser 6 does not read), and take metadata, entries and hints from that one parse.
-
 Two entry points share the reading:
 
 - :func:`read_feed` (feed discovery's validation): a feed by its root element
@@ -13,8 +12,7 @@ Two entry points share the reading:
   ``"empty"``), so the caller can flag it instead of reading it as a feed with no entries.
 
 XML is decoded by :func:`~blogfeeds.extract.feedreader.sniff.feed_encoding` and handed to
-feedparser re-encoded as UTF-8; an ill-formed (bozo) document still yields every entry
-feedparser recovers (:attr:`FeedDocument.bozo` is set).
+feedparser as UTF-8; a bozo document still yields every entry feedparser recovers (``bozo``).
 """
 
 from __future__ import annotations

@@ -3,14 +3,11 @@
 :func:`sniff_feed` never looks at the status or ``Content-Type`` (servers label feeds
 ``text/html``, ``text/plain`` or nothing at all, and soft-404 sites answer 200 with HTML
 everywhere). After a byte-order mark, whitespace, the XML declaration, other processing
-instructions (``<?xml-stylesheet?>``), comments and a ``DOCTYPE``, the root element must be:
-
-* ``rss`` (RSS 0.9x/2.0, RSS Advisory Board),
-* ``rdf:RDF`` carrying the RSS 1.0 or 0.90 namespace (a bare RDF document is not a feed),
-* ``feed`` (Atom 1.0, RFC 4287; Atom 0.3),
-
-or the body is a JSON object whose ``version`` starts with ``https://jsonfeed.org/version/``
-(JSON Feed 1.0/1.1). A feed with zero items is still a feed.
+instructions (``<?xml-stylesheet?>``), comments and a ``DOCTYPE``, the root element must be
+``rss`` (RSS 0.9x/2.0, RSS Advisory Board), ``rdf:RDF`` carrying the RSS 1.0 or 0.90 namespace
+(a bare RDF document is not a feed) or ``feed`` (Atom 1.0, RFC 4287; Atom 0.3); or the body is
+a JSON object whose ``version`` starts with ``https://jsonfeed.org/version/`` (JSON Feed
+1.0/1.1). A feed with zero items is still a feed.
 
 Text is decoded (:func:`feed_encoding`) with the byte-order mark (or XML 1.0 Appendix F
 autodetection of BOM-less UTF-16/32), then the XML declaration's encoding, then the HTTP

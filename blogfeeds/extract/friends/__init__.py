@@ -4,16 +4,13 @@ Two rulesets, chosen by ``ruleset`` (the ``BLOGFEEDS_FRIEND_RULESET`` setting), 
 measuring pass (:mod:`.measure`):
 
 - ``"blogfeeds"`` (default): the layered extractor (:mod:`.layered`): machine-readable
-  blogrolls (OPML, XFN, JSON lists), widget and theme rules as data
-  (``blogfeeds/data/friend_themes.toml``), the statistical container detector extended to
-  cards and to the union of qualifying containers, then filters (owner, circles, badges,
-  platforms, referral links, placeholders); every friend carries url, name, avatar, how it was
-  found, score and XFN rels. Its layers are :data:`FRIEND_LAYERS_BASE`
-  (``BLOGFEEDS_FRIEND_LAYERS``), its container scorers :data:`FRIEND_SCORERS_BASE`
-  (``BLOGFEEDS_FRIEND_SCORERS``).
-- ``"original"``: blogfeeds' original container formula exactly (:mod:`.best_container`): the best
-  ``div``/``table``/``ul`` by ``(external − internal) × 1000`` and two ``affect`` factors
-  (:data:`ORIGINAL_FRIEND_RULES`).
+  blogrolls, theme rules as data, the statistical container detector, then filters; every
+  friend carries url, name, avatar, how it was found, score and XFN rels. Its layers are
+  :data:`FRIEND_LAYERS_BASE` (``BLOGFEEDS_FRIEND_LAYERS``), its container scorers
+  :data:`FRIEND_SCORERS_BASE` (``BLOGFEEDS_FRIEND_SCORERS``). What each finds:
+  docs/friend-links.md.
+- ``"original"``: blogfeeds' original container formula exactly (:mod:`.best_container`,
+  :data:`ORIGINAL_FRIEND_RULES`).
 
 :class:`FriendConfig` reads the three settings once.
 """

@@ -1,28 +1,17 @@
 """The original friend-link container formula (``ruleset="original"``), exactly.
 
 For each ``div``, ``table`` and ``ul`` (a *container*), count its links to other blogs
-(*external*; a ``target="_blank"`` link counts twice) and to the page's own blog (*internal*).
-Links whose path has more than one non-empty segment or that carry a query are skipped, links
-that are not http(s) (``mailto:``, ``javascript:``, ``#top``) are ignored. Then
+(*external*: another blog identity, :func:`blogfeeds.extract.identity.blog_id`, not another
+host; a ``target="_blank"`` link counts twice) and to the page's own blog (*internal*), score
+it by the rules of :data:`~blogfeeds.extract.friends.scorers.ORIGINAL_FRIEND_RULES`
+(:class:`LinkBalance`, :class:`LinkTextRatio`, :class:`LinkDensity`, :class:`MinimumScore`);
+the best container's external links are the friends. The formula and its measures:
+docs/friend-links.md.
 
-1. ``points = (external − internal) × 1000``; ``points ≤ 0`` rejects (:class:`LinkBalance`);
-2. ``points = affect(points, 0.1, link_text / total_text, 2)`` (:class:`LinkTextRatio`);
-3. ``points = affect(points, 0.1, links / all_tags, 1)`` (:class:`LinkDensity`);
-4. ``points < 1000`` rejects (:class:`MinimumScore`);
-
-with ``affect(p, keep, ratio, power) = p·keep + p·(1 − keep)·ratio^power`` (``ratio ≥ 1``
-keeps ``p``). The best container's external links are the friends. *External* means another
-blog identity (:func:`blogfeeds.extract.identity.blog_id`), not another host.
-
-Measures, per container: ``links`` = ``<a href>`` descendants; ``all_tags`` = element
-descendants; ``link_text`` / ``total_text`` = non-whitespace characters of visible text (not
-``<script>``/``<style>``) inside links / anywhere in the container. A container with no text
-has a text ratio of 1. The measures are subtree sums over the shared measuring pass
+``link_text`` / ``total_text`` count visible text only (not ``<script>``/``<style>``). The
+measures are subtree sums over the shared measuring pass
 (:func:`blogfeeds.extract.friends.measure.measure`), children before parents: linear in the
 page size, nested containers never rescan their subtrees.
-
-The rules are :data:`~blogfeeds.extract.friends.scorers.ORIGINAL_FRIEND_RULES`
-(:mod:`blogfeeds.extract.friends.scorers`).
 """
 
 from __future__ import annotations

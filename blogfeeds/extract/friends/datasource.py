@@ -1,19 +1,11 @@
 """Machine-readable friend lists a page points to: OPML blogrolls and JSON friend lists.
 
 :func:`is_data_source` recognises their URLs in a page; :func:`friends_from_data_source`
-reads what the crawler fetched from a URL listed in :attr:`FriendExtraction.data_sources`:
-
-- OPML (opml.org spec 2.0; the blogroll convention of ``<link rel="blogroll">`` and
-  ``/.well-known/recommendations.opml``): every ``<outline>`` with an ``htmlUrl`` (the site) or,
-  failing that, an ``xmlUrl`` (its feed) or a ``type="link"`` ``url``; the name is ``text``
-  (else ``title``). rss-blogroll-network#4: ``htmlUrl``-only outlines count.
-- JSON (Hexo/Butterfly ``link.json``, Friend-Circle-Lite ``friend.json``, Yun ``links.json``,
-  fcircle APIs): every object, at any depth, with a URL key (``link``, ``url``, ``href``,
-  ``site``, ``blog``, ``homepage``) and a name key (``name``, ``title``, ``nickname``,
-  ``sitename``, ``author``); the avatar from ``avatar``/``img``/``image``/``icon``/``logo``.
-- A GitHub issues API answer (Volantis/Stellar issue-backed friend lists): the same keys read
-  from each open issue's body (a JSON block, or ``key: value`` lines), the issue title as the
-  name when the body has none.
+reads what the crawler fetched from a URL listed in :attr:`FriendExtraction.data_sources`: OPML
+(opml.org spec 2.0, ``htmlUrl``-only outlines included: rss-blogroll-network#4), JSON friend
+lists of themes and friend-circle tools (every object, at any depth, with a URL key and a name
+key), and GitHub issues API answers (issue-backed friend lists). The formats and keys:
+docs/friend-links.md.
 
 The friend filters apply (platforms, badges, circles, ...). Never raises: a body that is
 neither gives ``[]``.

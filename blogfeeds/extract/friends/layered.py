@@ -1,47 +1,17 @@
 """The layered friend-link extractor (``ruleset="blogfeeds"``, the default): the measuring
 pass, owner detection, then the layers in order, then the filters and deduplication.
 
-Layers are components, ordered like Scrapy's middleware dicts: :data:`FRIEND_LAYERS_BASE`
-updated by the ``BLOGFEEDS_FRIEND_LAYERS`` setting (add a layer, move one, disable one with
-``None``). A layer is an object with one method, ``friends(page, scan, found) -> None``
-(:class:`Layer`): it reads the page, the measuring pass (:class:`~.measure.Scan`) and the
-extraction so far (:class:`~.candidates.Found`), and adds candidates
-(:class:`~.candidates.Candidate`, claiming their links) or data sources. The defaults:
+Layers are components: :data:`FRIEND_LAYERS_BASE` updated by ``BLOGFEEDS_FRIEND_LAYERS``. A
+layer (:class:`Layer`) has one method, ``friends(page, scan, found) -> None``: it reads the page,
+the measuring pass (:class:`~.measure.Scan`) and the extraction so far
+(:class:`~.candidates.Found`), and adds candidates (:class:`~.candidates.Candidate`, claiming
+their links) or data sources. Writing one: docs/scoring.md; what each default finds:
+docs/friend-links.md.
 
-1. :class:`~.declared.DataSources`: OPML, JSON and issue-list friend lists the page points to.
-2. :class:`~.widgets.ThemeCards`: widget and theme cards (the theme table).
-3. :class:`~.declared.XfnLinks`: XFN 1.1 friend relationships on links.
-4. :class:`~.inline_runs.InlineRuns`: keyword-anchored inline runs ("左邻右舍：A、B、C").
-5. :class:`~.declared.ScriptLists`: friend lists in inline scripts.
-6. :class:`~.containers.Containers`: the container detector (its scorers:
-   :data:`~.scorers.FRIEND_SCORERS_BASE`, ``BLOGFEEDS_FRIEND_SCORERS``).
-
-Then the filters (:mod:`~.filters`): the owner's own sites (:mod:`~.owner`), circles
-(recorded in :attr:`FriendExtraction.circles`), badges, platform and theme credits,
-sponsored/referral links, shorteners, theme placeholders and commercial link swaps; Wayback
-Machine wrappers are unwrapped first. Friends are deduplicated by blog identity, first seen
-first (candidates in document order, then layer order); every friend says which layer found
-it (``Friend.how``).
-
-A project adds a layer (and a scorer, see :mod:`~.scorers`) in a few lines, keeping every
-default::
-
-    # myproject/friendlayers.py
-    from blogfeeds.extract.friends import Candidate
-
-    class Webmentions:
-        def friends(self, page, scan, found):
-            for link in scan.links:
-                if "webmention" in link.rels and link.el not in found.claimed:
-                    found.claimed.add(link.el)
-                    found.candidates.append(
-                        Candidate(link.url, link.el.text_content(), "webmention", 1000.0,
-                                  link.node, link=link))
-
-    # settings.py
-    BLOGFEEDS_FRIEND_LAYERS = {"myproject.friendlayers.Webmentions": 350}
-
-A class with a ``from_settings(settings)`` classmethod is built by it.
+Then the filters (:mod:`~.filters`, the owner's own sites: :mod:`~.owner`; circles are recorded
+in :attr:`FriendExtraction.circles`); Wayback Machine wrappers are unwrapped first. Friends are
+deduplicated by blog identity, first seen first (candidates in document order, then layer
+order); every friend says which layer found it (``Friend.how``).
 """
 
 from __future__ import annotations

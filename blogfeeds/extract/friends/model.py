@@ -118,19 +118,17 @@ class ScoredContainer:
 class Friend:
     """One friend link.
 
-    ``url`` as linked (layered ruleset: Wayback-unwrapped, fragment, ``index.html`` and
-    tracking parameters dropped, host lower-cased); ``name`` as shown; ``score`` the
-    evidence in the formula's points (a container's score; 1000 per listed friend for the
-    machine-readable and theme layers); ``avatar`` an absolute image URL (lazy-load
-    attributes first) or ``""``; ``how`` the layer that found it (``container``,
-    ``xfn``, ``widget:wordpress-links``, ``theme:butterfly``, ``inline``, ``script``,
-    ``opml``, ``json``); ``rels`` the XFN relationship values on the link (XFN 1.1);
-    ``listed_as`` is ``"dead"`` when the owner lists it under a lost/invalid heading;
-    ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its site (Blogger
-    BlogList, OPML ``xmlUrl``); ``feed`` is the friend's feed when the owner listed it beside
-    the site (``<li><a>Site</a> (<a>Feed</a>)</li>``): a known feed, not another friend;
-    ``repaired`` is the ``href`` as written when it was broken in an obvious way
-    (``hhttps://``, ``/example.com``) and read as ``url``.
+    ``url`` as linked (layered ruleset: Wayback-unwrapped, fragment, ``index.html`` and tracking
+    parameters dropped, host lower-cased); ``name`` as shown; ``score`` the evidence in the
+    formula's points (a container's score; 1000 per listed friend for the machine-readable and
+    theme layers); ``avatar`` an absolute image URL (lazy-load attributes first) or ``""``; ``how``
+    the layer that found it (``container``, ``xfn``, ``widget:wordpress-links``,
+    ``theme:butterfly``, ``inline``, ``script``, ``opml``, ``json``); ``rels`` the XFN 1.1
+    relationship values on the link; ``listed_as`` is ``"dead"`` when the owner lists it under a
+    lost/invalid heading; ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its
+    site (Blogger BlogList, OPML ``xmlUrl``); ``feed`` the friend's feed when the owner listed it
+    beside the site: a known feed, not another friend; ``repaired`` the ``href`` as written when it
+    was broken in an obvious way (``hhttps://``, ``/example.com``) and read as ``url``.
     """
 
     url: str

@@ -6,23 +6,9 @@ returns an :class:`~blogfeeds.extract.scoring.Adjustment` or ``None``, or raises
 :class:`~blogfeeds.extract.scoring.Reject`. :data:`FRIEND_SCORERS_BASE` scores the layered
 ruleset's containers and :data:`ORIGINAL_FRIEND_RULES` the original formula; the
 ``BLOGFEEDS_FRIEND_SCORERS`` setting updates the base the way Scrapy's ``*_BASE`` settings
-merge (add a rule, move one, disable one with ``None``).
-
-A project adds a scorer in a few lines::
-
-    # myproject/friendrules.py
-    from blogfeeds.extract.scoring import Adjustment
-
-    class PreferAvatars:
-        def __call__(self, c, score, page):
-            if c.element.find(".//img") is not None:
-                return Adjustment(score * 1.1, "x1.1 has avatars")
-            return None
-
-    # settings.py: every default scorer stays
-    BLOGFEEDS_FRIEND_SCORERS = {"myproject.friendrules.PreferAvatars": 800}
-
-A class with a ``from_settings(settings)`` classmethod is built by it (weights from settings).
+merge (add a rule, move one, disable one with ``None``). A class with a
+``from_settings(settings)`` classmethod is built by it (weights from settings). What each
+default does: docs/friend-links.md; writing your own: docs/scoring.md.
 """
 
 from __future__ import annotations
