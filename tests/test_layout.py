@@ -124,3 +124,40 @@ def test_the_blogs_spider_routes() -> None:
     name = "blogfeeds.spiders.blogs"
     ours = {m for m in _imports(MODULES[name]) if m in MODULES and m != name}
     assert len(ours) <= 12, f"{name} imports {len(ours)} of our modules: {sorted(ours)}"
+
+
+MAX_DOCSTRING_LINES = 15
+# {qualified name: why it needs more than MAX_DOCSTRING_LINES}; keep it empty if you can
+LONG_DOCSTRINGS: dict[str, str] = {}
+
+
+def _docstrings(name: str, path: Path) -> list[tuple[str, str]]:
+    """(qualified name, docstring) of the module and of every class and function in it."""
+    found: list[tuple[str, str]] = []
+
+    def visit(node: ast.AST, qualname: str) -> None:
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                found.append((qualname, doc))
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, f"{qualname}.{child.name}")
+            else:
+                visit(child, qualname)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), name)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_docstrings_are_short(name: str) -> None:
+    """A docstring says what the thing is and why it is so; reference material belongs in docs/
+    and measurements in bench/README.md."""
+    long = [
+        f"{qualname} ({lines} lines)"
+        for qualname, doc in _docstrings(name, MODULES[name])
+        if (lines := len(doc.strip("\n").splitlines())) > MAX_DOCSTRING_LINES
+        and qualname not in LONG_DOCSTRINGS
+    ]
+    assert not long, f"docstrings over {MAX_DOCSTRING_LINES} lines: {long}"
