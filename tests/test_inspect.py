@@ -271,3 +271,26 @@ def test_inspect_says_which_links_were_left_out_of_the_friends_and_why(tmp_path:
     lines = render_text(data).splitlines()
     start = lines.index("Links left out of the friends (1):")
     assert lines[start + 1] == "  https://www.example.org/  placeholder"
+
+
+def test_inspect_and_the_crawl_say_the_same_of_a_page_they_cannot_read(tmp_path: Path) -> None:
+    """A home page that is not HTML, or not readable as HTML, is one line naming the status and
+    reason the crawl stores for it (``blogs.status`` and ``status_reason``)."""
+    from tests.robustness import crawl_blogs
+
+    routes = {
+        "http://image.example/": {"body": b"\x89PNG\r\n\x1a\n" + b"\0" * 64,
+                                  "content_type": "image/png"},
+        "http://empty.example/": {"body": b"", "content_type": "text/html; charset=utf-8"},
+    }  # fmt: skip
+    with LittleWeb(routes) as web:
+        said = {url: _inspect(url, "--nolog", env=web.env()) for url in routes}
+        run = crawl_blogs(web, list(routes), tmp_path, settings={"ROBOTSTXT_OBEY": "False"})
+    for url, proc in said.items():
+        blog = run.blogs[url.split("/")[2]]
+        assert proc.returncode == 1
+        assert proc.stderr.splitlines() == [
+            f"Could not read {url}: {blog['status']} ({blog['status_reason']})"
+        ]
+    assert {b["status"] for b in run.blogs.values()} == {"not_html", "decode_error"}
+    assert run.stat("blogfeeds/blog_failed/not_html") == 1
