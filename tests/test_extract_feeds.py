@@ -395,6 +395,28 @@ def test_alternate_stylesheet_with_a_feed_type_is_a_style_sheet() -> None:
     assert found("<p>x</p>", headers={"Link": header}) == []
 
 
+def test_a_feed_link_that_is_also_a_style_sheet_is_a_feed() -> None:
+    # rel="feed stylesheet" names a feed (browsers exclude "stylesheet" only beside "alternate")
+    head = '<link rel="feed stylesheet" href="/13.atom">'
+    assert urls(found(head, hints=True)) == ["/13.atom"]
+    header = '</13.atom>; rel="feed stylesheet"'
+    assert urls(found("<p>x</p>", headers={"Link": header})) == ["/13.atom"]
+
+
+def test_the_one_hop_stage_reads_no_image_whatever_its_text() -> None:
+    from blogfeeds.extract.discovery.candidates import subscribe_links
+
+    body = (
+        '<a href="/feed.jpg">RSS feed</a><a href="/rss.png">订阅</a>'
+        '<a href="/subscribe/">Subscribe</a><a href="/rss.html">RSS feeds</a>'
+    )
+    page = parse_page(URL, f"<html><body>{body}</body></html>".encode(), {})
+    assert [u.removeprefix("https://blog.example") for u in subscribe_links(page)] == [
+        "/subscribe/",
+        "/rss.html",
+    ]
+
+
 @pytest.mark.parametrize(
     "anchor",
     [

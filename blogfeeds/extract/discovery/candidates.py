@@ -114,6 +114,13 @@ def parse_link_header(value: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
+def style_sheet(rel: list[str]) -> bool:
+    """Whether a link with these rel tokens is a style sheet: ``stylesheet`` without ``feed``
+    (``rel="alternate stylesheet"`` is an alternative style sheet in HTML whatever its type;
+    ``rel="feed stylesheet"`` still names a feed, as browsers read it)."""
+    return "stylesheet" in rel and "feed" not in rel
+
+
 def header_candidates(page: Page, types: frozenset[str]) -> list[FeedCandidate]:
     """``Link`` header targets with rel ``alternate`` or ``feed`` and a type in ``types``
     (resolved against the page URL)."""
@@ -123,7 +130,7 @@ def header_candidates(page: Page, types: frozenset[str]) -> list[FeedCandidate]:
         mtype = media_type(params.get("type"))
         if not target or not {"alternate", "feed"} & set(rel) or mtype not in types:
             continue
-        if "stylesheet" in rel:
+        if style_sheet(rel):
             continue
         if mtype == "" and "feed" not in rel:
             continue
@@ -143,8 +150,8 @@ def link_candidates(
     ``<link>`` whose rel lacks ``alternate`` and ``feed`` gets that source (a hint) instead of
     ``link``. An untyped element counts with rel ``feed``; an untyped ``<link rel=alternate>``
     that is no translation or media variant and whose path may be a feed's is a hint too (it
-    may be a feed: validated with the anchors). A ``rel="alternate stylesheet"`` is a style
-    sheet (HTML), never a feed. Not deduplicated, not scored."""
+    may be a feed: validated with the anchors). A style sheet (:func:`style_sheet`) is never a
+    feed. Not deduplicated, not scored."""
     found: list[FeedCandidate] = []
     tags = ("link", "a", "area") if "a" in sources else ("link",)
     for el in page.tree.iter(*tags):
@@ -158,7 +165,7 @@ def link_candidates(
             continue
         href = el.get("href")
         mtype = media_type(el.get("type"))
-        if not href or not href.strip() or mtype not in types or "stylesheet" in rel:
+        if not href or not href.strip() or mtype not in types or style_sheet(rel):
             continue
         url = absolute(page.base_url, href)
         if url is None or not http_url(url):
@@ -259,7 +266,8 @@ def anchor_candidates(page: Page, limit: int = 20) -> list[FeedCandidate]:
 
 
 def subscribe_links(page: Page) -> list[str]:
-    """Same-site pages linked as RSS / Feeds / 订阅 / Subscribe (for the one-hop stage)."""
+    """Same-site pages or feeds linked as RSS / Feeds / 订阅 / Subscribe (for the one-hop
+    stage); never a file no feed or page is (``/feed.jpg``)."""
     out = []
     for el in page.tree.iter("a"):
         href = (el.get("href") or "").strip()
@@ -269,6 +277,11 @@ def subscribe_links(page: Page) -> list[str]:
         if not (SUBSCRIBE_WORDS.search(text) or FEED_WORDS.search(text)):
             continue
         url = absolute(page.base_url, href)
-        if url is not None and http_url(url) and same_site(url, page.url):
+        if (
+            url is not None
+            and http_url(url)
+            and same_site(url, page.url)
+            and feed_plausible_path(url, pages=True)  # an image or a script is no page
+        ):
             out.append(url)
     return out
