@@ -63,13 +63,14 @@ import tempfile
 import time
 import tomllib
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from blogfeeds.extract.aliases import Hop, Observation, page_signals, same_blog  # noqa: E402
 from blogfeeds.extract.page import Page  # noqa: E402
 from tests.littleweb import LittleWeb, Route, guess_content_type  # noqa: E402
 
@@ -604,9 +605,119 @@ def run(
     return 0
 
 
+# --- the evidence, offline ------------------------------------------------------------------
+
+
+def follow(web: MirrorWeb, url: str, limit: int = 5) -> tuple[str, list[Hop], Route]:
+    """``url`` fetched from the web, redirects followed: the final URL, the redirects, the
+    final answer."""
+    hops: list[Hop] = []
+    route = web.answer(url)
+    while route.status in (301, 302, 303, 307, 308) and route.location and len(hops) < limit:
+        hops.append(Hop(url, route.status))
+        url = urljoin(url, route.location)
+        route = web.answer(url)
+    return url, hops, route
+
+
+def observe(web: MirrorWeb, url: str) -> Observation:
+    """What the crawl sees of the address ``url``: its home page's signals and its main feed
+    (the project's feed discovery over the same web) with its entries."""
+    import asyncio
+
+    from blogfeeds.extract.discovery import find_feeds
+    from blogfeeds.extract.discovery.fetching import Fetched, FetchRequest
+    from blogfeeds.extract.feedreader.read import read_feed
+    from blogfeeds.extract.page import parse_page
+
+    def fetched(url: str) -> tuple[Fetched, list[Hop]]:
+        final, hops, route = follow(web, url)
+        body = route.body if isinstance(route.body, bytes) else b""
+        headers = {"Content-Type": route.content_type or ""}
+        return Fetched(final, route.status, headers, body), hops
+
+    async def fetch(request: FetchRequest) -> Fetched:
+        return fetched(request.url)[0]
+
+    home, hops = fetched(url)
+    if home.status != 200:
+        return Observation(url, home.url, tuple(hops))
+    page = parse_page(home.url, home.body, home.headers)
+    seen = Observation(url, home.url, tuple(hops), page_signals(page))
+    feeds = asyncio.run(find_feeds(page, fetch)).feeds
+    if not feeds:
+        return seen
+    feed, feed_hops = fetched(feeds[0].url)
+    document = read_feed(feed.body, feed.header("Content-Type"), feed.url)
+    return replace(
+        seen,
+        feed_url=feeds[0].url,
+        feed_final_url=feed.url,
+        feed_redirects=tuple(feed_hops),
+        entries=document.item_keys if document is not None else frozenset(),
+    )
+
+
+def evidence(blogs: list[Blog], out: Path, part: str, details: bool) -> int:
+    """``same_blog`` over every pair of addresses of the part, offline; the addresses joined
+    into nodes by its "same" answers (union-find), judged like the crawl."""
+    chosen = [
+        b for b in blogs if part == "all" or (b.holdout if part == "holdout" else not b.holdout)
+    ]
+    chosen = [b for b in chosen if (out / b.id / "build.json").is_file()]
+    web = MirrorWeb(chosen, out)
+    seen = {(b.id, a.url): (a.kind, observe(web, a.url)) for b in chosen for a in b.addresses}
+    keys = list(seen)
+    parent = {k: k for k in keys}
+
+    def root(k: tuple[str, str]) -> tuple[str, str]:
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    used: dict[str, int] = defaultdict(int)
+    wrong: list[str] = []
+    for i, one in enumerate(keys):
+        for other in keys[i + 1 :]:
+            verdict = same_blog(seen[one][1], seen[other][1])
+            truth = one[0] == other[0]
+            if truth and seen[one][0] == "canonical":
+                tally = by_kind[seen[other][0]]
+                tally[0] += 1
+                tally[1] += int(verdict.same)
+                for kind in verdict.evidence:
+                    used[kind] += int(verdict.same)
+                if not verdict.same and details:
+                    wrong.append(f"missed {one[1]} ~ {other[1]}: {verdict}")
+            if verdict.same:
+                parent[root(one)] = root(other)
+                if not truth:
+                    wrong.append(f"FALSE {one[1]} ~ {other[1]}: {verdict}")
+    clusters: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for k in keys:
+        clusters[root(k)].add(k[0])
+    nodes = defaultdict(int)
+    for members in clusters.values():
+        for blog_id in members:
+            nodes[blog_id] += 1
+    extra = sum(n - 1 for n in nodes.values())
+    merged = sum(len(m) - 1 for m in clusters.values())
+    print(f"## evidence, offline, {part}: {len(chosen)} blogs, {len(keys)} addresses\n")
+    print(f"nodes {len(clusters)}, extra nodes {extra}, false merges {merged}\n")
+    print("| alias kind | aliases | one blog with the canonical |")
+    print("| --- | ---: | ---: |")
+    for kind, (total, same) in sorted(by_kind.items()):
+        print(f"| {kind} | {total} | {same} |")
+    print("\nevidence used (alias ~ canonical pairs decided one blog):", dict(sorted(used.items())))
+    if wrong:
+        print("\n" + "\n".join(wrong))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("command", choices=("build", "run"))
+    parser.add_argument("command", choices=("build", "run", "evidence"))
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
@@ -620,6 +731,8 @@ def main(argv: list[str] | None = None) -> int:
     blogs = load_manifest(args.manifest)
     if args.command == "build":
         return build(blogs, args.mirrors, args.out)
+    if args.command == "evidence":
+        return evidence(blogs, args.out, args.part, args.details)
     return run(blogs, args.out, args.part, details=args.details, settings=args.set, keep=args.db)
 
 
