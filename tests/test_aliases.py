@@ -91,6 +91,11 @@ def test_a_mirror_menu_lists_the_other_copies() -> None:
     )
     signals = page("https://alice.example/", body=body)
     assert signals.mirrors == ("https://alice.vercel.app/", "https://alice.netlify.app/")
+    submenu = (
+        '<ul class="menu"><li><a href="#">Mirrors</a><ul class="sub-menu">'
+        '<li><a href="https://alice.gitee.io/">Gitee</a></li></ul></li></ul>'
+    )
+    assert page("https://alice.example/", body=submenu).mirrors == ("https://alice.gitee.io/",)
 
 
 # --- deciding --------------------------------------------------------------------------------
@@ -356,4 +361,6 @@ def test_the_real_blogs_of_the_development_part() -> None:
                 found += verdict.same
                 if other_address.kind.endswith("-301"):
                     assert verdict.same and REDIRECT in verdict.evidence, other_address.url
+                if other_address.kind == "moved-notice":
+                    assert other.page.moved_to == blog.canonical
     assert found * 6 >= aliases * 5, (found, aliases)

@@ -44,6 +44,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.page import Page
@@ -65,6 +66,8 @@ MIN_COMMON = 2
 """Entries two feeds must share at least for :data:`ENTRIES`."""
 NOTICE_CHARS = 300
 """Longest text of an element read as a moved notice or a mirror menu."""
+NOTICE_LEVELS = 3
+"""Enclosing blocks read for a notice's links (a menu's title sits beside its submenu)."""
 
 PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
 """Addresses an unconfigured site names (RFC 2606 second-level names, ``localhost``), with
@@ -85,14 +88,15 @@ STATIC_HOSTS = (
 )
 """Static hosting platforms: a blog's own domain is preferred over its address on one."""
 
+# Matched against lower-cased text (a case-blind pattern scans several times slower).
 MOVED_WORDS = re.compile(
-    r"moved\s+to|has\s+moved|have\s+moved|new\s+(?:home|address|domain|blog)|migrated\s+to|"
+    r"moved\s+to|has\s+moved|have\s+moved|new\s+(?:home|address|domain|blog)\b|migrated\s+to|"
     r"relocated\s+to|now\s+(?:lives|living|at)\b|umgezogen|"
     r"迁移至|迁移到|迁至|搬家|搬迁至|搬到|已迁移|新地址|新域名|新博客|移至|"
-    r"移転|引っ越(?:し|しました)",
-    re.IGNORECASE,
+    r"移転|引っ越(?:し|しました)"
 )
-MIRROR_WORDS = re.compile(r"\bmirrors?\b|镜像|備用|备用站|备用地址|国内访问|國內訪問|ミラー", re.I)
+MIRROR_WORDS = re.compile(r"\bmirrors?\b|镜像|備用|备用站|备用地址|国内访问|國內訪問|ミラー")
+_ANY_WORDS = re.compile(f"{MOVED_WORDS.pattern}|{MIRROR_WORDS.pattern}")
 _NOTICE_TAGS = ("p", "div", "li", "span", "section", "aside", "header", "h1", "h2", "h3", "h4")
 
 
@@ -180,19 +184,17 @@ def page_signals(page: Page) -> PageSignals:
                 og_url = _absolute(page, element.get("content"))
             continue
         rels = (element.get("rel") or "").lower().split()
-        href = _absolute(page, element.get("href"))
-        if not href:
-            continue
         if element.tag == "link" and "canonical" in rels and not canonical:
-            canonical = href
-        if "me" in rels:
+            canonical = _absolute(page, element.get("href"))
+        if "me" in rels and (href := _absolute(page, element.get("href"))):
             rel_me.append(href)
+    moved, mirrors = _notices(page)
     return PageSignals(
         canonical=canonical,
         og_url=og_url,
         rel_me=tuple(dict.fromkeys(rel_me)),
-        moved_to=next(iter(_notice_links(page, MOVED_WORDS)), ""),
-        mirrors=tuple(_notice_links(page, MIRROR_WORDS)),
+        moved_to=next(iter(moved), ""),
+        mirrors=tuple(mirrors),
     )
 
 
@@ -204,20 +206,46 @@ def _absolute(page: Page, value: str | None) -> str:
     return url if url.startswith(("http://", "https://")) else ""
 
 
-def _notice_links(page: Page, words: re.Pattern[str]) -> list[str]:
-    """Links to another host's home (a path of at most one segment) inside a short element
-    whose text holds ``words``, innermost element first, in page order."""
+def _notices(page: Page) -> tuple[list[str], list[str]]:
+    """The links of moved notices and of mirror menus: links to another host's home (a path of
+    at most one segment) in the blocks whose own text holds :data:`MOVED_WORDS` or
+    :data:`MIRROR_WORDS` (the outermost of the :data:`NOTICE_LEVELS` nearest enclosing
+    elements of :data:`_NOTICE_TAGS` whose text stays within :data:`NOTICE_CHARS`: a menu's
+    title sits beside its submenu). Page order; each text node is read once."""
     own = _host(page.url)
-    found: list[str] = []
-    for element in page.tree.iter(*_NOTICE_TAGS):
-        text = collapse(element.text_content())
-        if len(text) > NOTICE_CHARS or not words.search(text):
+    found: tuple[list[str], list[str]] = ([], [])
+    for element in page.tree.iter():
+        if not isinstance(element.tag, str) or element.tag in ("script", "style"):
             continue
-        for a in element.iter("a"):
-            url = _absolute(page, a.get("href"))
-            if url and _host(url) != own and _path_depth(url) <= 1 and url not in found:
-                found.append(url)
+        for text, holder in ((element.text, element), (element.tail, element.getparent())):
+            if not text or holder is None or text.isspace():
+                continue
+            low = text.lower()
+            if not _ANY_WORDS.search(low):  # one scan for both, on most texts the only one
+                continue
+            for words, links in zip((MOVED_WORDS, MIRROR_WORDS), found, strict=True):
+                block = _notice_block(holder) if words.search(low) else None
+                for a in block.iter("a") if block is not None else ():
+                    url = _absolute(page, a.get("href"))
+                    if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
+                        links.append(url)
     return found
+
+
+def _notice_block(element: Any) -> Any:
+    """The outermost of the :data:`NOTICE_LEVELS` nearest notice blocks at or above
+    ``element`` whose text is at most :data:`NOTICE_CHARS` long, or None."""
+    block = None
+    levels = 0
+    node = element
+    while node is not None and levels < NOTICE_LEVELS:
+        if node.tag in _NOTICE_TAGS or node.tag == "a":
+            if len(collapse(node.text_content())) > NOTICE_CHARS:
+                break
+            block = node
+            levels += node.tag != "a"
+        node = node.getparent()
+    return block
 
 
 # --- claims and decisions ---------------------------------------------------------------------
