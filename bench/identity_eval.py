@@ -42,7 +42,13 @@ Usage, from the repository root::
 
     python bench/identity_eval.py build [--mirrors DIR] [--out DIR]
     python bench/identity_eval.py run [--out DIR] [--part dev|holdout|all] [--details]
-                                      [--set NAME=VALUE ...]
+                                      [--db FILE] [--set NAME=VALUE ...]
+    python bench/identity_eval.py evidence [--out DIR] [--part dev|holdout|all] [--details]
+
+``evidence`` runs :func:`blogfeeds.extract.aliases.same_blog` offline over every pair of
+addresses of the part (each address observed through the web's own handler: its redirects, its
+home page's signals, its main feed by the project's feed discovery), joins the addresses into
+nodes by its answers and counts nodes, extra nodes and false merges like ``run``.
 
 The holdout part is a fixed third of the blogs by a hash of their id (:attr:`Blog.holdout`).
 """
