@@ -21,13 +21,14 @@ enters this repository; CI does not run this script and no test depends on it.
 forward proxy answering every host itself, over http and https; http answers 301 to https as
 static hosts do), each build's absolute links rewritten from the address it names to its
 canonical address (a blog mounted under a path gets its root-relative links prefixed too).
-The friend pages of the part link each other: the first friends of each friend page (as the
-project's friend extractor finds them) are re-pointed at other blogs of the part, each by one
-of its addresses chosen by a hash (the canonical over http counts as kind ``http``). Then
+The friend pages of the part link each other: the first six friends of each friend page (as
+the project's friend extractor finds them; a page listing fewer than three gets a blogroll of
+six) are re-pointed at other blogs of the part, each by one of its addresses chosen by a hash
+(an alias twice as often as the canonical over https, or over http: kind ``http``). Then
 ``scrapy crawl blogs`` runs with the project's settings (only ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS``
 on, so that loopback is reachable, and a fresh SQLite database), seeded with one address of
-each blog chosen by a hash, and the script prints, overall, per kind of address, per generator
-and per language:
+each blog chosen by a hash and every address no friend page links (each address is seen), and
+the script prints, overall, per kind of address, per generator and per language:
 
 - nodes: the distinct blog identities of the database (``blogs`` and the targets of
   ``friend_links``) that are an address of a blog of the part; extra nodes = nodes beyond one
@@ -462,7 +463,7 @@ def crawl(web: MirrorWeb, seeds: list[str], db: Path, settings: list[str]) -> No
 @dataclass
 class Tally:
     blogs: int = 0
-    """Blogs (for an address kind: blogs with an address of that kind)."""
+    """Blogs (for an address kind: the addresses of that kind)."""
     nodes: int = 0
     extra: int = 0
     merged: int = 0
@@ -529,8 +530,8 @@ def judge(web: MirrorWeb, db: Path) -> Judgement:
     per_blog: dict[str, Tally] = defaultdict(Tally)
     details = []
     for blog in web.blogs:
-        for kind in dict.fromkeys(a.kind for a in blog.addresses):
-            kinds[kind].blogs += 1
+        for address in blog.addresses:
+            kinds[address.kind].blogs += 1
         kinds["http"].blogs += 1
         own = sorted(n for n in nodes if blog.id in truth.get(n, ()))
         t = per_blog[blog.id]
@@ -588,7 +589,10 @@ def run(
         chosen = [b for b in chosen if b.id not in absent]
     web = MirrorWeb(chosen, out)
     web.put_links()
+    # one address of each blog, and every address no friend page links: each address is seen
     seeds = [b.addresses[digest("seed", b.id) % len(b.addresses)].url for b in chosen]
+    linked = {url_key(link.url) for link in web.links} | {url_key(s) for s in seeds}
+    seeds += [a.url for b in chosen for a in b.addresses if url_key(a.url) not in linked]
     with tempfile.TemporaryDirectory(prefix="identity-eval-") as tmp:
         db = keep or Path(tmp) / "blogs.sqlite3"
         db.unlink(missing_ok=True)
@@ -602,7 +606,8 @@ def run(
         ("generator", result.generators),
         ("language", result.languages),
     ):
-        print("\n".join(HEADER).format(title))
+        header = "\n".join(HEADER).format(title)
+        print(header.replace("| blogs |", "| addresses |") if rows is result.kinds else header)
         for name, tally in sorted(rows.items(), key=lambda kv: (-kv[1].blogs, kv[0])):
             print(tally.row(name))
         print()
@@ -703,7 +708,7 @@ def evidence(blogs: list[Blog], out: Path, part: str, details: bool) -> int:
     clusters: dict[tuple[str, str], set[str]] = defaultdict(set)
     for k in keys:
         clusters[root(k)].add(k[0])
-    nodes = defaultdict(int)
+    nodes: dict[str, int] = defaultdict(int)
     for members in clusters.values():
         for blog_id in members:
             nodes[blog_id] += 1
