@@ -37,7 +37,7 @@ from blogfeeds.extract.aliases import (
 from blogfeeds.extract.page import parse_page
 
 POSTS = frozenset(f"https://alice.example/posts/{i}/" for i in range(10))
-OTHER_POSTS = frozenset(f"https://bob.example/posts/{i}/" for i in range(10))
+OTHER_POSTS = frozenset(f"https://bob.example/{2020 + i}/notes-{i}.html" for i in range(10))
 
 
 def page(url: str, head: str = "", body: str = "") -> PageSignals:
@@ -270,6 +270,23 @@ def test_a_moved_notice_needs_the_new_feed_to_confirm_it() -> None:
     # the notice alone, or a new address whose posts are all others
     assert not same_blog(old, Observation("https://alice.example/")).same
     assert not same_blog(old, Observation("https://alice.example/", entries=OTHER_POSTS)).same
+
+
+def test_a_moved_notice_confirmed_by_the_same_posts_at_the_same_paths() -> None:
+    """The old domain's copy lists its posts on the old host, the new feed the same paths on
+    the new one; without the notice the same paths on two hosts are no evidence (two sites
+    that kept a theme's demo posts)."""
+    paths = [f"/posts/{i}/" for i in range(6)]
+    old_posts = frozenset(f"https://old.example{p}" for p in paths[:5])
+    new_posts = frozenset(f"https://alice.example{p}" for p in paths)
+    notice = PageSignals(moved_to="https://alice.example/")
+    old = Observation("https://old.example/", page=notice, entries=old_posts)
+    new = Observation("https://alice.example/", entries=new_posts)
+    assert same_blog(old, new).evidence == (MOVED,)
+    assert same_blog(old, new).same
+    silent = Observation("https://old.example/", entries=old_posts)
+    assert not same_blog(silent, new).same
+    assert same_blog(silent, new).against == (FEEDS_DISJOINT,)
 
 
 def test_a_mirror_menu_both_ways() -> None:

@@ -26,7 +26,8 @@ Evidence kinds (:data:`REDIRECT` ... :data:`MIRROR`):
   counts only when the shared entries are half of it too.
 - ``rel_me``: each names the other with ``rel=me`` (XFN; IndieWeb ``rel=me``).
 - ``moved``: a notice on one ("moved to", "已迁移至", "移転") links the other, whose feed
-  confirms it (they share an entry).
+  confirms it: they share an entry, or list the same posts at the same paths (as
+  :func:`shared_enough` counts them) on their own hosts, as a blog that moved keeps its paths.
 - ``mirror``: a mirror menu of one (镜像, "mirror") links the other, and the other's menu links
   back or the feeds share entries.
 
@@ -290,13 +291,14 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
     if any(_names(u, b) for u in a.page.rel_me) and any(_names(u, a) for u in b.page.rel_me):
         evidence.append(REL_ME)
     moved = any(_names(x.page.moved_to, y) for x, y in ((a, b), (b, a)))
-    if moved and shared:
+    moved = moved and bool(shared or _same_paths(a.entries, b.entries))
+    if moved:
         evidence.append(MOVED)
     mirror_a = any(_names(u, b) for u in a.page.mirrors)
     mirror_b = any(_names(u, a) for u in b.page.mirrors)
     if (mirror_a and mirror_b) or ((mirror_a or mirror_b) and ENTRIES in evidence):
         evidence.append(MIRROR)
-    disjoint = _posts(a.entries) and _posts(b.entries) and not shared
+    disjoint = _posts(a.entries) and _posts(b.entries) and not shared and not moved
     against = (FEEDS_DISJOINT,) if disjoint else ()
     decisive = {REDIRECT, SAME_FEED} & set(evidence)
     return Verdict(bool(decisive or (evidence and not against)), tuple(evidence), against)
@@ -421,6 +423,20 @@ def _posts(entries: frozenset[str]) -> frozenset[str]:
 
 def _shared_entries(one: frozenset[str], other: frozenset[str]) -> frozenset[str]:
     return _posts(one & other)
+
+
+def _same_paths(one: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether two feeds list the same posts at the same paths on other hosts (a blog that
+    moved keeps its paths): :func:`shared_enough` of the entries' paths."""
+    return shared_enough(_paths(one), _paths(other))
+
+
+def _paths(entries: frozenset[str]) -> frozenset[str]:
+    return frozenset(
+        path
+        for k in _posts(entries)
+        if k.startswith(("http://", "https://")) and (path := urlsplit(k).path.rstrip("/"))
+    )
 
 
 def _entry_hosts(entries: frozenset[str]) -> set[str]:
