@@ -60,7 +60,6 @@ import argparse
 import hashlib
 import html
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -76,6 +75,9 @@ from urllib.parse import urljoin, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from friends_eval import DEFAULT_MIRRORS, git, mirror_of  # noqa: E402
 
 from blogfeeds.extract.aliases import Hop, Observation, page_signals, same_blog  # noqa: E402
 from blogfeeds.extract.page import Page  # noqa: E402
@@ -83,7 +85,6 @@ from tests.littleweb import LittleWeb, Route, guess_content_type  # noqa: E402
 
 MANIFEST = ROOT / "bench" / "identity_eval.toml"
 DEFAULT_OUT = Path("~/.cache/blogfeeds/identity-eval").expanduser()
-DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", "/work/.mirror"))
 TEXT_FILES = re.compile(r"\.(?:html?|xml|json|rss|atom|txt)$", re.IGNORECASE)
 FEED_ENTRY = re.compile(rb"<(item|entry)\b.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
 ROOT_RELATIVE = re.compile(r"""(\b(?:href|src|action)\s*=\s*["'])/(?!/)""", re.IGNORECASE)
@@ -155,17 +156,6 @@ def load_manifest(path: Path = MANIFEST) -> list[Blog]:
 
 
 # --- build -----------------------------------------------------------------------------------
-
-
-def git(gitdir: Path, *args: str) -> bytes:
-    return subprocess.run(
-        ["git", "--git-dir", str(gitdir), *args], check=True, capture_output=True
-    ).stdout
-
-
-def mirror_of(mirrors: Path, repo: str) -> Path:
-    folder = mirrors / repo.replace("/", "+", 1) / "repo"
-    return folder / ".git" if (folder / ".git").is_dir() else folder
 
 
 def export(gitdir: Path, commit: str, root: str, into: Path) -> int:
