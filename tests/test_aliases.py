@@ -231,6 +231,12 @@ def test_entries_that_do_not_say_one_blog() -> None:
     assert not shared_enough(POSTS, planet)
     # the blog's own larger feed (one site) holding the older copy's posts
     assert shared_enough(frozenset(posts[:3]), POSTS)
+    # ids two blogs can share: numbers, slugs, relative paths
+    for ids in (range(1, 11), (f"post-{i}" for i in range(10)), (f"/p/{i}/" for i in range(10))):
+        same_ids = frozenset(str(i) for i in ids)
+        assert not shared_enough(same_ids, same_ids)
+    uuids = frozenset(f"urn:uuid:{i:08d}-0000-4000-8000-000000000000" for i in range(5))
+    assert shared_enough(uuids, uuids | {"tag:alice.example,2024:post-9"})
 
 
 def test_rel_me_both_ways_and_one_way() -> None:

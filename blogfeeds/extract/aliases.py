@@ -20,7 +20,8 @@ Evidence kinds (:data:`REDIRECT` ... :data:`MIRROR`):
   the demo's feed shares no entry with the blog's.
 - ``same_feed``: both home pages name the same main feed URL, on one of the two addresses (a
   copy's pages name the original's feed; a feed on a third host may be a theme demo's).
-- ``entries``: the two main feeds share entries (ids or links, not on a placeholder host): at
+- ``entries``: the two main feeds share entries (ids or links that name one post in the world:
+  absolute URLs off placeholder hosts, ``tag:``/``urn:`` ids, long hexadecimal ids): at
   least :data:`MIN_COMMON` and at least half of the smaller feed, so an older copy's feed (a
   subset, or most of it) counts; an aggregator's feed, which carries entries of several sites,
   counts only when the shared entries are half of it too.
@@ -97,6 +98,7 @@ MOVED_WORDS = re.compile(
     r"移転|引っ越(?:し|しました)"
 )
 MIRROR_WORDS = re.compile(r"\bmirrors?\b|镜像|備用|备用站|备用地址|国内访问|國內訪問|ミラー")
+_LONG_ID = re.compile(r"[0-9a-fA-F-]{16,}")
 _ANY_WORDS = re.compile(f"{MOVED_WORDS.pattern}|{MIRROR_WORDS.pattern}")
 _NOTICE_TAGS = ("p", "div", "li", "span", "section", "aside", "header", "h1", "h2", "h3", "h4")
 
@@ -320,10 +322,14 @@ def preferred(a: Observation, b: Observation) -> str:
 
 
 def shared_enough(one: frozenset[str], other: frozenset[str]) -> bool:
-    """Whether two feeds' entries say they are one blog's: at least :data:`MIN_COMMON` shared,
-    at least half of the smaller feed, and half of the larger when it carries several sites'
-    entries (an aggregator's)."""
-    shared = _shared_entries(one, other)
+    """Whether two feeds' entries say they are one blog's: of the keys that name one post in
+    the world, at least :data:`MIN_COMMON` shared, at least half of the smaller feed's, and
+    half of the larger's when it carries several sites' entries (an aggregator's)."""
+    return _enough(_posts(one), _posts(other))
+
+
+def _enough(one: frozenset[str], other: frozenset[str]) -> bool:
+    shared = one & other
     small, large = sorted((one, other), key=len)
     if len(shared) < MIN_COMMON or 2 * len(shared) < len(small):
         return False
@@ -416,9 +422,17 @@ def _redirects_to(a: Observation, b: Observation) -> bool:
 
 
 def _posts(entries: frozenset[str]) -> frozenset[str]:
-    """The entry keys that name a post of some blog: not a URL on a placeholder host (a site
-    built for ``localhost``, a theme's demo posts on ``example.com``)."""
-    return frozenset(k for k in entries if not (_host(k) and is_placeholder(k)))
+    """The entry keys that name one post in the world: an absolute URL off placeholder hosts
+    (not a site built for ``localhost``, not a theme's demo posts on ``example.com``), a
+    ``tag:`` or ``urn:`` URI, a long hexadecimal id (a UUID, Ghost's ids); never a short id
+    ("1", "hello-world") or a relative path, which two blogs can share."""
+    return frozenset(k for k in entries if _one_post(k))
+
+
+def _one_post(key: str) -> bool:
+    if key.startswith(("http://", "https://")):
+        return bool(_host(key)) and not is_placeholder(key)
+    return key.startswith(("tag:", "urn:")) or _LONG_ID.fullmatch(key) is not None
 
 
 def _shared_entries(one: frozenset[str], other: frozenset[str]) -> frozenset[str]:
@@ -427,8 +441,8 @@ def _shared_entries(one: frozenset[str], other: frozenset[str]) -> frozenset[str
 
 def _same_paths(one: frozenset[str], other: frozenset[str]) -> bool:
     """Whether two feeds list the same posts at the same paths on other hosts (a blog that
-    moved keeps its paths): :func:`shared_enough` of the entries' paths."""
-    return shared_enough(_paths(one), _paths(other))
+    moved keeps its paths), counted as :func:`shared_enough` counts entries."""
+    return _enough(_paths(one), _paths(other))
 
 
 def _paths(entries: frozenset[str]) -> frozenset[str]:
