@@ -79,7 +79,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from friends_eval import DEFAULT_MIRRORS, git, mirror_of  # noqa: E402
 
-from blogfeeds.extract.aliases import Hop, Observation, page_signals, same_blog  # noqa: E402
+from blogfeeds.extract.aliases import (  # noqa: E402
+    Hop,
+    Observation,
+    page_signals,
+    preferred,
+    same_blog,
+)
 from blogfeeds.extract.page import Page  # noqa: E402
 from tests.littleweb import LittleWeb, Route, guess_content_type  # noqa: E402
 
@@ -676,7 +682,7 @@ def evidence(blogs: list[Blog], out: Path, part: str, details: bool) -> int:
             k = parent[k]
         return k
 
-    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     used: dict[str, int] = defaultdict(int)
     wrong: list[str] = []
     for i, one in enumerate(keys):
@@ -687,6 +693,8 @@ def evidence(blogs: list[Blog], out: Path, part: str, details: bool) -> int:
                 tally = by_kind[seen[other][0]]
                 tally[0] += 1
                 tally[1] += int(verdict.same)
+                chosen_home = preferred(seen[other][1], seen[one][1])
+                tally[2] += int(verdict.same and url_key(chosen_home) == url_key(one[1]))
                 for kind in verdict.evidence:
                     used[kind] += int(verdict.same)
                 if not verdict.same and details:
@@ -706,10 +714,10 @@ def evidence(blogs: list[Blog], out: Path, part: str, details: bool) -> int:
     merged = sum(len(m) - 1 for m in clusters.values())
     print(f"## evidence, offline, {part}: {len(chosen)} blogs, {len(keys)} addresses\n")
     print(f"nodes {len(clusters)}, extra nodes {extra}, false merges {merged}\n")
-    print("| alias kind | aliases | one blog with the canonical |")
-    print("| --- | ---: | ---: |")
-    for kind, (total, same) in sorted(by_kind.items()):
-        print(f"| {kind} | {total} | {same} |")
+    print("| alias kind | aliases | one blog with the canonical | the canonical preferred |")
+    print("| --- | ---: | ---: | ---: |")
+    for kind, (total, same, canonical) in sorted(by_kind.items()):
+        print(f"| {kind} | {total} | {same} | {canonical} |")
     print("\nevidence used (alias ~ canonical pairs decided one blog):", dict(sorted(used.items())))
     if wrong:
         print("\n" + "\n".join(wrong))

@@ -354,6 +354,20 @@ def test_the_custom_domain_is_preferred_over_a_platform_copy() -> None:
     assert preferred(copy, custom) == preferred(custom, copy) == "https://alice.example/"
 
 
+def test_the_new_address_of_a_move_and_the_original_of_a_copy_are_preferred() -> None:
+    old = Observation(
+        "https://alice.github.io/", page=PageSignals(moved_to="https://alice.gitee.io/")
+    )
+    new = Observation("https://alice.gitee.io/")
+    assert preferred(old, new) == preferred(new, old) == "https://alice.gitee.io/"
+    copy = Observation("https://alice.vercel.app/", feed_url="https://alice.github.io/atom.xml")
+    original = Observation("https://alice.github.io/", feed_url="https://alice.github.io/atom.xml")
+    assert preferred(copy, original) == preferred(original, copy) == "https://alice.github.io/"
+    # copies linking only relatively: nothing says which is the original
+    twin = Observation("https://alice.vercel.app/", feed_url="https://alice.vercel.app/atom.xml")
+    assert preferred(twin, original) == twin.url and preferred(original, twin) == original.url
+
+
 # --- the real built blogs ---------------------------------------------------------------------
 
 

@@ -309,12 +309,17 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
 def preferred(a: Observation, b: Observation) -> str:
     """The address of one blog its own evidence prefers, of ``a`` and ``b``: the target of a
     permanent redirect, else the address the other's canonical or ``og:url`` names, else the
-    blog's own domain over a static hosting platform's, else ``a``'s."""
+    address the other's moved notice names or whose feed the other's page names, else the
+    blog's own domain over a static hosting platform's, else ``a``'s (two copies whose pages
+    link only relatively say nothing of which is the original)."""
     for x, y in ((a, b), (b, a)):
         if _redirects_to(x, y):
             return y.home
     for x, y in ((a, b), (b, a)):
         if _names(x.page.canonical, y) or _names(x.page.og_url, y):
+            return y.home
+    for x, y in ((a, b), (b, a)):  # a moved notice, or a copy's pages linking the feed
+        if _names(x.page.moved_to, y) or (_names(x.feed_url, y) and not _names(x.feed_url, x)):
             return y.home
     if _on_platform(a.home) and not _on_platform(b.home):
         return b.home
