@@ -57,6 +57,7 @@ The holdout part is a fixed third of the blogs by a hash of their id (:attr:`Blo
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import html
 import json
@@ -86,7 +87,7 @@ from blogfeeds.extract.aliases import (  # noqa: E402
     preferred,
     same_blog,
 )
-from blogfeeds.extract.page import Page  # noqa: E402
+from blogfeeds.extract.page import Page, parse_page  # noqa: E402
 from tests.littleweb import LittleWeb, Route, guess_content_type  # noqa: E402
 
 MANIFEST = ROOT / "bench" / "identity_eval.toml"
@@ -262,9 +263,10 @@ class MirrorWeb:
     out: Path
     links: list[Link] = field(default_factory=list)
     friend_pages: dict[tuple[str, str], bytes] = field(default_factory=dict)
-    """``(blog id, build)`` → the friend page with the set's links put in."""
+    """``(blog id, build)`` → the friend page as served (rewritten), the set's links put in."""
     _cache: dict[tuple[str, str, str, str], bytes] = field(default_factory=dict)
 
+    @functools.cached_property
     def mounts(self) -> dict[str, list[tuple[str, Blog, Address]]]:
         """host → ``(mount path, blog, address)``, longest mount first."""
         hosts: dict[str, list[tuple[str, Blog, Address]]] = defaultdict(list)
@@ -285,8 +287,6 @@ class MirrorWeb:
 
     def put_links(self) -> None:
         """Re-point the first friends of every friend page at other blogs of the part."""
-        from blogfeeds.extract.page import parse_page
-
         for source in self.blogs:
             others = sorted(
                 (b for b in self.blogs if b.id != source.id),
@@ -298,7 +298,7 @@ class MirrorWeb:
                 path = self.out / source.id / build / source.friends
                 if not path.is_file():
                     continue
-                body = self.rewrite(source, source.addresses[0], path.read_bytes(), path.name)
+                body = self.rewrite(source, path.read_bytes(), path.name)
                 page = parse_page(page_url, body, {"Content-Type": "text/html"})
                 hrefs = friend_hrefs(page_url, body.decode("utf-8", "replace"), page)
                 text = body.decode("utf-8", "replace")
@@ -315,9 +315,8 @@ class MirrorWeb:
                 if build == "current":
                     self.links.extend(listed)
                 self.friend_pages[(source.id, build)] = text.encode("utf-8")
-                del page  # a page holds its parsed tree: one at a time
 
-    def rewrite(self, blog: Blog, address: Address, body: bytes, name: str) -> bytes:
+    def rewrite(self, blog: Blog, body: bytes, name: str) -> bytes:
         """A built file as served: the build's own origin replaced by the canonical's, and
         root-relative links prefixed where the build is mounted under a path."""
         if not TEXT_FILES.search(name):
@@ -342,7 +341,7 @@ class MirrorWeb:
         if parts.scheme == "http":
             return Route(status=301, location=url.replace("http://", "https://", 1), body=b"")
         mount = next(
-            (m for m in self.mounts().get(host, []) if path.startswith(m[0]) or path + "/" == m[0]),
+            (m for m in self.mounts.get(host, []) if path.startswith(m[0]) or path + "/" == m[0]),
             None,
         )
         if mount is None:
@@ -357,7 +356,7 @@ class MirrorWeb:
             return Route(status=301, location=target + query, body=b"")
         build = "old" if address.kind in ("stale", "moved-notice") else "current"
         folder = self.out / blog.id / build
-        name = rel + "index.html" if rel in ("",) or rel.endswith("/") else rel
+        name = rel + "index.html" if rel == "" or rel.endswith("/") else rel
         file = folder / name
         if not file.is_file():
             if (folder / rel / "index.html").is_file():
@@ -365,8 +364,8 @@ class MirrorWeb:
             return Route(status=404, body=b"not found\n", content_type="text/plain")
         key = (blog.id, build, address.url, name)
         if key not in self._cache:
-            body = self.friend_pages.get((blog.id, build)) if name == blog.friends else None
-            body = self.rewrite(blog, address, body or file.read_bytes(), name)
+            friends = self.friend_pages.get((blog.id, build)) if name == blog.friends else None
+            body = friends or self.rewrite(blog, file.read_bytes(), name)  # friends: rewritten
             if address.kind == "moved-notice" and name == blog.home + "index.html":
                 body = moved_notice(body, blog)
             self._cache[key] = body
@@ -441,7 +440,7 @@ def url_key(url: str) -> str:
 
 
 def crawl(web: MirrorWeb, seeds: list[str], db: Path, settings: list[str]) -> None:
-    routes = {f"*@{host}": Route(handler=web.answer) for host in web.mounts()}
+    routes = {f"*@{host}": Route(handler=web.answer) for host in web.mounts}
     with LittleWeb(routes) as little:
         env = little.env()
         env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
