@@ -1,0 +1,467 @@
+"""One blog under several addresses: the evidence that two addresses are one blog.
+
+A blog is often served at more than one address: ``user.github.io`` beside the custom domain it
+redirects to or serves a copy of, copies on vercel.app, netlify.app, pages.dev or gitee.io
+(镜像), an old domain after a move. Two people can also share one host under paths
+(``medium.com/@a``, ``university.edu/~x/``). This module reads the evidence from what the crawl
+sees of each address (an :class:`Observation`) and decides, for two addresses, whether they are
+one blog (:func:`same_blog`) and which address the blog prefers (:func:`preferred`). It never
+decides by title, template or description: two blogs of one theme share all three.
+
+Evidence kinds (:data:`REDIRECT` ... :data:`MIRROR`):
+
+- ``redirect``: the address answers a chain of permanent redirects (301, 308; RFC 9110 §15.4)
+  that ends on the other address, for the home page or for the main feed. A temporary one
+  (302, 303, 307) says nothing.
+- ``canonical`` / ``og_url``: ``<link rel=canonical>`` (RFC 6596) or Open Graph ``og:url``
+  names the other address, the other does not name a third one, and their feeds do not
+  contradict it. A placeholder (``example.com``, ``localhost``, a loopback address: an
+  unconfigured site) never counts, and a theme's demo address is caught by the contradiction:
+  the demo's feed shares no entry with the blog's.
+- ``same_feed``: both home pages name the same main feed URL, on one of the two addresses (a
+  copy's pages name the original's feed; a feed on a third host may be a theme demo's).
+- ``entries``: the two main feeds share entries (ids or links that name one post in the world:
+  absolute URLs off placeholder hosts, ``tag:``/``urn:`` ids, long hexadecimal ids): at
+  least :data:`MIN_COMMON` and at least half of the smaller feed, so an older copy's feed (a
+  subset, or most of it) counts; an aggregator's feed, which carries entries of several sites,
+  counts only when the shared entries are half of it too.
+- ``rel_me``: each names the other with ``rel=me`` (XFN; IndieWeb ``rel=me``).
+- ``moved``: a notice on one ("moved to", "已迁移至", "移転") links the other, whose feed
+  confirms it: they share an entry, or list the same posts at the same paths (as
+  :func:`shared_enough` counts them) on their own hosts, as a blog that moved keeps its paths.
+- ``mirror``: a mirror menu of one (镜像, "mirror") links the other, and the other's menu links
+  back or the feeds share entries.
+
+Against: two feeds that both have entries (off placeholder hosts) and share none: neither a
+copy nor a move (two blogs of one person linking each other with ``rel=me``, a theme demo named
+as canonical). Only a permanent redirect and one feed URL outweigh it: the server and the feed
+say it themselves.
+
+Pure: functions of parsed pages and dataclasses, no Scrapy, items or storage.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from blogfeeds.extract.page import Page
+from blogfeeds.extract.text import collapse
+
+REDIRECT = "redirect"
+CANONICAL = "canonical"
+OG_URL = "og_url"
+SAME_FEED = "same_feed"
+ENTRIES = "entries"
+REL_ME = "rel_me"
+MOVED = "moved"
+MIRROR = "mirror"
+FEEDS_DISJOINT = "feeds_disjoint"
+"""What :attr:`Verdict.against` names: both feeds have entries and share none."""
+
+PERMANENT = frozenset({301, 308})
+MIN_COMMON = 2
+"""Entries two feeds must share at least for :data:`ENTRIES`."""
+NOTICE_CHARS = 300
+"""Longest text of an element read as a moved notice or a mirror menu."""
+NOTICE_LEVELS = 3
+"""Enclosing blocks read for a notice's links (a menu's title sits beside its submenu)."""
+
+PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
+"""Addresses an unconfigured site names (RFC 2606 second-level names, ``localhost``), with
+their subdomains; loopback, unspecified and private IP literals too (:func:`is_placeholder`)."""
+STATIC_HOSTS = (
+    "github.io",
+    "gitlab.io",
+    "gitee.io",
+    "vercel.app",
+    "netlify.app",
+    "netlify.com",
+    "pages.dev",
+    "surge.sh",
+    "web.app",
+    "firebaseapp.com",
+    "codeberg.page",
+    "onrender.com",
+)
+"""Static hosting platforms: a blog's own domain is preferred over its address on one."""
+
+# Matched against lower-cased text (a case-blind pattern scans several times slower).
+MOVED_WORDS = re.compile(
+    r"moved\s+to|has\s+moved|have\s+moved|new\s+(?:home|address|domain|blog)\b|migrated\s+to|"
+    r"relocated\s+to|now\s+(?:lives|living|at)\b|umgezogen|"
+    r"迁移至|迁移到|迁至|搬家|搬迁至|搬到|已迁移|新地址|新域名|新博客|移至|"
+    r"移転|引っ越(?:し|しました)"
+)
+MIRROR_WORDS = re.compile(r"\bmirrors?\b|镜像|備用|备用站|备用地址|国内访问|國內訪問|ミラー")
+_LONG_ID = re.compile(r"[0-9a-fA-F-]{16,}")
+_ANY_WORDS = re.compile(f"{MOVED_WORDS.pattern}|{MIRROR_WORDS.pattern}")
+_NOTICE_TAGS = ("p", "div", "li", "span", "section", "aside", "header", "h1", "h2", "h3", "h4")
+
+
+@dataclass(frozen=True)
+class PageSignals:
+    """What a blog's home page says of its addresses, every URL absolute (``""`` or ``()``
+    when absent)."""
+
+    canonical: str = ""
+    og_url: str = ""
+    rel_me: tuple[str, ...] = ()
+    moved_to: str = ""
+    """The home-page link of a notice that the blog moved."""
+    mirrors: tuple[str, ...] = ()
+    """Home-page links of a mirror menu (镜像) to other hosts."""
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One response of a redirect chain: the URL requested and the status it answered."""
+
+    url: str
+    status: int
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the crawl saw of one address of a blog.
+
+    ``url`` the address requested, ``final_url`` where its redirects ended (``url`` when none),
+    ``redirects`` the redirect responses in order; the same for the main feed
+    (``feed_url`` as the home page names it); ``entries`` the main feed's item ids and links
+    (:attr:`~blogfeeds.extract.feedreader.document.FeedDocument.item_keys`); ``page`` the
+    home page's :class:`PageSignals`.
+    """
+
+    url: str
+    final_url: str = ""
+    redirects: tuple[Hop, ...] = ()
+    page: PageSignals = field(default_factory=PageSignals)
+    feed_url: str = ""
+    feed_final_url: str = ""
+    feed_redirects: tuple[Hop, ...] = ()
+    entries: frozenset[str] = frozenset()
+
+    @property
+    def home(self) -> str:
+        return self.final_url or self.url
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One address's statement that ``target`` is (another address of) its blog.
+
+    ``conclusive`` when the statement alone decides (a permanent redirect); otherwise
+    :func:`same_blog` wants the other address's observation too.
+    """
+
+    alias: str
+    target: str
+    evidence: str
+    conclusive: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    same: bool
+    evidence: tuple[str, ...] = ()
+    """The evidence kinds that hold, in the order of the module docstring."""
+    against: tuple[str, ...] = ()
+
+
+# --- reading a page ---------------------------------------------------------------------------
+
+
+def page_signals(page: Page) -> PageSignals:
+    """The canonical, ``og:url``, ``rel=me`` links, moved notice and mirror menu of a home
+    page."""
+    canonical = og_url = ""
+    rel_me: list[str] = []
+    for element in page.tree.iter("link", "a", "meta"):
+        if element.tag == "meta":
+            prop = (element.get("property") or element.get("name") or "").strip().lower()
+            if prop == "og:url" and not og_url:
+                og_url = _absolute(page, element.get("content"))
+            continue
+        rels = (element.get("rel") or "").lower().split()
+        if element.tag == "link" and "canonical" in rels and not canonical:
+            canonical = _absolute(page, element.get("href"))
+        if "me" in rels and (href := _absolute(page, element.get("href"))):
+            rel_me.append(href)
+    moved, mirrors = _notices(page)
+    return PageSignals(
+        canonical=canonical,
+        og_url=og_url,
+        rel_me=tuple(dict.fromkeys(rel_me)),
+        moved_to=next(iter(moved), ""),
+        mirrors=tuple(mirrors),
+    )
+
+
+def _absolute(page: Page, value: str | None) -> str:
+    value = (value or "").strip()
+    if not value:
+        return ""
+    url = page.absolute(value)
+    return url if url.startswith(("http://", "https://")) else ""
+
+
+def _notices(page: Page) -> tuple[list[str], list[str]]:
+    """The links of moved notices and of mirror menus: links to another host's home (a path of
+    at most one segment) in the blocks whose own text holds :data:`MOVED_WORDS` or
+    :data:`MIRROR_WORDS` (the outermost of the :data:`NOTICE_LEVELS` nearest enclosing
+    elements of :data:`_NOTICE_TAGS` whose text stays within :data:`NOTICE_CHARS`: a menu's
+    title sits beside its submenu). Page order; each text node is read once."""
+    own = _host(page.url)
+    found: tuple[list[str], list[str]] = ([], [])
+    for element in page.tree.iter():
+        if not isinstance(element.tag, str) or element.tag in ("script", "style"):
+            continue
+        for text, holder in ((element.text, element), (element.tail, element.getparent())):
+            if not text or holder is None or text.isspace():
+                continue
+            low = text.lower()
+            if not _ANY_WORDS.search(low):  # one scan for both, on most texts the only one
+                continue
+            for words, links in zip((MOVED_WORDS, MIRROR_WORDS), found, strict=True):
+                block = _notice_block(holder) if words.search(low) else None
+                for a in block.iter("a") if block is not None else ():
+                    url = _absolute(page, a.get("href"))
+                    if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
+                        links.append(url)
+    return found
+
+
+def _notice_block(element: Any) -> Any:
+    """The outermost of the :data:`NOTICE_LEVELS` nearest notice blocks at or above
+    ``element`` whose text is at most :data:`NOTICE_CHARS` long, or None."""
+    block = None
+    levels = 0
+    node = element
+    while node is not None and levels < NOTICE_LEVELS:
+        if node.tag in _NOTICE_TAGS or node.tag == "a":
+            if len(collapse(node.text_content())) > NOTICE_CHARS:
+                break
+            block = node
+            levels += node.tag != "a"
+        node = node.getparent()
+    return block
+
+
+# --- claims and decisions ---------------------------------------------------------------------
+
+
+def claims(seen: Observation) -> tuple[Claim, ...]:
+    """What one address's observation claims of other addresses, with the evidence kind."""
+    out: list[Claim] = []
+    if seen.redirects and _permanent(seen.redirects) and _elsewhere(seen.url, seen.home):
+        out.append(Claim(seen.url, seen.home, REDIRECT, conclusive=True))
+    feed_home = seen.feed_final_url or seen.feed_url
+    moved_feed = seen.feed_redirects and _elsewhere(seen.feed_url, feed_home)
+    if moved_feed and _permanent(seen.feed_redirects):
+        out.append(Claim(seen.feed_url, feed_home, REDIRECT, conclusive=True))
+    for kind, url in ((CANONICAL, seen.page.canonical), (OG_URL, seen.page.og_url)):
+        if url and not is_placeholder(url) and _elsewhere(seen.home, url):
+            out.append(Claim(seen.home, url, kind))
+    out.extend(Claim(seen.home, url, REL_ME) for url in seen.page.rel_me if _other(seen, url))
+    if seen.page.moved_to and not is_placeholder(seen.page.moved_to):
+        out.append(Claim(seen.home, seen.page.moved_to, MOVED))
+    out.extend(Claim(seen.home, url, MIRROR) for url in seen.page.mirrors if _other(seen, url))
+    return tuple(out)
+
+
+def same_blog(a: Observation, b: Observation) -> Verdict:
+    """Whether ``a`` and ``b`` are addresses of one blog, and on what evidence."""
+    evidence: list[str] = []
+    if _redirects_to(a, b) or _redirects_to(b, a):
+        evidence.append(REDIRECT)
+    canonical = any(_names(x.page.canonical, y) and _own(y, x) for x, y in ((a, b), (b, a)))
+    og_url = any(_names(x.page.og_url, y) and _own(y, x) for x, y in ((a, b), (b, a)))
+    if canonical:
+        evidence.append(CANONICAL)
+    if og_url:
+        evidence.append(OG_URL)
+    one_feed = bool(_key(a.feed_url)) and _key(a.feed_url) == _key(b.feed_url)
+    if one_feed and (_names(a.feed_url, a) or _names(a.feed_url, b)):  # not a demo's feed
+        evidence.append(SAME_FEED)
+    shared = _shared_entries(a.entries, b.entries)
+    if shared_enough(a.entries, b.entries):
+        evidence.append(ENTRIES)
+    if any(_names(u, b) for u in a.page.rel_me) and any(_names(u, a) for u in b.page.rel_me):
+        evidence.append(REL_ME)
+    moved = any(_names(x.page.moved_to, y) for x, y in ((a, b), (b, a)))
+    moved = moved and bool(shared or _same_paths(a.entries, b.entries))
+    if moved:
+        evidence.append(MOVED)
+    mirror_a = any(_names(u, b) for u in a.page.mirrors)
+    mirror_b = any(_names(u, a) for u in b.page.mirrors)
+    if (mirror_a and mirror_b) or ((mirror_a or mirror_b) and ENTRIES in evidence):
+        evidence.append(MIRROR)
+    disjoint = _posts(a.entries) and _posts(b.entries) and not shared and not moved
+    against = (FEEDS_DISJOINT,) if disjoint else ()
+    decisive = {REDIRECT, SAME_FEED} & set(evidence)
+    return Verdict(bool(decisive or (evidence and not against)), tuple(evidence), against)
+
+
+def preferred(a: Observation, b: Observation) -> str:
+    """The address of one blog its own evidence prefers, of ``a`` and ``b``: the target of a
+    permanent redirect, else the address the other's canonical or ``og:url`` names, else the
+    address the other's moved notice names or whose feed the other's page names, else the
+    blog's own domain over a static hosting platform's, else ``a``'s (two copies whose pages
+    link only relatively say nothing of which is the original)."""
+    for x, y in ((a, b), (b, a)):
+        if _redirects_to(x, y):
+            return y.home
+    for x, y in ((a, b), (b, a)):
+        if _names(x.page.canonical, y) or _names(x.page.og_url, y):
+            return y.home
+    for x, y in ((a, b), (b, a)):  # a moved notice, or a copy's pages linking the feed
+        if _names(x.page.moved_to, y) or (_names(x.feed_url, y) and not _names(x.feed_url, x)):
+            return y.home
+    if _on_platform(a.home) and not _on_platform(b.home):
+        return b.home
+    return a.home
+
+
+def shared_enough(one: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether two feeds' entries say they are one blog's: of the keys that name one post in
+    the world, at least :data:`MIN_COMMON` shared, at least half of the smaller feed's, and
+    half of the larger's when it carries several sites' entries (an aggregator's)."""
+    return _enough(_posts(one), _posts(other))
+
+
+def _enough(one: frozenset[str], other: frozenset[str]) -> bool:
+    shared = one & other
+    small, large = sorted((one, other), key=len)
+    if len(shared) < MIN_COMMON or 2 * len(shared) < len(small):
+        return False
+    return len(_entry_hosts(large)) <= 1 or 2 * len(shared) >= len(large)
+
+
+def is_placeholder(url: str) -> bool:
+    """Whether ``url`` is an address an unconfigured site names: a reserved example domain,
+    ``localhost``, or a loopback, unspecified or private IP literal."""
+    host = _host(url)
+    if not host:
+        return True
+    if any(host == p or host.endswith("." + p) for p in PLACEHOLDER_HOSTS):
+        return True
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified or ip.is_private or ip.is_link_local
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _host(url: str) -> str:
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return ""
+    return host[4:] if host.startswith("www.") else host
+
+
+def _path_depth(url: str) -> int:
+    return len([s for s in urlsplit(url).path.split("/") if s and s != "index.html"])
+
+
+def _key(url: str) -> str:
+    """Host without ``www.`` and path without ``index.html`` or a trailing slash: two spellings
+    of one address share it (the scheme is not part of a blog's address)."""
+    if not url:
+        return ""
+    path = re.sub(r"/index\.html?$", "/", urlsplit(url.strip()).path).rstrip("/")
+    return _host(url) + path
+
+
+def _names(url: str, seen: Observation) -> bool:
+    """Whether ``url`` is on the blog at ``seen``: its host, and a path under the address's
+    (``medium.com/@a/posts/1`` is on ``medium.com/@a``, not on ``medium.com/@b``)."""
+    if not url or is_placeholder(url):
+        return False
+    key = _key(url)
+    return any(
+        key == home or key.startswith(home + "/") for home in {_key(seen.url), _key(seen.home)}
+    )
+
+
+def _own(seen: Observation, other: Observation) -> bool:
+    """Whether ``seen`` does not name a third address as its canonical (it names itself, the
+    other, or nothing)."""
+    named = [u for u in (seen.page.canonical, seen.page.og_url) if u and not is_placeholder(u)]
+    return all(_names(u, seen) or _names(u, other) for u in named)
+
+
+def _other(seen: Observation, url: str) -> bool:
+    return bool(url) and not is_placeholder(url) and _elsewhere(seen.home, url)
+
+
+def _elsewhere(home: str, url: str) -> bool:
+    """Whether ``url`` is off the address ``home`` (another host, or a path outside it)."""
+    key, base = _key(url), _key(home)
+    return bool(key) and key != base and not key.startswith(base + "/")
+
+
+def _permanent(hops: Iterable[Hop]) -> bool:
+    return all(hop.status in PERMANENT for hop in hops)
+
+
+def _redirects_to(a: Observation, b: Observation) -> bool:
+    """``a``'s home page or main feed answers permanent redirects ending on ``b``'s."""
+    if a.redirects and _permanent(a.redirects) and _names(a.home, b) and not _names(a.url, b):
+        return True
+    feed_home = a.feed_final_url or a.feed_url
+    return bool(
+        a.feed_redirects
+        and _permanent(a.feed_redirects)
+        and b.feed_url
+        and _key(feed_home) == _key(b.feed_url)
+        and _key(a.feed_url) != _key(b.feed_url)
+    )
+
+
+def _posts(entries: frozenset[str]) -> frozenset[str]:
+    """The entry keys that name one post in the world: an absolute URL off placeholder hosts
+    (not a site built for ``localhost``, not a theme's demo posts on ``example.com``), a
+    ``tag:`` or ``urn:`` URI, a long hexadecimal id (a UUID, Ghost's ids); never a short id
+    ("1", "hello-world") or a relative path, which two blogs can share."""
+    return frozenset(k for k in entries if _one_post(k))
+
+
+def _one_post(key: str) -> bool:
+    if key.startswith(("http://", "https://")):
+        return bool(_host(key)) and not is_placeholder(key)
+    return key.startswith(("tag:", "urn:")) or _LONG_ID.fullmatch(key) is not None
+
+
+def _shared_entries(one: frozenset[str], other: frozenset[str]) -> frozenset[str]:
+    return _posts(one & other)
+
+
+def _same_paths(one: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether two feeds list the same posts at the same paths on other hosts (a blog that
+    moved keeps its paths), counted as :func:`shared_enough` counts entries."""
+    return _enough(_paths(one), _paths(other))
+
+
+def _paths(entries: frozenset[str]) -> frozenset[str]:
+    return frozenset(
+        path
+        for k in _posts(entries)
+        if k.startswith(("http://", "https://")) and (path := urlsplit(k).path.rstrip("/"))
+    )
+
+
+def _entry_hosts(entries: frozenset[str]) -> set[str]:
+    return {h for k in entries if k.startswith(("http://", "https://")) and (h := _host(k))}
+
+
+def _on_platform(url: str) -> bool:
+    host = _host(url)
+    return any(host == s or host.endswith("." + s) for s in STATIC_HOSTS)
