@@ -293,3 +293,36 @@ def test_profile_eval_floors() -> None:
         row = result["all"][name]
         assert row["coverage"] >= coverage, (name, row)
         assert row["precision"] >= precision, (name, row)
+
+
+def test_the_favicon_of_a_host_of_blogs_under_paths_is_checked_once_per_host() -> None:
+    """``www.cnblogs.com/alice`` and ``/bob`` share the host's ``/favicon.ico``: one request for
+    both, and both get the icon; a blog on its own host asks for its own."""
+    asked: list[str] = []
+
+    async def fetch(request: FetchRequest) -> Fetched | None:
+        asked.append(request.url)
+        if request.url.endswith("/favicon.ico"):
+            return Fetched(request.url, 200, {"Content-Type": "image/x-icon"}, b"\x00\x00\x01\x00")
+        return Fetched(request.url, 404, {"Content-Type": "text/html"}, b"no")
+
+    config = ExtractConfig(max_pages=1, clock=lambda: NOW)
+    home = b"<html><head><title>Notes</title></head><body><p>Notes.</p></body></html>"
+    urls = [
+        "https://www.cnblogs.com/alice/",
+        "https://www.cnblogs.com/bob/",
+        "https://carol.example/",
+        "https://dave.example/",
+    ]
+    icons = [
+        asyncio.run(extract_blog(url, home, {}, fetch, config)).profile.icon_url for url in urls
+    ]
+    assert icons == [
+        "https://www.cnblogs.com/favicon.ico",
+        "https://www.cnblogs.com/favicon.ico",
+        "https://carol.example/favicon.ico",
+        "https://dave.example/favicon.ico",
+    ]
+    favicons = [url for url in asked if url.endswith("/favicon.ico")]
+    assert favicons.count("https://www.cnblogs.com/favicon.ico") == 1
+    assert len(favicons) == 3

@@ -45,7 +45,7 @@ from blogfeeds.extract.friends import (
     friends_from_data_source,
 )
 from blogfeeds.extract.friends.themes import ThemeRule
-from blogfeeds.extract.icon import favicon_is_image
+from blogfeeds.extract.icon import HostIcons, favicon_is_image
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import PageMetadata, cut, extract_metadata
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
@@ -95,6 +95,8 @@ class ExtractConfig:
     """The blog profile's activity thresholds and favicon check (``BLOGFEEDS_ACTIVITY_*``)."""
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
     """Now, for the profile's last post (future dates ignored) and activity."""
+    host_icons: HostIcons = field(default_factory=HostIcons, compare=False)
+    """The favicon checks of path-hosted blogs, shared by every blog this config reads."""
 
     @classmethod
     def from_settings(cls, settings: SettingsLike, rules_file: str | None = None) -> ExtractConfig:
@@ -262,7 +264,8 @@ async def _profile(
     report: BlogReport, page: Page, fetch: Fetch, config: ExtractConfig, run: Run
 ) -> None:
     """The blog's profile from the home page and the main feed discovery read; one request for
-    ``/favicon.ico`` when the page declares no icon (counter ``profile/favicon_requests``)."""
+    ``/favicon.ico`` when the page declares no icon (counter ``profile/favicon_requests``), once
+    per host for blogs under a path of a host (:class:`~blogfeeds.extract.icon.HostIcons`)."""
     main = next((f for f in report.feeds if isinstance(f, DiscoveredFeed)), None)
     doc = main.document if main is not None else None
     now = config.clock()
@@ -275,16 +278,28 @@ async def _profile(
         config=config.profile,
     )
     if not profile.icon_url and config.profile.favicon_check:
-        _count(report.counters, "profile/favicon_requests")
-        icon = urljoin(page.url, "/favicon.ico")
-        resp = await fetch(FetchRequest(icon, {"Accept": "image/*"}))
-        if (
-            resp is not None
-            and 200 <= resp.status < 300
-            and favicon_is_image(resp.body, resp.header("Content-Type"))
-        ):
-            profile = replace(profile, icon_url=resp.url or icon, icon_source="favicon")
+        icon = await _favicon(urljoin(page.url, "/favicon.ico"), report, fetch, config)
+        if icon:
+            profile = replace(profile, icon_url=icon, icon_source="favicon")
     report.profile = profile
+
+
+async def _favicon(favicon: str, report: BlogReport, fetch: Fetch, config: ExtractConfig) -> str:
+    """The URL of ``favicon`` when it is an image (after redirects), else ``""``."""
+    shared = "/" in report.blog_id  # a blog under a path: the host's icon is every blog's there
+    if shared and (known := config.host_icons.known(favicon)) is not None:
+        return known
+    _count(report.counters, "profile/favicon_requests")
+    resp = await fetch(FetchRequest(favicon, {"Accept": "image/*"}))
+    ok = (
+        resp is not None
+        and 200 <= resp.status < 300
+        and favicon_is_image(resp.body, resp.header("Content-Type"))
+    )
+    icon = (resp.url or favicon) if ok and resp is not None else ""
+    if shared:
+        config.host_icons.record(favicon, icon)
+    return icon
 
 
 async def _friends(

@@ -108,3 +108,23 @@ def favicon_is_image(body: bytes, content_type: str) -> bool:
         return False
     head = body[:16]
     return ctype.startswith("image/") or head.startswith(_IMAGE_MAGIC) or b"<svg" in body[:512]
+
+
+class HostIcons:
+    """The ``/favicon.ico`` checks of hosts that serve many blogs under paths
+    (``cnblogs.com/alice``, ``medium.com/@bob``): the icon is the host's, whichever of its blogs
+    asks, so a crawl checks it once per host, not once per blog. Bounded: past ``capacity``
+    hosts the oldest answer is forgotten (checked again when asked)."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self.capacity = capacity
+        self._icons: dict[str, str] = {}
+
+    def known(self, favicon: str) -> str | None:
+        """The icon found for ``favicon`` (``""``: it is none), or None when not checked."""
+        return self._icons.get(favicon)
+
+    def record(self, favicon: str, icon: str) -> None:
+        if len(self._icons) >= self.capacity:
+            del self._icons[next(iter(self._icons))]
+        self._icons[favicon] = icon
