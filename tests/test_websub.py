@@ -441,3 +441,25 @@ def test_the_feeds_crawl_stores_hubs_and_polls_subscribed_feeds_as_a_safety_net(
     # passed without one (the levels policy has no rate estimate), not at its plan.
     assert abs(later + pushy - (t0 + 1 + 4 * plain)) < 1.0
     assert pushy > 1.5 * plain
+
+
+def test_an_endless_lease_is_held_to_a_year(endpoint: Endpoint) -> None:
+    """A hub granting a lease of 10^12 seconds (year 33715) gets a subscription, held to a year."""
+    topic = "http://lease.example/feed"
+    with Hub() as generous:
+        generous.grant_lease = 10**12
+        add_feed(topic, topic, [generous.url])
+        until(lambda: active(generous, topic), what="an active subscription")
+        assert row(topic)["lease_until"] <= iso(now_minutes() + 366 * 1440 + 5)
+
+
+def test_a_push_with_hostile_numbers_in_its_headers_is_stored(endpoint: Endpoint, hub: Hub) -> None:
+    """Cache-Control, Age and Retry-After of ``²`` or of 5,000 digits on a signed push: the
+    entries are stored, not answered 500."""
+    topic = "http://numbers.example/feed"
+    add_feed(topic, topic, [hub.url])
+    until(lambda: active(hub, topic), what="an active subscription")
+    for n, value in enumerate(("²", "9" * 5000)):
+        extra = {"Cache-Control": f"max-age={value}", "Age": value, "Retry-After": value}
+        assert hub.publish(topic, atom(topic, None, f"n{n}"), extra=extra) == [202]
+    assert entries(topic) == [f"{topic}#n0", f"{topic}#n1"]

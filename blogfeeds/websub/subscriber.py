@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 
 from blogfeeds.config import WebSubConfig
 from blogfeeds.extract.feedreader.websub import parse_link_header
+from blogfeeds.extract.text import digits_int
 from blogfeeds.feeds.item import fetch_item
 from blogfeeds.feeds.response import read_response
 from blogfeeds.revisit import DAY, EstimatingPolicy, LevelPolicy
@@ -51,6 +52,9 @@ logger = logging.getLogger(__name__)
 #: A hub given up (or a denial) is asked again after this long, minutes.
 RETRY_FAILED = DAY
 RETRY_DENIED = 7 * DAY
+#: The longest lease taken from a hub, seconds (a year): a lease is renewed at 80 % of it, and
+#: a hub may grant any number; a year keeps every date of the subscription writable.
+LEASE_MAX = 366 * 86_400
 #: Subscriptions leased per maintenance round.
 BATCH = 50
 
@@ -182,10 +186,7 @@ class Subscriber:
         if mode not in ("subscribe", "unsubscribe") or not challenge:
             self.stats["verify_refused"] += 1
             return 404, b""
-        try:
-            lease = int(query.get("hub.lease_seconds") or 0)
-        except ValueError:
-            lease = 0
+        lease = digits_int(query.get("hub.lease_seconds"), LEASE_MAX) or 0
         if not self.store.verified(callback, mode, topic, lease if lease > 0 else None, now):
             self.stats["verify_refused"] += 1
             return 404, b""
