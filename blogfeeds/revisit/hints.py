@@ -132,12 +132,14 @@ def split_new_ids(state: FeedState, entry_ids: Iterable[str]) -> list[bool]:
 
 
 def remember_ids(state: FeedState, entry_ids: Iterable[str]) -> FeedState:
-    """``state`` with ``entry_ids`` added to ``seen_ids`` (newest kept, at most
-    :data:`SEEN_IDS_MAX`)."""
-    keys = [seen_key(i) for i in entry_ids]
+    """``state`` with ``entry_ids`` (the whole document) added to ``seen_ids``: every id of
+    the document is kept, however long it is, and older ones up to :data:`SEEN_IDS_MAX` in all.
+    A summary shorter than the document would make its tail look new on every fetch: an
+    unchanged archive of 450 entries would count as changed each time."""
+    keys = list(dict.fromkeys(seen_key(i) for i in entry_ids))
     known = set(keys)
     kept = [k for k in state.seen_ids if k not in known]
-    merged = (keys + kept)[:SEEN_IDS_MAX]
+    merged = (keys + kept)[: max(SEEN_IDS_MAX, len(keys))]
     return replace(state, seen_ids=tuple(merged))
 
 

@@ -43,7 +43,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from blogfeeds.extensions.summary import platform_label
-from blogfeeds.extract.feedreader.entries import iso_utc
+from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
 from blogfeeds.failures import ANSWERED
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
@@ -151,7 +151,7 @@ def last_post(blog: Mapping[str, Any], newest: Mapping[str, str]) -> str:
     """The blog's ``last_post_at`` column when the schema has it, else its newest entry."""
     stored = iso_utc(blog.get("last_post_at"))
     if stored is not None:
-        return stored.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_z(stored)
     return newest.get(blog["blog_id"], "")
 
 

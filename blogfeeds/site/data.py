@@ -25,7 +25,7 @@ from html import unescape
 from typing import Any
 from urllib.parse import urlsplit
 
-from blogfeeds.extract.feedreader.entries import iso_utc
+from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.runs import Run, latest_runs
 from blogfeeds.storage.schema import url_hash
@@ -42,7 +42,7 @@ _SPACE = re.compile(r"\s+")
 
 def iso(dt: datetime | None) -> str | None:
     """``2026-11-29T20:36:29Z`` of an aware datetime (None stays None)."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if dt else None
+    return utc_z(dt.astimezone(UTC)) if dt else None
 
 
 def entry_date(entry: Mapping[str, Any]) -> str:
