@@ -40,7 +40,7 @@ from blogfeeds.config import WebSubConfig
 from blogfeeds.extract.feedreader.websub import parse_link_header
 from blogfeeds.extract.text import digits_int
 from blogfeeds.feeds.item import fetch_item
-from blogfeeds.feeds.response import read_response
+from blogfeeds.feeds.response import FetchRead, read_response
 from blogfeeds.revisit import DAY, EstimatingPolicy, LevelPolicy
 from blogfeeds.revisit.push import with_push
 from blogfeeds.storage.feedstore import ScheduledFeed, state_from_json
@@ -57,6 +57,31 @@ RETRY_DENIED = 7 * DAY
 LEASE_MAX = 366 * 86_400
 #: Subscriptions leased per maintenance round.
 BATCH = 50
+
+
+@dataclass(frozen=True)
+class PushTarget:
+    """What a push is for: its subscription, the feed and the feed's revisit state."""
+
+    sub: Subscription
+    feed: ScheduledFeed
+    state: Any
+
+
+class EntryBudget:
+    """New entries one subscription's pushes may store per day: a token bucket per callback
+    (``per_day`` tokens, refilled continuously)."""
+
+    def __init__(self, per_day: int) -> None:
+        self.per_day = float(per_day)
+        self.buckets: dict[str, tuple[float, float]] = {}
+
+    def left(self, callback: str, now: float) -> int:
+        tokens, then = self.buckets.get(callback, (self.per_day, now))
+        return int(min(self.per_day, tokens + (now - then) * self.per_day / DAY))
+
+    def spend(self, callback: str, now: float, n: int) -> None:
+        self.buckets[callback] = (self.left(callback, now) - n, now)
 
 
 @dataclass(frozen=True)
@@ -109,6 +134,7 @@ class Subscriber:
         self.policy = policy
         self.owner = owner
         self.limiter = limiter or HubLimiter(config.hub_rate)
+        self.budget = EntryBudget(config.push_entries_per_day)
         self.stats: Counter[str] = Counter()
 
     def callback_url(self, sub: Subscription) -> str:
@@ -196,8 +222,11 @@ class Subscriber:
 
     # --- content distribution ------------------------------------------------------------------
 
-    def push(self, callback: str, headers: Mapping[str, str], body: bytes, now: float) -> int:
-        """Store a push on ``callback``; the HTTP status to answer (see the module docstring)."""
+    def push_target(
+        self, callback: str, headers: Mapping[str, str], body: bytes, now: float
+    ) -> PushTarget | int:
+        """The subscription and feed a push on ``callback`` is for, or the HTTP status to
+        answer it with at once (see the module docstring). Database thread."""
         sub = self.store.by_callback(callback)
         if sub is None:
             self.stats["push/unknown"] += 1
@@ -220,24 +249,6 @@ class Subscriber:
         if row is None:  # the feed was removed: the next round unsubscribes
             self.stats["push/removed"] += 1
             return 410
-        inserted = self._store_push(sub, row, headers, body, now)
-        if inserted is None:
-            self.store.pushed(callback, now, good=False)
-            return 202
-        self.store.pushed(callback, now, good=True)
-        self.stats["push/stored"] += 1
-        self.stats["push/new_entries"] += inserted
-        return 202
-
-    def _store_push(
-        self,
-        sub: Subscription,
-        row: dict[str, Any],
-        headers: Mapping[str, str],
-        body: bytes,
-        now: float,
-    ) -> int | None:
-        """Entries of the push inserted (None when the body is not a feed)."""
         feed = ScheduledFeed(
             url=row["feed_url"],
             url_hash=row["feed_url_hash"],
@@ -245,24 +256,38 @@ class Subscriber:
             rank=int(row["rank_score"] or 0),
             state=state_from_json(row["state"]),
         )
-        state = feed.state or self.policy.initial_state(feed.url, now, rank=feed.rank)
-        read = read_response(
-            feed.url,
-            state,
-            now,
-            status=200,
-            headers=headers,
-            body=body,
-            url=feed.url,
-            conditional=False,
+        return PushTarget(
+            sub, feed, feed.state or self.policy.initial_state(feed.url, now, rank=feed.rank)
         )
+
+    def store_push(self, target: PushTarget, read: FetchRead, now: float) -> int:
+        """Store what ``read_push`` read; the HTTP status to answer. At most
+        ``push_entries`` new entries of one push are stored, and ``push_entries_per_day`` of
+        one subscription's pushes (a feed names its own hub, which gets a secret: a hostile
+        one could push 100,000 new ids at a time); the rest are left to the feed's polls, and
+        the push does not count as one (polling carries on as planned). Database thread."""
+        sub, callback = target.sub, target.sub.callback
         if read.status != "ok":
             self.stats[f"push/unreadable/{read.status}"] += 1
             logger.warning("WebSub: push for %s is not a feed (%s)", sub.topic, read.status)
-            return None
+            self.store.pushed(callback, now, good=False)
+            return 202
+        allowed = min(self.config.push_entries, self.budget.left(callback, now))
+        kept = read.entries[:allowed]
+        left_out = {e.key for e in read.entries[allowed:]}
+        dropped = len(left_out)
+        self.budget.spend(callback, now, len(kept))
+        if dropped:
+            self.stats["push/entries_dropped"] += dropped
+            logger.warning(
+                "WebSub: push for %s: %d new entries stored, %d left to its polls",
+                sub.topic, len(kept), dropped,
+            )  # fmt: skip
         config = self.config
 
         def adjust(new_state: Any) -> Any:
+            if dropped:  # the polls bring the rest: keep the policy's plan
+                return new_state
             return with_push(
                 new_state,
                 now,
@@ -273,10 +298,30 @@ class Subscriber:
             )
 
         item, _ = fetch_item(
-            self.policy, feed, state, read, moved_to=None, owner=self.owner, adjust=adjust
+            self.policy,
+            target.feed,
+            target.state,
+            # The entries left out stay unseen: the next poll stores them.
+            replace(read, entries=kept, ids=[i for i in read.ids if i not in left_out]),
+            moved_to=None,
+            owner=self.owner,
+            adjust=adjust,
         )
         # A push may carry only the new entries, without the hub links: it says nothing about
         # the feed's hubs. A worker polling the feed right now keeps its schedule and state
         # (the lease owner is this subscriber's, never a poller's): only the entries are added.
         item = replace(item, hubs=None, topic="", lease_owner=f"{self.owner}:push")
-        return self.store.save_fetch(item)
+        inserted = self.store.save_fetch(item)
+        self.store.pushed(callback, now, good=not dropped)
+        self.stats["push/stored"] += 1
+        self.stats["push/new_entries"] += inserted
+        return 202
+
+
+def read_push(target: PushTarget, headers: Mapping[str, str], body: bytes, now: float) -> FetchRead:
+    """A push's body read by the feed reader exactly as a fetched body. Any thread: a large
+    push is read beside the database thread, which other pushes need."""
+    url = target.feed.url
+    return read_response(
+        url, target.state, now, status=200, headers=headers, body=body, url=url, conditional=False
+    )
