@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from blogfeeds.extract.feedreader import read_document
+from blogfeeds.extract.feedreader.read import bound_persons
 from blogfeeds.items import Blog, FeedInfo
 from blogfeeds.revisit import from_minutes
 from blogfeeds.storage.feedstore import FeedStore
@@ -27,7 +30,8 @@ HOUR = 60.0
 LETTERS = "a" * 60_000
 
 AUTHOR = "http://author.example/feed.xml"
-DATES = "http://dates.example/feed.json"
+FIRST_DAY = "http://first-day.example/feed.json"
+OLD = "http://old.example/feed.json"
 DIGITS = "http://digits.example/feed.xml"
 HUGE = "http://huge.example/feed.xml"
 ARCHIVE = "http://archive.example/feed.xml"
@@ -55,15 +59,15 @@ def archive(n: int) -> str:
     )
 
 
-JSON_FEED = {
-    "version": "https://jsonfeed.org/version/1.1",
-    "title": "Dates",
-    "items": [
-        {"id": "first-day", "title": "A", "date_published": "0001-01-01T00:00:00+01:00"},
-        {"id": "old", "title": "B", "date_published": "0999-06-01T00:00:00Z"},
-        {"id": "now", "title": "C", "date_published": "2024-03-01T00:00:00Z"},
-    ],
-}
+def json_feed(*items: tuple[str, str]) -> dict[str, Any]:
+    """A JSON Feed route of ``(id, date_published)`` items."""
+    body = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": "Dates",
+        "items": [{"id": i, "title": i, "date_published": d} for i, d in items],
+    }
+    return {"body": json.dumps(body), "content_type": "application/feed+json"}
+
 
 ROUTES: dict[str, Any] = {
     AUTHOR: crawl.feed_route(
@@ -73,7 +77,8 @@ ROUTES: dict[str, Any] = {
             f"<managingEditor>{LETTERS}</managingEditor><webMaster>{LETTERS}</webMaster>",
         )
     ),
-    DATES: {"body": json.dumps(JSON_FEED), "content_type": "application/feed+json"},
+    FIRST_DAY: json_feed(("first-day", "0001-01-01T00:00:00+01:00"), ("now", "2024-03-01")),
+    OLD: json_feed(("old", "0999-06-01T00:00:00Z")),
     DIGITS: crawl.feed_route(
         rss(item("d1"), "<ttl>²</ttl><skipHours><hour>²</hour><hour>3</hour></skipHours>"),
         {"Cache-Control": "max-age=²", "Age": "²"},
@@ -116,7 +121,8 @@ def test_every_hostile_feed_is_stored_with_its_entries(crawled: dict[str, Any]) 
         assert crawled["rows1"][url]["status"] == "ok", url
     stored = {u: sorted(e["guid"] for e in es) for u, es in crawled["entries"].items()}
     assert stored[AUTHOR] == ["a1", "a2"]
-    assert stored[DATES] == ["first-day", "now", "old"]
+    assert stored[FIRST_DAY] == ["first-day", "now"]
+    assert stored[OLD] == ["old"]
     assert stored[DIGITS] == ["d1"]
     assert stored[HUGE] == ["h1"]
     assert len(stored[ARCHIVE]) == 450
@@ -147,10 +153,15 @@ def test_the_email_regex_costs_what_a_title_of_the_same_length_costs() -> None:
     assert name.entries[0].author == "jo@example.com (Jo Li)"
 
 
+def test_a_date_before_year_1_utc_is_no_date(crawled: dict[str, Any]) -> None:
+    by_guid = {e["guid"]: e for e in crawled["entries"][FIRST_DAY]}
+    assert by_guid["first-day"]["published"] is None
+    assert by_guid["now"]["published"] == "2024-03-01T00:00:00Z"
+
+
 def test_dates_before_year_1000_keep_four_digits(crawled: dict[str, Any]) -> None:
-    by_guid = {e["guid"]: e for e in crawled["entries"][DATES]}
-    assert by_guid["old"]["published"] == "0999-06-01T00:00:00Z"
-    assert by_guid["first-day"]["published"] is None  # before 0001-01-01 UTC: no date
+    (entry,) = crawled["entries"][OLD]
+    assert entry["published"] == "0999-06-01T00:00:00Z"
 
 
 def test_non_ascii_and_endless_digits_are_no_numbers(crawled: dict[str, Any]) -> None:
@@ -169,3 +180,27 @@ def test_an_unchanged_archive_longer_than_the_seen_summary_is_unchanged(
     # Unchanged: T grows by 1.2 (a change would shrink it), toward the slower levels.
     before, after = (crawled[r][ARCHIVE]["state"]["level_time"] for r in ("rows1", "rows2"))
     assert after == pytest.approx(1.2 * before)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["author", "dc:creator", "title", "itunes:owner", "x:webMaster"]),
+            st.text(alphabet="ab @.<>&;\n", max_size=600),
+        ),
+        max_size=5,
+    )
+)
+@example([("author", "a" * 300 + " x@y.z " + "b" * 900), ("title", "c" * 400)])
+@example([("x:webMaster", "<b>" + "a" * 257)])
+def test_only_long_runs_in_persons_are_cut(fields: list[tuple[str, str]]) -> None:
+    """Text outside person elements, and every run of at most 256 characters, is kept as
+    it is; nothing grows."""
+    text = "".join(f"<{tag}>{value}</{tag}>" for tag, value in fields)
+    bounded = bound_persons(text)
+    assert len(bounded) <= len(text)
+    if not re.search(r"[^\s<>&;]{257}", text):
+        assert bounded == text
+    persons = "".join(f"<{tag}>{value}</{tag}>" for tag, value in fields if tag != "title")
+    assert not re.search(r"[^\s<>&;]{257}", bound_persons(persons))

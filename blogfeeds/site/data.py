@@ -41,7 +41,7 @@ _FUTURE_SLACK = timedelta(days=1)
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
 _URI = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
-_HOST = re.compile(r"[a-z0-9.-]+|[0-9a-f:.]+")  # a name (IDNA) or an address (IPv6 unbracketed)
+_HOST = re.compile(r"[a-z0-9._-]+|[0-9a-f:.]+")  # a name (IDNA) or an address (IPv6 unbracketed)
 
 
 def iso(dt: datetime | None) -> str | None:
@@ -67,12 +67,11 @@ def web_url(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     try:
-        url = safe_url_string(value.strip())
+        url = safe_url_string(value.strip())  # ValueError: a port or IPv6 literal that is none
         parts = urlsplit(url)
-        host = parts.hostname or ""
-        parts.port  # noqa: B018  (raises ValueError on a port that is none)
     except ValueError:
         return None
+    host = parts.hostname or ""
     if parts.scheme.lower() not in ("http", "https") or not _HOST.fullmatch(host):
         return None
     return url if _URI.fullmatch(url) else None

@@ -172,7 +172,6 @@ class WebSubService:
         self.hub_pool = ThreadPool(minthreads=0, maxthreads=HUB_THREADS, name="websub-hubs")
         self.hub_slots: dict[str, DeferredSemaphore] = {}
         self.calls = HubCalls()
-        self.requests: set[Deferred[Any]] = set()
         self.pushing: set[str] = set()
         self.subscriber: Subscriber | None = None
         self.loop: LoopingCall | None = None
@@ -248,12 +247,9 @@ class WebSubService:
         for action in actions:
             host = (urlsplit(action.hub).hostname or action.hub).lower()
             slots = self.hub_slots.setdefault(host, DeferredSemaphore(self.config.hub_concurrency))
-            request = slots.run(self._request, action)
-            self.requests.add(request)
-            request.addBoth(self._settled, request, host)
+            slots.run(self._request, action).addBoth(self._settled, host)
 
-    def _settled(self, result: Any, request: Deferred[Any], host: str) -> None:
-        self.requests.discard(request)
+    def _settled(self, result: Any, host: str) -> None:
         slots = self.hub_slots.get(host)
         if slots is not None and slots.tokens == slots.limit and not slots.waiting:
             del self.hub_slots[host]

@@ -21,7 +21,8 @@
   (:func:`blogfeeds.feeds.response.read_response`), planned by the same revisit policy (a feed
   that pushes is polled as a safety net: :mod:`blogfeeds.revisit.push`) and stored by
   :meth:`FeedStore.save_fetch`, the pipeline's path: entries are inserted once per feed and
-  key, however often a hub sends them.
+  key, however often a hub sends them, and at most ``BLOGFEEDS_WEBSUB_PUSH_ENTRIES`` new ones
+  of a push and ``..._PER_DAY`` of a subscription (:meth:`Subscriber.store_push`).
 
 Times are epoch minutes; every method runs on the thread that owns ``store``.
 """
