@@ -15,6 +15,15 @@ Three parts, each printed as it finishes and summed at the end:
   titles, formula cells in ``scrapy export csv`` and ``edges``, link-heavy pages of 0.25 to
   8 MB. A defect (a control character kept, a formula cell, a hostile entry served, a module
   imported) counts as an exception; the Redis checks need Redis on 127.0.0.1:6379;
+  The inputs a second attack found (issue 39): a person field of 60,000 letters (feedparser's
+  quadratic e-mail regex; a defect when it costs more than ten times a title of the same
+  length), JSON Feed dates before 0001-01-01 UTC and in year 999, numbers in ``²``, ``١٢`` and
+  5,000 digits in headers and feeds, an unchanged archive of 450 entries, links holding markup
+  in the river's feeds, a site folder holding other files, an icon at a private address;
+* ``websub``: ``scrapy websub`` against loopback hubs (``tests/test_websub.py``): a lease of
+  10^12 s, a signed push with hostile numbers, a push flood (rows stored, and the latency of
+  another feed's push against one flood push alone) and a tarpit hub (how soon another hub is
+  asked, how soon SIGTERM stops the process);
 * ``pages``: six blogs serving an 8 MB page of 150,000 links and ten blogs answering in 0.5 s
   under a 3 s download timeout, crawled by ``scrapy crawl blogs`` (``tests/test_crawl_bounds.py``),
   then ``pages-ref``, the ten slow blogs alone: the reference of the same run for the reactor's
@@ -67,15 +76,25 @@ from blogfeeds.commands.export import (  # noqa: E402
     _EDGE_FIELDS,
     BLOG_COLUMNS,
     FORMULA_STARTS,
+    Filters,
+    select,
     write_csv,
     write_edges,
 )
 from blogfeeds.crawl.urls import crawl_url  # noqa: E402
 from blogfeeds.extract.blog import analyze_page  # noqa: E402
-from blogfeeds.extract.feedreader import read_feed  # noqa: E402
+from blogfeeds.extract.feedreader import read_document, read_feed  # noqa: E402
 from blogfeeds.extract.friends import friends_from_data_source  # noqa: E402
 from blogfeeds.extract.identity import blog_id, registered_domain, split_url  # noqa: E402
 from blogfeeds.extract.page import decode_html, parse_page  # noqa: E402
+from blogfeeds.items import Blog  # noqa: E402
+from blogfeeds.middlewares.retry import retry_after_seconds  # noqa: E402
+from blogfeeds.revisit import FeedState, remember_ids, split_new_ids  # noqa: E402
+from blogfeeds.revisit.hints import cache_lifetime, parse_retry_after  # noqa: E402
+from blogfeeds.site.build import SiteOptions, build_site  # noqa: E402
+from blogfeeds.site.data import SiteData, load, web_url  # noqa: E402
+from blogfeeds.site.folder import FolderRefused  # noqa: E402
+from blogfeeds.storage.feedstore import FeedStore  # noqa: E402
 from tests.littleweb import LittleWeb  # noqa: E402
 from tests.robustness import (  # noqa: E402
     BIG_PAGES_SETTINGS,
@@ -368,10 +387,228 @@ def _redis_entries(part: Part) -> None:
         sys.path.remove(str(marker.parent))
 
 
+# --- hostile feeds, hubs and viewers (issue 39) ----------------------------------------------
+
+LETTERS = "a" * 60_000
+
+
+def _rss(items: str, channel: str = "") -> bytes:
+    return (
+        '<?xml version="1.0"?><rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f"<channel><title>T</title>{channel}{items}</channel></rss>"
+    ).encode()
+
+
+def _seconds(body: bytes, content_type: str = "application/rss+xml") -> float:
+    started = time.perf_counter()
+    read_document(body, content_type, "https://blog.example.com/feed")
+    return time.perf_counter() - started
+
+
+def _feeds_and_headers() -> list[tuple[str, Callable[[], str | None]]]:
+    def person(tag: str) -> Callable[[], str | None]:
+        def check() -> str | None:
+            hostile = _seconds(_rss(f"<item><guid>1</guid><{tag}>{LETTERS}</{tag}></item>"))
+            title = _seconds(_rss(f"<item><guid>1</guid><title>{LETTERS}</title></item>"))
+            slow = hostile > 10 * title + 0.2
+            return f"{hostile:.2f} s against {title:.3f} s for a title" if slow else None
+
+        return check
+
+    def first_day() -> str | None:
+        item = '{"id": "1", "date_published": "0001-01-01T00:00:00+01:00"}'
+        body = f'{{"version": "https://jsonfeed.org/version/1.1", "items": [{item}]}}'
+        doc = read_document(body.encode(), "application/feed+json")
+        return None if doc.is_feed and doc.entries[0].published is None else "not read"
+
+    def year_999() -> str | None:
+        item = '{"id": "1", "date_published": "0999-06-01T00:00:00Z"}'
+        body = f'{{"version": "https://jsonfeed.org/version/1.1", "items": [{item}]}}'
+        published = read_document(body.encode(), "application/feed+json").entries[0].published
+        return None if published == "0999-06-01T00:00:00Z" else f"stored as {published!r}"
+
+    def digits() -> str | None:
+        for value in ("²", "١٢", "9" * 5000):
+            headers = {"Cache-Control": f"max-age={value}", "Age": value}
+            cache_lifetime(headers, 0.0)
+            parse_retry_after(value, 0.0)
+            retry_after_seconds(value)
+            channel = f"<ttl>{value}</ttl><skipHours><hour>{value}</hour></skipHours>"
+            hints = read_document(_rss("", channel)).hints
+            if hints.skip_hours or (hints.ttl or 0) > 10 * 366 * 1440:
+                return f"{value[:8]!r} read as {hints}"
+        return None
+
+    def archive() -> str | None:
+        ids = [f"p{i}" for i in range(450)]
+        state = remember_ids(FeedState(), ids)
+        new = sum(split_new_ids(state, ids))
+        return f"{new} of 450 unchanged entries look new" if new else None
+
+    return [
+        *((f"a person of 60,000 letters in <{t}>", person(t)) for t in ("author", "dc:creator")),
+        ("JSON Feed date 0001-01-01T00:00:00+01:00", first_day),
+        ("a date in year 999", year_999),
+        ("non-ASCII and 5,000-digit numbers", digits),
+        ("an unchanged archive of 450 entries", archive),
+    ]
+
+
+def _site_outputs() -> list[tuple[str, Callable[[], str | None]]]:
+    uri = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*)?")
+    links = [
+        'http://evil2.test/j2"><script>alert(1)</script>',
+        'https://a.example/p/" onmouseover="alert(2)',
+        'http://evil3"><b>.test/',
+        "javascript:alert(4)",
+    ]
+
+    def links_check() -> str | None:
+        bad = [u for u in map(web_url, links) if u is not None and not uri.fullmatch(u)]
+        return f"not URIs: {bad!r}" if bad else None
+
+    def folder() -> str | None:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            theirs = [
+                out / "data" / "thesis.csv",
+                out / "blogs" / "draft.md",
+                out / "river-notes.html",
+            ]
+            for path in theirs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("mine")
+            try:
+                build_site(SiteData(blogs=[], links=[]), out, SiteOptions())
+                return "a folder holding other files was written into without --force"
+            except FolderRefused:
+                pass
+            build_site(SiteData(blogs=[], links=[]), out, SiteOptions(force=True))
+            build_site(SiteData(blogs=[], links=[]), out, SiteOptions())
+            gone = [p.name for p in theirs if not p.exists()]
+            return f"deleted {gone}" if gone else None
+
+    def icon() -> str | None:
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{Path(tmp) / 'db.sqlite3'}"
+            with FeedStore.open(url) as store:
+                store.write([Blog("a.example", "https://a.example/", title="A")], [])
+                store.connection.raw.execute("UPDATE blogs SET icon_url = 'http://192.168.1.1/x'")
+                store.connection.raw.commit()
+                data = load(store, select(store.blogs(), [], Filters()), [])
+            build_site(data, Path(tmp) / "site", SiteOptions())
+            page = (Path(tmp) / "site" / "blogs" / "a.example.html").read_text("utf-8")
+        return "the page loads the icon's address" if "192.168.1.1" in page else None
+
+    return [
+        ("links with markup in the river's feeds", links_check),
+        ("a site folder holding other files", folder),
+        ("an icon at a private address", icon),
+    ]
+
+
+def websub_part() -> Part:
+    """``scrapy websub`` on loopback (the endpoint and hubs of ``tests/test_websub.py``):
+    a hub granting a lease of 10^12 s, a signed push with ``²`` and 5,000-digit headers, a push
+    flood (a push of 10,000 new ids alone, then six at once while another feed pushes one entry:
+    rows stored and that push's latency) and a tarpit hub (one header line a second: how soon
+    another hub is asked, how soon SIGTERM stops the process)."""
+    import threading
+
+    from tests import test_websub as ws
+
+    part = Part("websub")
+    started = time.monotonic()
+    kind = "application/feed+json"
+    with tempfile.TemporaryDirectory() as tmp:
+        ws.DB["url"] = f"sqlite:///{Path(tmp) / 'websub.sqlite3'}"
+        settings = {"BLOGFEEDS_WEBSUB_HUB_TIMEOUT": "3", "BLOGFEEDS_WEBSUB_VERIFY_TIMEOUT": "30"}
+        point = ws.Endpoint(ws.DB["url"], Path(tmp) / "websub.log", **settings)
+        try:
+            with ws.Hub() as hub, ws.Tarpit() as pit:
+                point.start()
+                lease, flood, quiet = ("http://lease.example/f", "http://flood.example/f",
+                                       "http://quiet.example/f")  # fmt: skip
+                hub.grant_lease = 10**12
+                for topic in (lease, flood, quiet):
+                    ws.add_feed(topic, topic, [hub.url])
+                    part.tried += 1
+                    try:
+                        ws.until(lambda t=topic: ws.active(hub, t), timeout=10)
+                    except AssertionError:
+                        part.exceptions.append(f"websub: no active subscription for {topic}")
+                        return part
+                extra = {"Cache-Control": "max-age=²", "Age": "9" * 5000, "Retry-After": "²"}
+                part.tried += 1
+                if hub.publish(quiet, ws.atom(quiet, None, "n"), extra=extra) != [202]:
+                    part.exceptions.append("websub: a push with hostile numbers was refused")
+                t0 = time.monotonic()
+                hub.publish(flood, ws.json_feed(flood, range(10_000), "r"), content_type=kind)
+                alone = time.monotonic() - t0
+                threads = [
+                    threading.Thread(target=hub.publish, args=(flood, body),
+                                     kwargs={"content_type": kind})
+                    for body in (ws.json_feed(flood, range(10_000), f"c{n}-") for n in range(6))
+                ]  # fmt: skip
+                for thread in threads:
+                    thread.start()
+                time.sleep(0.05)
+                t0 = time.monotonic()
+                hub.publish(quiet, ws.atom(quiet, None, "q"))
+                waited = time.monotonic() - t0
+                for thread in threads:
+                    thread.join()
+                rows = len(ws.entries(flood))
+                part.tried += 8
+                print(
+                    f"  push flood: 7 pushes of 10,000 new ids stored {rows} rows; another "
+                    f"feed's push took {waited:.2f} s (one flood push alone {alone:.2f} s)"
+                )
+                if rows > 700 or waited > 2 * alone + 0.5:
+                    part.exceptions.append(
+                        f"websub: flood stored {rows}, push waited {waited:.1f} s"
+                    )
+                stuck = [f"http://stuck{i}.example/f" for i in range(4)]
+                for topic in stuck:
+                    ws.add_feed(topic, topic, [pit.url])
+                ws.until(lambda: pit.active >= 1, timeout=10)
+                fine = "http://fine.example/f"
+                t0 = time.monotonic()
+                ws.add_feed(fine, fine, [hub.url])
+                part.tried += 5
+                try:
+                    ws.until(lambda: ws.active(hub, fine), timeout=25)
+                    asked = f"{time.monotonic() - t0:.1f} s"
+                except AssertionError:
+                    asked = "not within 25 s"
+                    part.exceptions.append("websub: the tarpit held the other hub")
+                ws.until(lambda: pit.active >= 1, timeout=10)
+                t0 = time.monotonic()
+                try:
+                    point.stop()
+                    stopped = f"{time.monotonic() - t0:.1f} s"
+                except subprocess.TimeoutExpired:
+                    stopped = "not within 20 s"
+                    part.exceptions.append("websub: SIGTERM did not stop the process")
+                print(
+                    f"  tarpit hub: another hub's subscription active after {asked}; "
+                    f"SIGTERM stopped the process in {stopped}"
+                )
+        finally:
+            if point.proc is not None:
+                point.proc.kill()
+                point.proc.wait()
+        if "Traceback" in point.text():
+            part.exceptions.append("websub: a traceback in the endpoint's log")
+    part.seconds = time.monotonic() - started
+    return part
+
+
 def hostile_part() -> Part:
     part = Part("hostile")
     started = time.monotonic()
     checks = [*_nested_json(), *_control_characters(), *_formula_cells(), *_link_heavy()]
+    checks += [*_feeds_and_headers(), *_site_outputs()]
     for name, check in checks:
         _defect(part, name, check)
     _redis_entries(part)
@@ -462,6 +699,8 @@ def main(argv: list[str] | None = None) -> int:
     parts.append(fuzz_part(args.examples))
     print(parts[-1].line(), flush=True)
     parts.append(hostile_part())
+    print(parts[-1].line(), flush=True)
+    parts.append(websub_part())
     print(parts[-1].line(), flush=True)
     if not args.skip_crawl:
         for part in pages_part():

@@ -240,7 +240,12 @@ def test_is_guid_rewrite() -> None:
 def test_seen_ids_summary() -> None:
     s = remember_ids(FeedState(), ["a", "b"])
     assert split_new_ids(s, ["a", "c", "b", "d"]) == [False, True, False, True]
+    s = remember_ids(s, (str(i) for i in range(100)))
+    assert len(s.seen_ids) == 102  # the older ids are kept up to 300 in all
     s = remember_ids(s, (str(i) for i in range(1000)))
+    assert len(s.seen_ids) == 1000  # a document is remembered whole: none of it looks new
+    assert not any(split_new_ids(s, [str(i) for i in range(1000)]))
+    s = remember_ids(s, ["x", "y"])
     assert len(s.seen_ids) == 300
 
 

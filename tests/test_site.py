@@ -803,7 +803,8 @@ def test_a_version_1_database_builds_a_site_without_entries(tmp_path: Path) -> N
 
 def test_profile_columns_are_shown(tmp_path: Path) -> None:
     """``description``, ``author``, ``icon_url`` and ``last_post_at`` of the blog profile appear
-    on the blog page and in the directory's data; an icon that is not http(s) is not loaded."""
+    on the blog page and in the directory's data; no icon is loaded (see
+    :func:`test_no_page_makes_the_viewer_request_an_icon`)."""
     db = tmp_path / "profile.sqlite3"
     write_store(f"sqlite:///{db}")
     with sqlite3.connect(db) as raw:
@@ -818,7 +819,7 @@ def test_profile_columns_are_shown(tmp_path: Path) -> None:
     scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
     page = (site / "blogs" / "a.example.html").read_text(encoding="utf-8")
     assert "Essays on &lt;b&gt;gardens&lt;/b&gt;" in page and ">Ann<" in page
-    assert 'src="https://a.example/icon.png"' in page and "2026-11-20 00:00:00 UTC" in page
+    assert "icon.png" not in page and "2026-11-20 00:00:00 UTC" in page
     assert "javascript:" not in (site / "blogs" / "b.example.html").read_text(encoding="utf-8")
     data = (site / "data" / "directory.js").read_text(encoding="utf-8")
     directory = json.loads(data.split("=", 1)[1].strip().rstrip(";"))
@@ -842,3 +843,148 @@ def test_the_overview_counts_feeds_no_blog_is_known_for(tmp_path: Path) -> None:
     shown = overview(data)
     assert (shown["feeds_scheduled"], shown["feeds_failing"]) == (1, 1)
     assert shown["feed_last"] == "2026-11-30T00:00:00Z"
+
+
+def export_site(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "export", "site", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_a_rebuild_deletes_only_what_the_site_wrote(tmp_path: Path) -> None:
+    """A folder holding files of its own is refused; with --force the site is written beside
+    them; a rebuild removes the pages it no longer writes and nothing else."""
+    db = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    write_store(db)
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    theirs = {"data/thesis.csv": "a,b\n", "blogs/draft.md": "# draft", "river-notes.html": "<p>"}
+    for name, text in theirs.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+    refused = export_site(env, str(site), "--database", db)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "--force" in refused.stderr and "Traceback" not in refused.stderr
+    assert sorted(p.name for p in site.rglob("*") if p.is_file()) == sorted(
+        Path(n).name for n in theirs
+    )
+    assert export_site(env, str(site), "--database", db, "--force").returncode == 0
+    assert (site / "blogs" / "c.example.html").is_file()
+    assert export_site(env, str(site), "--database", db, "--has-feed").returncode == 0
+    assert not (site / "blogs" / "c.example.html").exists()  # no feed: no longer selected
+    assert (site / "blogs" / "a.example.html").is_file() and (site / "feeds.opml").is_file()
+    for name, text in theirs.items():
+        assert (site / name).read_text() == text
+    (site / ".blogfeeds-site").write_text("../outside.txt\n/etc/hostname\n")
+    (tmp_path / "outside.txt").write_text("kept")
+    assert export_site(env, str(site), "--database", db).returncode == 0
+    assert (tmp_path / "outside.txt").read_text() == "kept"
+
+
+class CountingServer:
+    """A loopback HTTP server that answers a PNG to any GET and counts the requests."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        hits: list[str] = []
+        self.hits = hits
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                hits.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.end_headers()
+                self.wfile.write(b"\x89PNG\r\n\x1a\n")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_no_page_makes_the_viewer_request_an_icon(browser: Any, tmp_path: Path) -> None:
+    """A page declaring ``<link rel=icon href=http://192.168.1.1/x.png>`` must not make every
+    viewer's browser request into its own network: the site shows no icon it did not check
+    (the crawl does not fetch declared icons), so Chromium requests nothing."""
+    db = tmp_path / "db.sqlite3"
+    write_store(f"sqlite:///{db}")
+    local = CountingServer()
+    try:
+        with sqlite3.connect(db) as raw:
+            raw.execute("UPDATE blogs SET icon_url = ?", (f"{local.url}/x.png",))
+        env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+        site = tmp_path / "site"
+        scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
+        for page in ("blogs/a.example.html", "directory.html", "index.html", "river.html"):
+            open_page(browser, site / page)
+            wait(browser, "return document.readyState === 'complete'")
+        time.sleep(0.5)
+        assert local.hits == []
+    finally:
+        local.close()
+
+
+def test_only_valid_http_uris_leave_the_site(browser: Any, tmp_path: Path) -> None:
+    """Entry links and a blog address holding markup (a JSON Feed ``url`` of
+    ``http://evil2.test/j2"><script>``, an RSS ``<link>`` of ``" onmouseover="``) leave in
+    ``river.atom`` and ``river.json`` as valid absolute http(s) URIs (percent-encoded) or not at
+    all; the river page in Chromium has no handler attribute and no script from them."""
+    from lxml import etree
+
+    from blogfeeds.extract.feedreader import FeedEntry
+    from blogfeeds.items import FeedFetch
+
+    db = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    write_store(db)
+    hostile = [
+        'http://evil2.test/j2"><script>alert(1)</script>',
+        'https://a.example/p/" onmouseover="alert(2)',
+        'http://evil3"><b>x</b>.test/',
+        "javascript:alert(4)",
+    ]
+    entries = [
+        FeedEntry(f"h{i}", "id", link=link, title=f"hostile {i}",
+                  published=f"2026-11-2{i}T12:00:00Z")
+        for i, link in enumerate(hostile)
+    ]  # fmt: skip
+    with FeedStore.open(db) as store:
+        store.save_fetch(
+            FeedFetch("https://a.example/feed", "2026-11-29T00:00:00Z", "ok", 200,
+                      entries=entries, blog_id="a.example")
+        )  # fmt: skip
+        store.connection.raw.execute(
+            "UPDATE blogs SET url = 'https://a.example/\" onmouseover=\"alert(5)' "
+            "WHERE blog_id = 'a.example'"
+        )
+        store.connection.raw.commit()
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    scrapy(env, "export", "site", str(site), "--database", db)
+    uri = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*)?")
+    atom_ns = {"a": "http://www.w3.org/2005/Atom"}
+    atom = etree.parse(str(site / "river.atom"))
+    hrefs = atom.xpath("//a:entry//a:link/@href", namespaces=atom_ns)
+    feed = json.loads((site / "river.json").read_text(encoding="utf-8"))
+    urls = [i["url"] for i in feed["items"] if "url" in i]
+    urls += [i["_blogfeeds"]["blog_url"] for i in feed["items"] if i["_blogfeeds"]["blog_url"]]
+    for link in [*hrefs, *urls]:
+        assert uri.fullmatch(link), link
+    assert "http://evil2.test/j2%22%3E%3Cscript%3Ealert(1)%3C/script%3E" in hrefs
+    assert len(feed["items"]) == 7 and len(urls) == 5 + 7  # evil3 and javascript: left out
+    open_page(browser, site / "river.html")
+    wait(browser, "return document.readyState === 'complete'")
+    handlers = browser.execute_script(
+        "return [...document.querySelectorAll('*')].filter(e => [...e.attributes].some("
+        "a => a.name.startsWith('on'))).length + document.querySelectorAll('main script').length"
+    )
+    assert handlers == 0

@@ -8,11 +8,14 @@ from a bad push is stored; every good push is stored once."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
@@ -441,3 +444,150 @@ def test_the_feeds_crawl_stores_hubs_and_polls_subscribed_feeds_as_a_safety_net(
     # passed without one (the levels policy has no rate estimate), not at its plan.
     assert abs(later + pushy - (t0 + 1 + 4 * plain)) < 1.0
     assert pushy > 1.5 * plain
+
+
+def test_an_endless_lease_is_held_to_a_year(endpoint: Endpoint) -> None:
+    """A hub granting a lease of 10^12 seconds (year 33715) gets a subscription, held to a year."""
+    topic = "http://lease.example/feed"
+    with Hub() as generous:
+        generous.grant_lease = 10**12
+        add_feed(topic, topic, [generous.url])
+        until(lambda: active(generous, topic), what="an active subscription")
+        assert row(topic)["lease_until"] <= iso(now_minutes() + 366 * 1440 + 5)
+
+
+def test_a_push_with_hostile_numbers_in_its_headers_is_stored(endpoint: Endpoint, hub: Hub) -> None:
+    """Cache-Control, Age and Retry-After of ``²`` or of 5,000 digits on a signed push: the
+    entries are stored, not answered 500."""
+    topic = "http://numbers.example/feed"
+    add_feed(topic, topic, [hub.url])
+    until(lambda: active(hub, topic), what="an active subscription")
+    for n, value in enumerate(("²", "9" * 5000)):
+        extra = {"Cache-Control": f"max-age={value}", "Age": value, "Retry-After": value}
+        assert hub.publish(topic, atom(topic, None, f"n{n}"), extra=extra) == [202]
+    assert entries(topic) == [f"{topic}#n0", f"{topic}#n1"]
+
+
+def json_feed(topic: str, ids: range, prefix: str) -> bytes:
+    items = [{"id": f"{prefix}{i}"} for i in ids]
+    return json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": items}).encode()
+
+
+def test_a_push_flood_is_bounded_and_delays_no_other_feed(endpoint: Endpoint, hub: Hub) -> None:
+    """A feed names its own hub and gets a secret: signed pushes of 10,000 new ids each store
+    at most BLOGFEEDS_WEBSUB_PUSH_ENTRIES (100) a push and ..._PER_DAY (1,000) a day, and
+    while six of them are sent at once a push for another feed is stored in about the time
+    of one flood push alone (before: it waited behind all six, one database thread)."""
+    flood, quiet = "http://flood.example/feed", "http://quiet.example/feed"
+    for topic in (flood, quiet):
+        add_feed(topic, topic, [hub.url])
+        until(lambda t=topic: active(hub, t), what="an active subscription")
+    kind = "application/feed+json"
+    started = time.monotonic()
+    assert hub.publish(flood, json_feed(flood, range(10_000), "r"), content_type=kind) == [202]
+    alone = time.monotonic() - started
+    assert len(entries(flood)) == 100
+
+    codes: list[list[int]] = []
+    bodies = [json_feed(flood, range(10_000), f"c{n}-") for n in range(6)]
+    threads = [
+        threading.Thread(target=lambda b=b: codes.append(hub.publish(flood, b, content_type=kind)))
+        for b in bodies
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    assert hub.publish(quiet, atom(quiet, None, "q1")) == [202]
+    waited = time.monotonic() - started
+    for thread in threads:
+        thread.join()
+    assert entries(quiet) == [f"{quiet}#q1"]
+    assert waited < 2 * alone + 0.5, (waited, alone)
+    assert {c for (c,) in codes} <= {202, 429}
+    assert len(entries(flood)) == 100 * (1 + sum(c == [202] for c in codes))
+
+    for n in range(12):  # past the day's budget: nothing more is stored
+        body = json_feed(flood, range(200), f"d{n}-")
+        assert hub.publish(flood, body, content_type=kind) == [202]
+    assert 1000 <= len(entries(flood)) <= 1001
+
+
+class Tarpit:
+    """A hub that answers ``HTTP/1.1 202`` and then one header line a second, forever."""
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.requests = 0
+        self.stopping = threading.Event()
+        pit = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                pit.requests += 1
+                pit.active += 1
+                try:
+                    self.request.recv(65536)
+                    self.request.sendall(b"HTTP/1.1 202 Accepted\r\n")
+                    n = 0
+                    while not pit.stopping.wait(1.0):
+                        n += 1
+                        self.request.sendall(f"X-Slow-{n}: 1\r\n".encode())
+                except OSError:
+                    pass
+                finally:
+                    pit.active -= 1
+
+        # 127.0.0.2: another host than the conforming hub's (limits are per hub host)
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.2", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.2:{self.server.server_address[1]}/"
+
+    def __enter__(self) -> Tarpit:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_tarpit_hub_delays_no_other_hub_nor_the_stop(tmp_path: Path) -> None:
+    """Subscriptions at a hub that answers one header line a second (a read timeout never
+    fires): a request to another hub is made at once, the tarpit's requests fail at the
+    whole-request deadline (BLOGFEEDS_WEBSUB_HUB_TIMEOUT), and SIGTERM stops the process
+    promptly while they hang."""
+    saved = DB.get("url")
+    DB["url"] = f"sqlite:///{tmp_path / 'tarpit.sqlite3'}"
+    with WebSubStore.open(DB["url"]):
+        pass
+    point = Endpoint(
+        DB["url"],
+        tmp_path / "tarpit.log",
+        BLOGFEEDS_WEBSUB_HUB_TIMEOUT="3",
+        BLOGFEEDS_WEBSUB_VERIFY_TIMEOUT="30",  # the deadline of the request comes first
+    )
+    try:
+        with Tarpit() as pit, Hub() as good:
+            point.start()
+            stuck = [f"http://stuck{i}.example/feed" for i in range(4)]
+            for topic in stuck:
+                add_feed(topic, topic, [pit.url])
+            until(lambda: pit.active >= 2, what="requests held by the tarpit")
+            fine = "http://fine.example/feed"
+            add_feed(fine, fine, [good.url])
+            until(lambda: active(good, fine), timeout=5, what="the other hub asked at once")
+            assert pit.active <= 2  # BLOGFEEDS_WEBSUB_HUB_CONCURRENCY
+            until(lambda: row(stuck[0])["failures"] >= 1, timeout=10, what="the deadline")
+            assert "within 3 s" in row(stuck[0])["last_error"]
+            until(lambda: pit.active >= 1, what="a request held by the tarpit")
+            started = time.monotonic()
+            point.stop()
+            assert time.monotonic() - started < 5
+    finally:
+        if point.proc is not None:  # it did not stop: never leave it running
+            point.proc.kill()
+            point.proc.wait()
+        DB["url"] = saved or ""
+    assert "Traceback" not in point.text(), point.text()[-3000:]

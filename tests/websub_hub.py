@@ -143,14 +143,17 @@ class Hub:
         secret: str | None = None,
         signature: str | None = None,
         self_url: str | None = None,
+        extra: dict[str, str] | None = None,
     ) -> list[int]:
         """POST ``body`` to every live subscriber of ``topic``; their status codes.
-        ``secret``/``signature``/``self_url`` override what a conforming hub sends."""
+        ``secret``/``signature``/``self_url`` override what a conforming hub sends;
+        ``extra`` headers are sent too."""
         codes = []
         for sub in self.subscribers(topic):
             headers = {
                 "Content-Type": content_type,
                 "Link": f'<{self.url}>; rel="hub", <{self_url or topic}>; rel="self"',
+                **(extra or {}),
             }
             key = secret if secret is not None else sub.secret
             if signature is not None:

@@ -39,6 +39,7 @@ from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import STATUSES
 from blogfeeds.site.build import SiteOptions, build_site
 from blogfeeds.site.data import day_bound, find_blog, load, select_entries
+from blogfeeds.site.folder import FolderRefused
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.url import database_file, redact
@@ -436,6 +437,9 @@ def add_site_options(parser: ArgumentParser) -> None:
     parser.add_argument("--hops", type=int, default=1, metavar="N", help="with --around (1)")
     parser.add_argument("--title", default="blogfeeds", help="site: its title")
     parser.add_argument("--base-url", default="", metavar="URL", help="site: where it is served")
+    parser.add_argument(
+        "--force", action="store_true", help="site: write into a folder holding no previous site"
+    )
     parser.add_argument("--page-size", type=int, default=50, metavar="N", help="site: river page")
     parser.add_argument("--river-limit", type=int, default=5000, metavar="N")
     parser.add_argument("--feed-limit", type=int, default=100, metavar="N")
@@ -470,14 +474,18 @@ def run_site(store: FeedStore, args: list[str], opts: Namespace, filters: Filter
     options = SiteOptions(
         title=opts.title, around=around, hops=opts.hops, page_size=opts.page_size,
         river_limit=opts.river_limit, feed_limit=opts.feed_limit,
-        graph_limit=opts.graph_limit, base_url=opts.base_url,
+        graph_limit=opts.graph_limit, base_url=opts.base_url, force=opts.force,
+        extra_files=("feeds.opml",),
     )  # fmt: skip
     out = Path(args[1])
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} is a file: give a folder to write the site in", print_help=False)
     if around is not None and around not in {b["blog_id"] for b in data.blogs}:
         raise UsageError(f"--around {around!r} is not among the selected blogs", print_help=False)
-    report = build_site(data, out, options)
+    try:
+        report = build_site(data, out, options)
+    except FolderRefused as exc:
+        raise UsageError(str(exc), print_help=False) from None
     with open(out / "feeds.opml", "wb") as fh:
         write_opml(data.blogs, fh, f"{opts.title}: blogs and their feeds")
     print(f"site: {report.line()}; open {(out / 'index.html').resolve().as_uri()}", file=sys.stderr)

@@ -23,7 +23,7 @@ import lxml.html
 
 from blogfeeds.extract.page import Page
 
-_SIZES = re.compile(r"(\d+)\s*[xX×]\s*(\d+)")
+_SIZES = re.compile(r"(?<![0-9])([0-9]{1,5})\s*[xX×]\s*([0-9]{1,5})(?![0-9])")
 _IMAGE_MAGIC = (b"\x00\x00\x01\x00", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"BM", b"RIFF")
 
 

@@ -29,3 +29,15 @@ def collapse(text: str) -> str:
     """``text`` without control characters, every run of whitespace (Unicode, including
     NBSP) collapsed to one space, stripped."""
     return " ".join(text.translate(_CONTROLS).split())
+
+
+def digits_int(text: str | None, cap: int) -> int | None:
+    """``text`` (whitespace stripped) as a whole number when it is ASCII digits only, at most
+    ``cap``; None otherwise. ``str.isdigit`` and ``\\d`` accept digits ``int()`` refuses
+    (``²``) or reads (``١٢``), and a number of thousands of digits is beyond ``int()``'s limit
+    and any float: a header or feed field is read by this, never by ``int()``."""
+    text = (text or "").strip()
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    digits = text.lstrip("0") or "0"
+    return cap if len(digits) > len(str(cap)) else min(int(digits), cap)

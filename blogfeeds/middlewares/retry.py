@@ -27,6 +27,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from blogfeeds.config import RetrySettings
+from blogfeeds.extract.text import digits_int
 
 NOT_BEFORE = "blogfeeds_retry_not_before"
 """Request meta key: ``time.monotonic()`` before which a retried request is not sent."""
@@ -38,8 +39,9 @@ def retry_after_seconds(value: str | bytes | None, now: float | None = None) -> 
         return None
     text = value.decode("latin-1") if isinstance(value, bytes) else value
     text = text.strip()
-    if text.isdigit():
-        return float(text)
+    seconds = digits_int(text, 100 * 365 * 86_400)
+    if seconds is not None:
+        return float(seconds)
     try:
         when = parsedate_to_datetime(text).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from blogfeeds.extract.text import digits_int
 from blogfeeds.revisit.core import HINT_CAP, FeedState, http_date_minutes
 
+#: Header seconds (``max-age``, ``Age``, ``Retry-After``) read at most this far: a century.
+_SECONDS_CAP = 100 * 365 * 86_400
 #: Seen-id summaries keep at most this many hashes (a few windows' worth).
 SEEN_IDS_MAX = 300
 
@@ -52,8 +54,9 @@ def parse_retry_after(value: str | bytes | None, now: float) -> float | None:
     text = _text(value)
     if not text:
         return None
-    if re.fullmatch(r"\d+", text):
-        minutes = int(text) / 60.0
+    seconds = digits_int(text, _SECONDS_CAP)
+    if seconds is not None:
+        minutes = seconds / 60.0
     else:
         when = http_date_minutes(text)
         if when is None:
@@ -80,7 +83,7 @@ def cache_lifetime(headers: Mapping[Any, Any], now: float) -> float | None:
             return 0.0
         if "max-age" in directives:
             raw = directives["max-age"]
-            lifetime = int(raw) / 60.0 if raw.isdigit() else 0.0
+            lifetime = (digits_int(raw, _SECONDS_CAP) or 0) / 60.0
     if lifetime is None:
         expires = header(headers, "Expires")
         if expires is None:
@@ -91,7 +94,7 @@ def cache_lifetime(headers: Mapping[Any, Any], now: float) -> float | None:
         date = http_date_minutes(header(headers, "Date"))
         lifetime = when - (date if date is not None else now)
     age_text = header(headers, "Age")
-    age = int(age_text) / 60.0 if age_text and age_text.isdigit() else 0.0
+    age = (digits_int(age_text, _SECONDS_CAP) or 0) / 60.0
     return max(lifetime - age, 0.0)
 
 
@@ -129,12 +132,14 @@ def split_new_ids(state: FeedState, entry_ids: Iterable[str]) -> list[bool]:
 
 
 def remember_ids(state: FeedState, entry_ids: Iterable[str]) -> FeedState:
-    """``state`` with ``entry_ids`` added to ``seen_ids`` (newest kept, at most
-    :data:`SEEN_IDS_MAX`)."""
-    keys = [seen_key(i) for i in entry_ids]
+    """``state`` with ``entry_ids`` (the whole document) added to ``seen_ids``: every id of
+    the document is kept, however long it is, and older ones up to :data:`SEEN_IDS_MAX` in all.
+    A summary shorter than the document would make its tail look new on every fetch: an
+    unchanged archive of 450 entries would count as changed each time."""
+    keys = list(dict.fromkeys(seen_key(i) for i in entry_ids))
     known = set(keys)
     kept = [k for k in state.seen_ids if k not in known]
-    merged = (keys + kept)[:SEEN_IDS_MAX]
+    merged = (keys + kept)[: max(SEEN_IDS_MAX, len(keys))]
     return replace(state, seen_ids=tuple(merged))
 
 

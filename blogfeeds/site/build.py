@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 import re
-import shutil
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,7 +31,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from blogfeeds.extensions.summary import platform_label
-from blogfeeds.extract.feedreader.entries import iso_utc
+from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
 from blogfeeds.failures import ANSWERED
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
@@ -43,6 +42,7 @@ from blogfeeds.site.data import (
     within_hops,
 )
 from blogfeeds.site.feeds import write_atom, write_json_feed
+from blogfeeds.site.folder import SiteFolder
 from blogfeeds.storage.runs import Run
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -70,6 +70,10 @@ class SiteOptions:
     blog_entries: int = 20
     """Latest entries on a blog's page."""
     base_url: str = ""
+    force: bool = False
+    """Write into a folder that is not empty and holds no previous site (:mod:`.folder`)."""
+    extra_files: tuple[str, ...] = ()
+    """Files the caller writes into the folder after the build (``feeds.opml``): the site's."""
 
 
 @dataclass
@@ -140,7 +144,7 @@ def last_post(blog: Mapping[str, Any], newest: Mapping[str, str]) -> str:
     """The blog's ``last_post_at`` column when the schema has it, else its newest entry."""
     stored = iso_utc(blog.get("last_post_at"))
     if stored is not None:
-        return stored.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_z(stored)
     return newest.get(blog["blog_id"], "")
 
 
@@ -344,15 +348,10 @@ def _duration(minutes: float) -> str:
     return f"{minutes / 1440:.1f} days"
 
 
-def _copy_assets(out: Path) -> None:
+def _copy_assets(folder: SiteFolder) -> None:
     assets = resources.files("blogfeeds.site") / "assets"
-    target = out / "assets"
-    target.mkdir(parents=True, exist_ok=True)
-    for path in _walk(assets):
-        rel = path[0]
-        dest = target.joinpath(*rel)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(path[1].read_bytes())
+    for rel, source in _walk(assets):
+        folder.path("/".join(("assets", *rel))).write_bytes(source.read_bytes())
 
 
 def _walk(node: Any, prefix: tuple[str, ...] = ()) -> Iterable[tuple[tuple[str, ...], Any]]:
@@ -375,13 +374,8 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
         if options.around not in known:
             raise ValueError(f"--around {options.around!r}: no such blog is stored")
         circle = within_hops(data.links, options.around, options.hops)
-    out.mkdir(parents=True, exist_ok=True)
-    for sub in ("blogs", "data"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-        (out / sub).mkdir()
-    for old in out.glob("river-*.html"):
-        old.unlink()
-    _copy_assets(out)
+    folder = SiteFolder(out, force=options.force)
+    _copy_assets(folder)
     env = _environment()
     scope = None
     if circle is not None:
@@ -390,9 +384,9 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
                  "page": slug(options.around or ""), "blogs": len(circle)}  # fmt: skip
     common = {"site_title": options.title, "built_at": data.built_at, "scope": scope}
 
-    def render(template: str, path: Path, root: str, **context: Any) -> None:
+    def render(template: str, path: str, root: str, **context: Any) -> None:
         html = env.get_template(template).render(root=root, **common, **context)
-        _write_text(path, html)
+        _write_text(folder.path(path), html)
 
     newest: dict[str, str] = {}
     per_blog: dict[str, list[dict[str, Any]]] = {}
@@ -404,11 +398,11 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             if len(got) < options.blog_entries:
                 got.append(entry)
 
-    render("overview.html", out / "index.html", "", page="overview", stats=overview(data))
+    render("overview.html", "index.html", "", page="overview", stats=overview(data))
 
     directory = directory_data(data.blogs, newest)
-    _write_text(out / "data" / "directory.js", _js_data("BLOGFEEDS_DIRECTORY", directory))
-    render("directory.html", out / "directory.html", "", page="directory")
+    _write_text(folder.path("data/directory.js"), _js_data("BLOGFEEDS_DIRECTORY", directory))
+    render("directory.html", "directory.html", "", page="directory")
 
     lists, listed_by = _friend_lists(data.links, known)
     page = env.get_template("blog.html")
@@ -431,7 +425,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             entries=per_blog.get(blog_id, []),
             last_post=last_post(blog, newest),
         )
-        _write_text(out / "blogs" / f"{slug(blog_id)}.html", html)
+        _write_text(folder.path(f"blogs/{slug(blog_id)}.html"), html)
 
     river = data.entries_of(circle)
     shown = river[: options.river_limit]
@@ -444,7 +438,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             for e in chunk
         ]  # fmt: skip
         render(
-            "river.html", out / river_page_name(n), "", page="river", entries=rows, number=n,
+            "river.html", river_page_name(n), "", page="river", entries=rows, number=n,
             pages=pages, total=len(river), shown=len(shown),
             prev=river_page_name(n - 1) if n > 1 else None,
             next=river_page_name(n + 1) if n < pages else None,
@@ -460,16 +454,19 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
         ).hexdigest()
     )
     latest = river[: options.feed_limit]
-    with open(out / "river.atom", "wb") as fh:
+    with open(folder.path("river.atom"), "wb") as fh:
         report.feed_entries = write_atom(
             latest, known, fh, title=title, feed_id=feed_id, base_url=options.base_url
         )
-    with open(out / "river.json", "wb") as fh:
+    with open(folder.path("river.json"), "wb") as fh:
         write_json_feed(latest, known, fh, title=title, base_url=options.base_url)
 
     graph = graph_data(data.blogs, data.links, options.graph_limit)
-    _write_text(out / "data" / "graph.js", _js_data("BLOGFEEDS_GRAPH", graph))
-    render("graph.html", out / "graph.html", "", page="graph", graph=graph)
+    _write_text(folder.path("data/graph.js"), _js_data("BLOGFEEDS_GRAPH", graph))
+    render("graph.html", "graph.html", "", page="graph", graph=graph)
+    for name in options.extra_files:
+        folder.path(name)
+    folder.finish()
     report.graph_nodes, report.graph_edges = len(graph["nodes"]), len(graph["edges"])
     report.seconds = time.monotonic() - started
     return report

@@ -25,7 +25,9 @@ from html import unescape
 from typing import Any
 from urllib.parse import urlsplit
 
-from blogfeeds.extract.feedreader.entries import iso_utc
+from w3lib.url import safe_url_string
+
+from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.runs import Run, latest_runs
 from blogfeeds.storage.schema import url_hash
@@ -38,11 +40,13 @@ RUNS_SHOWN = 5
 _FUTURE_SLACK = timedelta(days=1)
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
+_URI = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+_HOST = re.compile(r"[a-z0-9._-]+|[0-9a-f:.]+")  # a name (IDNA) or an address (IPv6 unbracketed)
 
 
 def iso(dt: datetime | None) -> str | None:
     """``2026-11-29T20:36:29Z`` of an aware datetime (None stays None)."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if dt else None
+    return utc_z(dt.astimezone(UTC)) if dt else None
 
 
 def entry_date(entry: Mapping[str, Any]) -> str:
@@ -55,16 +59,22 @@ def entry_date(entry: Mapping[str, Any]) -> str:
 
 
 def web_url(value: Any) -> str | None:
-    """``value`` when it is an absolute http(s) URL (safe as a link's ``href``), else None: a
-    feed may give an entry a ``javascript:`` or ``data:`` link."""
+    """``value`` as a valid absolute http(s) URI (RFC 3986), safe as a link's ``href`` and in
+    the river's feeds, else None: a feed may give an entry a ``javascript:`` or ``data:``
+    link, or one holding ``"><script>`` or ``" onmouseover="``. Characters a URI cannot hold
+    are percent-encoded (w3lib, as browsers do: the link still leads where it led); a host that
+    is no host name or address is refused."""
     if not isinstance(value, str):
         return None
-    url = value.strip()
     try:
+        url = safe_url_string(value.strip())  # ValueError: a port or IPv6 literal that is none
         parts = urlsplit(url)
     except ValueError:
         return None
-    return url if parts.scheme.lower() in ("http", "https") and parts.netloc else None
+    host = parts.hostname or ""
+    if parts.scheme.lower() not in ("http", "https") or not _HOST.fullmatch(host):
+        return None
+    return url if _URI.fullmatch(url) else None
 
 
 def plain_text(html: Any, limit: int = 300) -> str:

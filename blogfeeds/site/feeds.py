@@ -2,9 +2,10 @@
 
 Both list the same entries in the same order (newest first). An entry's ``id`` is its stored
 GUID when that is an absolute URI (Atom requires an IRI), else a ``urn:sha1:`` of the feed URL
-and GUID, stable across builds. Links that are not http(s) are left out
-(:func:`~blogfeeds.site.data.web_url`). ``base_url`` (the address the site will be served
-from) makes the feeds' self links absolute; without it they are relative to the feed file.
+and GUID, stable across builds. Only valid absolute http(s) URIs leave as links
+(:func:`~blogfeeds.site.data.web_url`: percent-encoded, or left out). ``base_url`` (the
+address the site will be served from) makes the feeds' self links absolute; without it they
+are relative to the feed file.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def write_atom(
             etree.SubElement(node, atom + "published").text = entry["date"] or _EPOCH
         link = web_url(entry.get("link"))
         if link:
-            etree.SubElement(node, atom + "link", rel="alternate", href=_xml(link))
+            etree.SubElement(node, atom + "link", rel="alternate", href=link)
         blog = blogs.get(entry.get("blog_id") or "", {})
         author = etree.SubElement(node, atom + "author")
         name = entry.get("author") or blog.get("title") or entry.get("blog_id") or "unknown"
@@ -98,8 +99,9 @@ def write_atom(
             etree.SubElement(source, atom + "title").text = _xml(
                 blog.get("title") or blog["blog_id"]
             )
-            if web_url(blog.get("url")):
-                etree.SubElement(source, atom + "link", href=_xml(blog["url"]))
+            home = web_url(blog.get("url"))
+            if home:
+                etree.SubElement(source, atom + "link", href=home)
     out.write(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
     return len(entries)
 
@@ -133,7 +135,7 @@ def write_json_feed(
         if name:
             item["authors"] = [{"name": name}]
         if blog:
-            item["_blogfeeds"] = {"blog_id": blog["blog_id"], "blog_url": blog.get("url")}
+            item["_blogfeeds"] = {"blog_id": blog["blog_id"], "blog_url": web_url(blog.get("url"))}
         items.append(item)
     feed: dict[str, Any] = {"version": JSON_FEED_VERSION, "title": title}
     if base_url:

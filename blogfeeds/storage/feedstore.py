@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.feedreader import FeedEntry
+from blogfeeds.extract.feedreader.entries import utc_z
 from blogfeeds.extract.profile import ProfileSettings
 from blogfeeds.items import FeedFetch
 from blogfeeds.revisit import FeedState, auto_rank, from_minutes, to_minutes
@@ -81,7 +82,7 @@ _STATE_FIELDS = {f.name: f for f in fields(FeedState)}
 
 def iso(minutes: float) -> str:
     """ISO 8601 UTC (seconds, ``Z``) of epoch minutes."""
-    return from_minutes(minutes).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_z(from_minutes(minutes))
 
 
 def iso_minutes(value: str) -> float:

@@ -6,7 +6,12 @@ A feed names its hub, so a hub URL is untrusted input: only http(s), and (unless
 checked, so a DNS answer that changes in between (rebinding) cannot redirect it. Redirects are
 not followed (a hub answers 202 itself), and at most 64 KB of the answer is read.
 
-Blocking (``http.client``): the subscriber calls it in a worker thread.
+A request has one deadline for all of it (``timeout``: connect, send, every line of the
+answer): a hub that answers one header line every few seconds (a tarpit) would outlast any
+timeout per read. At the deadline, or when :meth:`HubCalls.close` ends every call at once
+(the process stops), the socket is shut down and the call fails with ``OSError``.
+
+Blocking (``http.client``): the service calls it in worker threads.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
+import threading
+import time
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
@@ -28,6 +35,42 @@ class HubRefused(Exception):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class HubCalls:
+    """The sockets of the requests to hubs under way, so that each can be ended at its
+    deadline and all at once when the process stops."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self.closed = False
+
+    def add(self, sock: socket.socket) -> None:
+        with self._lock:
+            if self.closed:
+                _end(sock)
+            self._open.add(sock)
+
+    def end(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(sock)
+        _end(sock)
+
+    def close(self) -> None:
+        """End every call under way, and every later one at once."""
+        with self._lock:
+            self.closed = True
+            socks, self._open = self._open, set()
+        for sock in socks:
+            _end(sock)
+
+
+def _end(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading it
+    except OSError:
+        pass
 
 
 @dataclass(frozen=True)
@@ -59,11 +102,21 @@ def checked_address(host: str, port: int, allow_private: bool) -> str:
 
 
 def post_form(
-    url: str, form: dict[str, str], *, timeout: float = 20.0, allow_private: bool = False
+    url: str,
+    form: dict[str, str],
+    *,
+    timeout: float = 20.0,
+    allow_private: bool = False,
+    calls: HubCalls | None = None,
 ) -> HubAnswer:
-    """POST ``form`` (``application/x-www-form-urlencoded``) to hub ``url``; the answer's
-    status and up to 64 KB of its body. :class:`HubRefused` for a URL the guard refuses,
-    ``OSError`` (and ``http.client`` errors) for a hub that cannot be reached."""
+    """POST ``form`` (``application/x-www-form-urlencoded``) to hub ``url`` within ``timeout``
+    seconds in all; the answer's status and up to 64 KB of its body. :class:`HubRefused` for a
+    URL the guard refuses, ``OSError`` (and ``http.client`` errors) for a hub that cannot be
+    reached, or past the deadline, or when ``calls`` is closed."""
+    calls = calls or HubCalls()
+    if calls.closed:
+        raise OSError("the subscriber is stopping")
+    deadline = time.monotonic() + timeout
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
@@ -78,11 +131,27 @@ def post_form(
     else:
         conn = http.client.HTTPConnection(parts.hostname, port, timeout=timeout)
 
-    def connect(
-        _address: object, timeout: float | None = None, source: object = None
-    ) -> socket.socket:
-        return socket.create_connection((address, port), timeout)
+    def connect(_address: object, _timeout: object = None, _source: object = None) -> socket.socket:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no answer from the hub within {timeout:g} s")
+        sock = socket.create_connection((address, port), left)
+        calls.add(sock)
+        ended.append(sock)
+        timer.start()
+        return sock
 
+    ended: list[socket.socket] = []
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        for sock in ended:
+            _end(sock)
+
+    # At the deadline the socket is shut down, whatever http.client is blocked on.
+    timer = threading.Timer(max(deadline - time.monotonic(), 0.0), expire)
+    timer.daemon = True
     conn._create_connection = connect  # type: ignore[attr-defined]  # the checked address
     path = parts.path or "/"
     if parts.query:
@@ -100,6 +169,23 @@ def post_form(
         )
         response = conn.getresponse()
         text = response.read(_READ_MAX).decode("utf-8", "replace")
-        return HubAnswer(response.status, text)
+    except (OSError, http.client.HTTPException) as exc:
+        _cut_short(expired, calls, timeout, exc)
+        raise
     finally:
+        timer.cancel()
+        for sock in ended:
+            calls.end(sock)
         conn.close()
+    # A shut-down socket reads as the end of the headers or body: that answer is no answer.
+    _cut_short(expired, calls, timeout)
+    return HubAnswer(response.status, text)
+
+
+def _cut_short(
+    expired: threading.Event, calls: HubCalls, timeout: float, cause: Exception | None = None
+) -> None:
+    if expired.is_set():
+        raise TimeoutError(f"no whole answer from the hub within {timeout:g} s") from cause
+    if calls.closed:
+        raise OSError("the subscriber is stopping") from cause

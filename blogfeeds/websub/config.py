@@ -90,6 +90,32 @@ class WebSubSettings(SettingsGroup):
         low=0,
         low_open=True,
     )
+    hub_timeout: float = option(
+        "BLOGFEEDS_WEBSUB_HUB_TIMEOUT",
+        20.0,
+        "Seconds one request to a hub may take in all (connect, send, the whole answer).",
+        low=0,
+        low_open=True,
+        unit="seconds",
+    )
+    hub_concurrency: int = option(
+        "BLOGFEEDS_WEBSUB_HUB_CONCURRENCY",
+        2,
+        "Requests to one hub host at a time (per process); different hubs are asked at once.",
+        low=1,
+    )
+    push_entries: int = option(
+        "BLOGFEEDS_WEBSUB_PUSH_ENTRIES",
+        100,
+        "New entries stored from one push, at most (the feed's next poll brings the rest).",
+        low=1,
+    )
+    push_entries_per_day: int = option(
+        "BLOGFEEDS_WEBSUB_PUSH_ENTRIES_PER_DAY",
+        1000,
+        "New entries stored from the pushes of one subscription in a day, at most (per process).",
+        low=1,
+    )
     max_failures: int = option(
         "BLOGFEEDS_WEBSUB_MAX_FAILURES",
         5,

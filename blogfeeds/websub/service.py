@@ -9,9 +9,14 @@ project's reactor (``scrapy websub``, :mod:`blogfeeds.commands.websub`).
   (un)subscribed or renewed (:meth:`Subscriber.due_actions`).
 
 The database is used from one thread (a pool of one: an SQLite connection belongs to its thread,
-and pushes are stored one at a time); requests to hubs wait in the reactor's thread pool, so a
-hub that verifies before it answers finds the endpoint free. Subscription state lives in the
-database only: a restarted endpoint carries on where it stopped.
+and pushes are stored one at a time); a push's body is read in the reactor's thread pool between
+its check and its storing, and one subscription has one push under way at a time (another is
+answered 429), so a flood on one callback never queues the pushes of other feeds behind it.
+Requests to hubs wait in threads of their own, at most ``BLOGFEEDS_WEBSUB_HUB_CONCURRENCY`` per
+hub host and each within ``BLOGFEEDS_WEBSUB_HUB_TIMEOUT`` in all, so a hub that verifies before
+it answers finds the endpoint free and a hub that never finishes answering delays no other; a
+stop ends them at once. Subscription state lives in the database only: a restarted endpoint
+carries on where it stopped.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from scrapy.exceptions import NotConfigured
-from twisted.internet.defer import Deferred, inlineCallbacks
+from twisted.internet.defer import Deferred, DeferredSemaphore, inlineCallbacks
 from twisted.internet.task import LoopingCall
 from twisted.internet.threads import deferToThread, deferToThreadPool
 from twisted.python.threadpool import ThreadPool
@@ -34,11 +40,13 @@ from blogfeeds.feedcrawl.claims import lease_owner
 from blogfeeds.feedcrawl.config import FeedsConfig
 from blogfeeds.revisit import EstimatingPolicy
 from blogfeeds.storage.websub import WebSubStore
-from blogfeeds.websub.client import HubRefused, post_form
-from blogfeeds.websub.subscriber import Action, Subscriber
+from blogfeeds.websub.client import HubCalls, HubRefused, post_form
+from blogfeeds.websub.subscriber import Action, Subscriber, read_push
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
+#: Threads for requests to hubs, all hubs together.
+HUB_THREADS = 8
 
 
 def _reactor() -> Any:
@@ -129,8 +137,14 @@ class CallbackResource(Resource):
             for name, values in request.requestHeaders.getAllRawHeaders()
         }
         callback = self._callback(request)
-        work = self.service.in_db(lambda s: (s.push(callback, headers, body, minutes_now()), b""))
-        return self._answer(request, work)
+        if callback in self.service.pushing:
+            # One push per subscription at a time: a hub flooding one callback waits its turn
+            # (hubs retry), and pushes for other feeds never queue behind its pile.
+            self.service.count("push/busy")
+            request.setResponseCode(429)
+            request.setHeader(b"retry-after", b"60")
+            return b""
+        return self._answer(request, self.service.push(callback, headers, body))
 
 
 def _answered(action: Action, status: int, body: str) -> Callable[[Subscriber], None]:
@@ -153,6 +167,12 @@ class WebSubService:
         self.allow_private = allow_private
         self.owner = lease_owner(feeds.worker or "websub")
         self.pool = ThreadPool(minthreads=1, maxthreads=1, name="websub-db")
+        # Requests to hubs: their own threads, at most hub_concurrency per hub host, so a hub
+        # that never finishes answering holds only those (and each only until hub_timeout).
+        self.hub_pool = ThreadPool(minthreads=0, maxthreads=HUB_THREADS, name="websub-hubs")
+        self.hub_slots: dict[str, DeferredSemaphore] = {}
+        self.calls = HubCalls()
+        self.pushing: set[str] = set()
         self.subscriber: Subscriber | None = None
         self.loop: LoopingCall | None = None
         self.port: Any = None
@@ -197,24 +217,69 @@ class WebSubService:
             self.subscriber.store.close()
             self.subscriber = None
 
+    # --- content distribution ----------------------------------------------------------------
+
+    @inlineCallbacks
+    def push(self, callback: str, headers: dict[str, str], body: bytes) -> Any:
+        """A push on ``callback``: checked and stored on the database thread, read in between
+        in a worker thread (a large body never holds the database thread other pushes need);
+        ``(status, b"")``."""
+        self.pushing.add(callback)
+        try:
+            target = yield self.in_db(
+                lambda s: s.push_target(callback, headers, body, minutes_now())
+            )
+            if isinstance(target, int):
+                return target, b""
+            read = yield deferToThread(read_push, target, headers, body, minutes_now())
+            status = yield self.in_db(lambda s: s.store_push(target, read, minutes_now()))
+            return status, b""
+        finally:
+            self.pushing.discard(callback)
+
     # --- upkeep --------------------------------------------------------------------------------
 
     @inlineCallbacks
     def _upkeep(self) -> Any:
+        """Claim the due actions and send them; the round does not wait for the hubs' answers
+        (each request settles on its own), so one slow hub never delays the next round."""
         actions: list[Action] = yield self.in_db(lambda s: s.due_actions(minutes_now()))
         for action in actions:
-            try:
-                answer = yield deferToThread(
-                    post_form, action.hub, action.form, allow_private=self.allow_private
-                )
-            except HubRefused as exc:
-                error = f"refused by the SSRF guard: {exc}"
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            else:
-                yield self.in_db(_answered(action, answer.status, answer.body))
-                continue
-            yield self.in_db(_failed(action, error))
+            host = (urlsplit(action.hub).hostname or action.hub).lower()
+            slots = self.hub_slots.setdefault(host, DeferredSemaphore(self.config.hub_concurrency))
+            slots.run(self._request, action).addBoth(self._settled, host)
+
+    def _settled(self, result: Any, host: str) -> None:
+        slots = self.hub_slots.get(host)
+        if slots is not None and slots.tokens == slots.limit and not slots.waiting:
+            del self.hub_slots[host]
+        if hasattr(result, "getTraceback"):
+            logger.error("WebSub request failed: %s", result.getTraceback())
+
+    @inlineCallbacks
+    def _request(self, action: Action) -> Any:
+        try:
+            answer = yield deferToThreadPool(
+                _reactor(),
+                self.hub_pool,
+                lambda: post_form(
+                    action.hub,
+                    action.form,
+                    timeout=self.config.hub_timeout,
+                    allow_private=self.allow_private,
+                    calls=self.calls,
+                ),
+            )
+        except HubRefused as exc:
+            error = f"refused by the SSRF guard: {exc}"
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            yield self.in_db(_answered(action, answer.status, answer.body))
+            return
+        if self.calls.closed:  # stopping: the request is asked again after a restart
+            return
+        yield self.in_db(_failed(action, error))
 
     def _tick(self) -> None:
         if self.round is not None:  # the last round is still waiting for hubs
@@ -233,6 +298,7 @@ class WebSubService:
     def start(self) -> None:
         """Listen on ``BLOGFEEDS_WEBSUB_LISTEN`` and start the upkeep loop."""
         self.pool.start()
+        self.hub_pool.start()
         host, _, port = self.config.listen.rpartition(":")
         site = server.Site(CallbackResource(self))
         CappedRequest.max_body = self.config.max_body
@@ -248,6 +314,9 @@ class WebSubService:
 
     @inlineCallbacks
     def stop(self) -> Any:
+        """Stop promptly: requests to hubs under way are ended (a hub answering one header
+        line every few seconds would hold the process until its deadline)."""
+        self.calls.close()
         if self.loop is not None and self.loop.running:
             self.loop.stop()
         if self.port is not None:
@@ -257,3 +326,4 @@ class WebSubService:
             logger.info("WebSub stats: %s", dict(sorted(self.subscriber.stats.items())))
         yield deferToThreadPool(_reactor(), self.pool, self._close)
         self.pool.stop()
+        self.hub_pool.stop()

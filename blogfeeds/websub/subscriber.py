@@ -10,7 +10,8 @@ What it does, as the operator sees it (requests, verification, pushes): docs/web
 - **Content distribution** (§7, §8): a good push is read by the feed reader exactly as a fetched
   body (:func:`blogfeeds.feedcrawl.response.read_response`), planned by the same revisit policy
   (:mod:`blogfeeds.revisit.push`) and stored by :meth:`FeedStore.save_fetch`, the pipeline's
-  path, so entries are inserted once per feed and key, however often a hub sends them.
+  path, so entries are inserted once per feed and key, however often a hub sends them, and
+  at most ``BLOGFEEDS_WEBSUB_PUSH_ENTRIES`` new ones a push (:meth:`Subscriber.store_push`).
 
 Times are epoch minutes; every method runs on the thread that owns ``store``.
 """
@@ -27,8 +28,9 @@ from urllib.parse import urlsplit
 
 from blogfeeds.config import WebSubSettings
 from blogfeeds.extract.feedreader.websub import parse_link_header
+from blogfeeds.extract.text import digits_int
 from blogfeeds.feedcrawl.item import fetch_item
-from blogfeeds.feedcrawl.response import read_response
+from blogfeeds.feedcrawl.response import FetchRead, read_response
 from blogfeeds.revisit import DAY, EstimatingPolicy, LevelPolicy
 from blogfeeds.revisit.push import with_push
 from blogfeeds.storage.feedstore import ScheduledFeed, state_from_json
@@ -40,8 +42,36 @@ logger = logging.getLogger(__name__)
 #: A hub given up (or a denial) is asked again after this long, minutes.
 RETRY_FAILED = DAY
 RETRY_DENIED = 7 * DAY
+#: The longest lease taken from a hub, seconds (a year): a lease is renewed at 80 % of it, and
+#: a hub may grant any number; a year keeps every date of the subscription writable.
+LEASE_MAX = 366 * 86_400
 #: Subscriptions leased per maintenance round.
 BATCH = 50
+
+
+@dataclass(frozen=True)
+class PushTarget:
+    """What a push is for: its subscription, the feed and the feed's revisit state."""
+
+    sub: Subscription
+    feed: ScheduledFeed
+    state: Any
+
+
+class EntryBudget:
+    """New entries one subscription's pushes may store per day: a token bucket per callback
+    (``per_day`` tokens, refilled continuously)."""
+
+    def __init__(self, per_day: int) -> None:
+        self.per_day = float(per_day)
+        self.buckets: dict[str, tuple[float, float]] = {}
+
+    def left(self, callback: str, now: float) -> int:
+        tokens, then = self.buckets.get(callback, (self.per_day, now))
+        return int(min(self.per_day, tokens + (now - then) * self.per_day / DAY))
+
+    def spend(self, callback: str, now: float, n: int) -> None:
+        self.buckets[callback] = (self.left(callback, now) - n, now)
 
 
 @dataclass(frozen=True)
@@ -94,6 +124,7 @@ class Subscriber:
         self.policy = policy
         self.owner = owner
         self.limiter = limiter or HubLimiter(config.hub_rate)
+        self.budget = EntryBudget(config.push_entries_per_day)
         self.stats: Counter[str] = Counter()
 
     def callback_url(self, sub: Subscription) -> str:
@@ -171,10 +202,7 @@ class Subscriber:
         if mode not in ("subscribe", "unsubscribe") or not challenge:
             self.stats["verify_refused"] += 1
             return 404, b""
-        try:
-            lease = int(query.get("hub.lease_seconds") or 0)
-        except ValueError:
-            lease = 0
+        lease = digits_int(query.get("hub.lease_seconds"), LEASE_MAX) or 0
         if not self.store.verified(callback, mode, topic, lease if lease > 0 else None, now):
             self.stats["verify_refused"] += 1
             return 404, b""
@@ -184,8 +212,11 @@ class Subscriber:
 
     # --- content distribution ------------------------------------------------------------------
 
-    def push(self, callback: str, headers: Mapping[str, str], body: bytes, now: float) -> int:
-        """Store a push on ``callback``; the HTTP status to answer (see the module docstring)."""
+    def push_target(
+        self, callback: str, headers: Mapping[str, str], body: bytes, now: float
+    ) -> PushTarget | int:
+        """The subscription and feed a push on ``callback`` is for, or the HTTP status to
+        answer it with at once (see the module docstring). Database thread."""
         sub = self.store.by_callback(callback)
         if sub is None:
             self.stats["push/unknown"] += 1
@@ -208,24 +239,6 @@ class Subscriber:
         if row is None:  # the feed was removed: the next round unsubscribes
             self.stats["push/removed"] += 1
             return 410
-        inserted = self._store_push(sub, row, headers, body, now)
-        if inserted is None:
-            self.store.pushed(callback, now, good=False)
-            return 202
-        self.store.pushed(callback, now, good=True)
-        self.stats["push/stored"] += 1
-        self.stats["push/new_entries"] += inserted
-        return 202
-
-    def _store_push(
-        self,
-        sub: Subscription,
-        row: dict[str, Any],
-        headers: Mapping[str, str],
-        body: bytes,
-        now: float,
-    ) -> int | None:
-        """Entries of the push inserted (None when the body is not a feed)."""
         feed = ScheduledFeed(
             url=row["feed_url"],
             url_hash=row["feed_url_hash"],
@@ -233,24 +246,38 @@ class Subscriber:
             rank=int(row["rank_score"] or 0),
             state=state_from_json(row["state"]),
         )
-        state = feed.state or self.policy.initial_state(feed.url, now, rank=feed.rank)
-        read = read_response(
-            feed.url,
-            state,
-            now,
-            status=200,
-            headers=headers,
-            body=body,
-            url=feed.url,
-            conditional=False,
+        return PushTarget(
+            sub, feed, feed.state or self.policy.initial_state(feed.url, now, rank=feed.rank)
         )
+
+    def store_push(self, target: PushTarget, read: FetchRead, now: float) -> int:
+        """Store what ``read_push`` read; the HTTP status to answer. At most
+        ``push_entries`` new entries of one push are stored, and ``push_entries_per_day`` of
+        one subscription's pushes (a feed names its own hub, which gets a secret: a hostile
+        one could push 100,000 new ids at a time); the rest are left to the feed's polls, and
+        the push does not count as one (polling carries on as planned). Database thread."""
+        sub, callback = target.sub, target.sub.callback
         if read.status != "ok":
             self.stats[f"push/unreadable/{read.status}"] += 1
             logger.warning("WebSub: push for %s is not a feed (%s)", sub.topic, read.status)
-            return None
+            self.store.pushed(callback, now, good=False)
+            return 202
+        allowed = min(self.config.push_entries, self.budget.left(callback, now))
+        kept = read.entries[:allowed]
+        left_out = {e.key for e in read.entries[allowed:]}
+        dropped = len(left_out)
+        self.budget.spend(callback, now, len(kept))
+        if dropped:
+            self.stats["push/entries_dropped"] += dropped
+            logger.warning(
+                "WebSub: push for %s: %d new entries stored, %d left to its polls",
+                sub.topic, len(kept), dropped,
+            )  # fmt: skip
         config = self.config
 
         def adjust(new_state: Any) -> Any:
+            if dropped:  # the polls bring the rest: keep the policy's plan
+                return new_state
             return with_push(
                 new_state,
                 now,
@@ -261,10 +288,30 @@ class Subscriber:
             )
 
         item, _ = fetch_item(
-            self.policy, feed, state, read, moved_to=None, owner=self.owner, adjust=adjust
+            self.policy,
+            target.feed,
+            target.state,
+            # The entries left out stay unseen: the next poll stores them.
+            replace(read, entries=kept, ids=[i for i in read.ids if i not in left_out]),
+            moved_to=None,
+            owner=self.owner,
+            adjust=adjust,
         )
         # A push may carry only the new entries, without the hub links: it says nothing about
         # the feed's hubs. A worker polling the feed right now keeps its schedule and state
         # (the lease owner is this subscriber's, never a poller's): only the entries are added.
         item = replace(item, hubs=None, topic="", lease_owner=f"{self.owner}:push")
-        return self.store.save_fetch(item)
+        inserted = self.store.save_fetch(item)
+        self.store.pushed(callback, now, good=not dropped)
+        self.stats["push/stored"] += 1
+        self.stats["push/new_entries"] += inserted
+        return 202
+
+
+def read_push(target: PushTarget, headers: Mapping[str, str], body: bytes, now: float) -> FetchRead:
+    """A push's body read by the feed reader exactly as a fetched body. Any thread: a large
+    push is read beside the database thread, which other pushes need."""
+    url = target.feed.url
+    return read_response(
+        url, target.state, now, status=200, headers=headers, body=body, url=url, conditional=False
+    )

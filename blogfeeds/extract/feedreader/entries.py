@@ -78,9 +78,9 @@ def iso_utc(value: Any) -> datetime | None:
         return None
     try:
         dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
+        return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01 east of UTC
         return None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
 
 
 def canonical_link(link: str, base: str = "") -> str:
@@ -111,8 +111,14 @@ def entry_key(
     return f"sha1:{digest}", "content"
 
 
+def utc_z(when: datetime) -> str:
+    """``2024-05-01T08:30:00Z`` of a UTC datetime; the year has four digits (``strftime('%Y')``
+    writes year 999 as ``999``, which sorts and parses as something else)."""
+    return f"{when.year:04d}-{when:%m-%dT%H:%M:%S}Z"
+
+
 def _iso(when: datetime | None) -> str | None:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ") if when is not None else None
+    return utc_z(when) if when is not None else None
 
 
 def make_entry(

@@ -15,7 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from blogfeeds.extract.text import digits_int
+
 _HOUR = 60.0
+#: ``<ttl>`` (minutes) and ``<sy:updateFrequency>`` are read up to this (ten years of minutes).
+_COUNT_CAP = 10 * 366 * 24 * 60
 _DAY = 24 * _HOUR
 _SY_PERIODS = {
     "hourly": _HOUR,
@@ -47,11 +51,8 @@ class RssHints:
 
 
 def _positive_int(value: Any) -> int | None:
-    try:
-        number = int(str(value).strip())
-    except (TypeError, ValueError):
-        return None
-    return number if number > 0 else None
+    number = digits_int(str(value) if value is not None else None, _COUNT_CAP)
+    return number if number else None
 
 
 def _values(pattern: re.Pattern[str], value: re.Pattern[str], text: str) -> list[str]:
@@ -75,8 +76,9 @@ def rss_hints(feed: Mapping[str, Any], text: str = "") -> RssHints:
     days: set[int] = set()
     if "skiphours" in feed:
         for hour in _values(_SKIP_HOURS, _HOUR_VALUE, text):
-            if hour.isdigit() and int(hour) <= 24:
-                hours.add(int(hour) % 24)
+            number = digits_int(hour, 25)
+            if number is not None and number <= 24:
+                hours.add(number % 24)
     if "skipdays" in feed:
         for name in _values(_SKIP_DAYS, _DAY_VALUE, text):
             day = _DAYS.get(name.lower())

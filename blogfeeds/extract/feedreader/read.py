@@ -45,6 +45,8 @@ from blogfeeds.extract.feedreader.sniff import (
 )
 
 _MEDIA = ("audio/", "video/")
+#: The longest run of non-space characters read in a person's name (:func:`bound_persons`).
+PERSON_RUN_MAX = 256
 _TAG = re.compile(r"<[^>]*>")
 
 
@@ -86,6 +88,51 @@ def _utf8_document(text: str) -> bytes:
     return text.encode("utf-8")
 
 
+#: The elements feedparser reads a person from (RSS ``author``, ``managingEditor``,
+#: ``webMaster``; ``dc:creator``, ``dc:author``, ``dc:publisher``; ``itunes:author``,
+#: ``itunes:owner``; Atom ``author``), under any namespace prefix; ``[^<>]*`` keeps a tag
+#: without its ``>`` from being scanned past the next ``<``.
+_PERSON_TAG = re.compile(
+    r"<(/?)(?:[A-Za-z_][\w.-]*:)?(?:author|creator|managingeditor|webmaster|publisher|owner)"
+    r"(?=[\s/>])[^<>]*>",
+    re.IGNORECASE,
+)
+#: A run of the characters feedparser's e-mail regex scans (and a few more), in a person.
+_LONG_RUN = re.compile(rf"[^\s<>&;]{{{PERSON_RUN_MAX + 1},}}")
+
+
+def bound_persons(text: str) -> str:
+    """``text`` with every run of more than :data:`PERSON_RUN_MAX` non-space characters inside
+    a person element (:data:`_PERSON_TAG`) cut to that length.
+
+    feedparser 6 searches a person's text for an e-mail address with a regex that takes time
+    quadratic in the length of such a run (kurtmckee/feedparser#562: 60,000 letters froze
+    the process for 5 to 12 s). A name's words and an address (64 characters before the
+    ``@``, 63 per label) are far shorter, so only garbage is cut, and the regex costs at most
+    ``PERSON_RUN_MAX`` steps per character of the document. Entities (``&...;``) end a run."""
+    if len(text) <= PERSON_RUN_MAX:
+        return text
+    pieces: list[str] = []
+    done = 0
+    open_end: int | None = None
+    for tag in _PERSON_TAG.finditer(text):
+        if open_end is not None:
+            inside = text[open_end : tag.start()]
+            if len(inside) > PERSON_RUN_MAX:
+                pieces += [text[done:open_end], _cut_runs(inside)]
+                done = tag.start()
+        opening = not tag.group(1) and not tag.group().endswith("/>")
+        open_end = tag.end() if opening else None
+    if open_end is not None and len(text) - open_end > PERSON_RUN_MAX:  # never closed
+        pieces += [text[done:open_end], _cut_runs(text[open_end:])]
+        done = len(text)
+    return "".join([*pieces, text[done:]]) if pieces else text
+
+
+def _cut_runs(inside: str) -> str:
+    return _LONG_RUN.sub(lambda run: run.group()[:PERSON_RUN_MAX], inside)
+
+
 def _ill_formed(exc: object) -> bool:
     """Whether feedparser's ``bozo_exception`` is XML that is not well-formed (expat's error),
     other than an undefined entity (``&nbsp;`` in a title: feedparser's loose parser reads
@@ -96,7 +143,7 @@ def _ill_formed(exc: object) -> bool:
 def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
     text = decode(body, sniff.encoding)
     parsed = feedparser.parse(
-        _utf8_document(text),
+        _utf8_document(bound_persons(text)),
         response_headers={"content-type": "application/xml; charset=utf-8"},
         sanitize_html=False,
         resolve_relative_uris=False,
