@@ -1,41 +1,14 @@
 """One blog under several addresses: the evidence that two addresses are one blog.
 
-A blog is often served at more than one address: ``user.github.io`` beside the custom domain it
-redirects to or serves a copy of, copies on vercel.app, netlify.app, pages.dev or gitee.io
-(镜像), an old domain after a move. Two people can also share one host under paths
-(``medium.com/@a``, ``university.edu/~x/``). This module reads the evidence from what the crawl
-sees of each address (an :class:`Observation`) and decides, for two addresses, whether they are
-one blog (:func:`same_blog`) and which address the blog prefers (:func:`preferred`). It never
-decides by title, template or description: two blogs of one theme share all three.
-
-Evidence kinds (:data:`REDIRECT` ... :data:`MIRROR`):
-
-- ``redirect``: the address answers a chain of permanent redirects (301, 308; RFC 9110 §15.4)
-  that ends on the other address, for the home page or for the main feed. A temporary one
-  (302, 303, 307) says nothing.
-- ``canonical`` / ``og_url``: ``<link rel=canonical>`` (RFC 6596) or Open Graph ``og:url``
-  names the other address, the other does not name a third one, and their feeds do not
-  contradict it. A placeholder (``example.com``, ``localhost``, a loopback address: an
-  unconfigured site) never counts, and a theme's demo address is caught by the contradiction:
-  the demo's feed shares no entry with the blog's.
-- ``same_feed``: both home pages name the same main feed URL, on one of the two addresses (a
-  copy's pages name the original's feed; a feed on a third host may be a theme demo's).
-- ``entries``: the two main feeds share entries (ids or links that name one post in the world:
-  absolute URLs off placeholder hosts, ``tag:``/``urn:`` ids, long hexadecimal ids): at
-  least :data:`MIN_COMMON` and at least half of the smaller feed, so an older copy's feed (a
-  subset, or most of it) counts; an aggregator's feed, which carries entries of several sites,
-  counts only when the shared entries are half of it too.
-- ``rel_me``: each names the other with ``rel=me`` (XFN; IndieWeb ``rel=me``).
-- ``moved``: a notice on one ("moved to", "已迁移至", "移転") links the other, whose feed
-  confirms it: they share an entry, or list the same posts at the same paths (as
-  :func:`shared_enough` counts them) on their own hosts, as a blog that moved keeps its paths.
-- ``mirror``: a mirror menu of one (镜像, "mirror") links the other, and the other's menu links
-  back or the feeds share entries.
-
-Against: two feeds that both have entries (off placeholder hosts) and share none: neither a
-copy nor a move (two blogs of one person linking each other with ``rel=me``, a theme demo named
-as canonical). Only a permanent redirect and one feed URL outweigh it: the server and the feed
-say it themselves.
+A blog is often served at more than one address (``user.github.io`` beside its own domain,
+copies on vercel.app, netlify.app, pages.dev or gitee.io, an old domain after a move), and two
+people can share one host under paths. From what the crawl saw of each address (an
+:class:`Observation`: its redirects, canonical, ``og:url``, ``rel=me``, moved notice, mirror
+menu, main feed and its entries) :func:`same_blog` decides whether two addresses are one blog
+and on what evidence, and :func:`preferred` names the address the blog prefers. The evidence
+kinds and when each counts: docs/identity.md. Never title, template or description (two blogs
+of one theme share all three); two feeds that both have entries and share none outweigh every
+evidence but a permanent redirect and one feed URL.
 
 Pure: functions of parsed pages and dataclasses, no Scrapy, items or storage.
 """

@@ -8,15 +8,11 @@ project's reactor (``scrapy websub``, :mod:`blogfeeds.commands.websub`).
 - every ``BLOGFEEDS_WEBSUB_INTERVAL`` seconds, the subscriptions whose next action has come are
   (un)subscribed or renewed (:meth:`Subscriber.due_actions`).
 
-The database is used from one thread (a pool of one: an SQLite connection belongs to its thread,
-and pushes are stored one at a time); a push's body is read in the reactor's thread pool between
-its check and its storing, and one subscription has one push under way at a time (another is
-answered 429), so a flood on one callback never queues the pushes of other feeds behind it.
-Requests to hubs wait in threads of their own, at most ``BLOGFEEDS_WEBSUB_HUB_CONCURRENCY`` per
-hub host and each within ``BLOGFEEDS_WEBSUB_HUB_TIMEOUT`` in all, so a hub that verifies before
-it answers finds the endpoint free and a hub that never finishes answering delays no other; a
-stop ends them at once. Subscription state lives in the database only: a restarted endpoint
-carries on where it stopped.
+The database is used from one thread (an SQLite connection belongs to its thread); a push's
+body is read in the reactor's thread pool, one push per subscription at a time (another is
+answered 429), so a flood on one callback never queues other feeds' pushes. Requests to hubs
+run in threads of their own, bounded per hub host and each within a whole-request deadline, so
+no hub delays another or the stop (docs/security.md). State lives in the database only.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The WebSub subscriber's rules (W3C WebSub Recommendation, 2018), on one database connection.
 What it does, as the operator sees it (requests, verification, pushes): docs/websub.md.
 
-- **Requests** (§5.1): :meth:`Subscriber.due_actions` leases the subscriptions whose next action
-  has come (:meth:`WebSubStore.claim_actions`: one worker per row in a cluster) and turns each
-  into a request to its hub. The request is recorded as pending *before* it is sent, so a hub
-  that verifies at once finds it.
+- **Requests** (§5.1): :meth:`Subscriber.due_actions` leases the due subscriptions (one worker
+  per row in a cluster), each recorded as pending *before* its request is sent.
 - **Verification of intent** (§5.3): the challenge is echoed only for the pending request we
   made on that callback, same mode and topic, in time; anything else is 404.
 - **Content distribution** (§7, §8): a good push is read by the feed reader exactly as a fetched
