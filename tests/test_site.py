@@ -33,6 +33,7 @@ import pytest
 from blogfeeds.revisit import from_minutes
 from blogfeeds.site.build import overview, slug
 from blogfeeds.site.data import entry_date, load, plain_text, within_hops
+from blogfeeds.site.topics import named, topics_of
 from blogfeeds.storage.feedstore import FeedStore, iso_minutes
 from blogfeeds.storage.schema import url_hash
 from tests import blogosphere as bs
@@ -842,3 +843,25 @@ def test_the_overview_counts_feeds_no_blog_is_known_for(tmp_path: Path) -> None:
     shown = overview(data)
     assert (shown["feeds_scheduled"], shown["feeds_failing"]) == (1, 1)
     assert shown["feed_last"] == "2026-11-30T00:00:00Z"
+
+
+def test_topics_are_the_words_a_blog_names() -> None:
+    """A topic comes from the description or abstract, or from two post titles; each says
+    where its word was found; a word inside another word names nothing."""
+    assert topics_of("Notes on travel and 摄影", "", []) == {
+        "photo": [("description", "摄影", 1)], "travel": [("description", "travel", 1)]
+    }  # fmt: skip
+    assert topics_of("", "I said nothing; a rusty gate", []) == {}  # "said", "rusty"
+    assert topics_of("", "", ["Coffee in Lisbon", "A day"]) == {}  # one post title: no topic
+    assert topics_of("", "", ["Coffee in Lisbon", "More coffee", "A day"]) == {
+        "food": [("posts", "coffee", 2)]
+    }
+    # a topic the description names counts its post titles too; "AI" beside Chinese is a word
+    assert topics_of("Rust", "", ["用AI写代码"]) == {
+        "code": [("description", "rust", 1), ("posts", "代码", 1)]
+    }
+    assert named("用AI写代码") == {"ai": "ai", "code": "代码"}
+    assert topics_of("", "我的日常与编程笔记", ["Python tips"]) == {
+        "code": [("abstract", "编程", 1), ("posts", "python", 1)],
+        "life": [("abstract", "日常", 1)],
+    }
