@@ -114,7 +114,8 @@
     clearTimeout(timer);
     clearInterval(sync);
     syncPositions();
-    button.textContent = "Run layout";
+    button.dataset.t = "run_layout";
+    button.textContent = window.blogfeedsI18n.t("run_layout");
     api.layoutDone = true;
     if (big) renderer.setSetting("renderLabels", true);
     renderer.refresh();
@@ -124,7 +125,8 @@
     api.layoutDone = false;
     // Placing labels is most of a frame at 10,000 blogs: a big graph moves without them.
     if (big) renderer.setSetting("renderLabels", false);
-    button.textContent = "Stop layout";
+    button.dataset.t = "stop_layout";
+    button.textContent = window.blogfeedsI18n.t("stop_layout");
     timer = setTimeout(stop, seconds * 1000);
     sync = setInterval(syncPositions, big ? 1000 : 100);
     if (worker) { worker.start(); return; }
@@ -151,5 +153,8 @@
     button.hidden = true;
     api.layoutDone = true;
   }
-  status.textContent += " · layout: " + (api.layout === "none" ? "as built" : "ForceAtlas2");
+  var how = document.createElement("span");
+  how.dataset.t = api.layout === "none" ? "layout_built" : "layout_fa2";
+  how.textContent = window.blogfeedsI18n.t(how.dataset.t);
+  status.append(" · ", how);
 })();
