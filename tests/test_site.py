@@ -936,6 +936,69 @@ def test_river_for_readers(browser: Any, crawled: dict[str, Any]) -> None:
     assert console_errors(browser) == []
 
 
+EDGE_PIXELS = """
+const [png, r, done] = arguments;
+const img = new Image();
+img.onload = () => {
+  const c = document.createElement('canvas');
+  c.width = img.width; c.height = img.height;
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const d = g.getImageData(r.x + 4, r.y + 4, r.width - 8, r.height - 8).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    const lum = 0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2];
+    const grey = Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]) < 40;
+    if (grey && lum > 60 && lum < 200) n++;
+  }
+  done(n);
+};
+img.src = 'data:image/png;base64,' + png;
+"""
+"""Pixels of the graph's box grey and dark enough to see on its background (an edge's)."""
+
+
+def test_graph_edges_at_every_zoom_and_orphans_labelled(
+    browser: Any, crawled: dict[str, Any]
+) -> None:
+    links = crawled["links"]
+    linked = {x["source_blog_id"] for x in links} | {x["target_blog_id"] for x in links}
+    open_page(browser, crawled["site"] / "graph.html")
+    wait(browser, "return !!window.blogfeedsGraph && window.blogfeedsGraph.layoutDone", 30)
+    orphans = browser.execute_script("return window.blogfeedsGraph.orphans")
+    assert orphans == sorted(set(crawled["blogs"]) - linked) == [REFUSED_ID]
+    graph = "window.blogfeedsGraph.graph"
+    assert browser.execute_script(
+        f"return {graph}.getNodeAttribute(arguments[0], 'forceLabel')", REFUSED_ID
+    )
+    assert browser.execute_script(
+        f"const g = {graph}; const y = g.getNodeAttribute(arguments[0], 'y');"
+        "return g.filterNodes(n => n !== arguments[0]).every(n => g.getNodeAttribute(n, 'y') > y);",
+        REFUSED_ID,
+    )  # below the others: sigma's y grows upwards
+    browser.execute_script("window.blogfeedsGraph.renderer.setSetting('renderLabels', false)")
+    box = browser.find_element("id", "graph")
+    counts = {}
+    for ratio in (4, 1, 0.25):
+        browser.execute_script(
+            "const r = window.blogfeedsGraph.renderer;"
+            "r.getCamera().setState({x: 0.5, y: 0.5, ratio: arguments[0]}); r.refresh();",
+            ratio,
+        )
+        time.sleep(0.3)
+        counts[ratio] = browser.execute_async_script(
+            EDGE_PIXELS, browser.get_screenshot_as_base64(), box.rect
+        )
+    assert all(n > 200 for n in counts.values()), counts
+    browser.execute_script("window.blogfeedsGraph.renderer.setSetting('renderLabels', true)")
+    browser.execute_script(
+        "window.blogfeedsGraph.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1})"
+    )
+    time.sleep(0.3)
+    shot(browser, "graph")
+    assert console_errors(browser) == []
+
+
 # --- the same site from SQLite and MariaDB; the data helpers -------------------------------------
 
 

@@ -138,7 +138,8 @@ MESSAGES: dict[str, dict[str, Message]] = {
         "run_layout": "Run layout",
         "stop_layout": "Stop layout",
         "graph_help": "Scroll to zoom, drag to move, click a blog to open its page. "
-        "Node size: how many blogs list it; colour: platform.",
+        "Node size: how many blogs list it; colour: platform. "
+        "Blogs without a friend link among those drawn stand in a row below the others.",
         "graph_count": "{n} blogs, {m} links",
         "graph_most_linked": "(the {n} most linked of {m})",
         "layout_fa2": "layout: ForceAtlas2",
@@ -274,7 +275,8 @@ MESSAGES: dict[str, dict[str, Message]] = {
         "run_layout": "运行布局",
         "stop_layout": "停止布局",
         "graph_help": "滚轮缩放，拖动移动，点击博客打开它的页面。"
-        "圆点大小：链接它的博客数；颜色：平台。",
+        "圆点大小：链接它的博客数；颜色：平台。"
+        "在所画博客中没有友链的博客排在下方一行。",
         "graph_count": "{n} 个博客，{m} 条友链",
         "graph_most_linked": "（{m} 个中被链接最多的 {n} 个）",
         "layout_fa2": "布局：ForceAtlas2",
