@@ -34,7 +34,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.extract.feedreader.entries import iso_utc
 from blogfeeds.failures import ANSWERED
-from blogfeeds.site.avatar import avatar
+from blogfeeds.site.avatar import avatar, face
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
     RUN_SPIDERS,
@@ -44,7 +44,13 @@ from blogfeeds.site.data import (
     within_hops,
 )
 from blogfeeds.site.feeds import write_atom, write_json_feed
-from blogfeeds.site.i18n import LANGUAGE_NAMES, catalog_script, tag
+from blogfeeds.site.i18n import (
+    LANGUAGE_NAMES,
+    catalog_script,
+    tag,
+    time_tag,
+    utc_text,
+)
 from blogfeeds.site.topics import TOPICS, topics_of
 from blogfeeds.storage.runs import Run
 
@@ -128,12 +134,12 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["day"] = lambda v: (v or "")[:10]
-    env.filters["when"] = lambda v: (v or "").replace("T", " ").replace("Z", " UTC")
+    env.filters["when"] = utc_text
     env.filters["text"] = plain_text
     env.filters["web"] = web_url
     env.filters["slug"] = slug
     env.filters["lang"] = content_lang
-    env.globals.update(t=tag, avatar=avatar, ui_languages=LANGUAGE_NAMES)
+    env.globals.update(t=tag, time=time_tag, face=face, ui_languages=LANGUAGE_NAMES)
     return env
 
 

@@ -14,6 +14,7 @@ What the web wrote (titles, descriptions, posts) is never translated: each carri
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -322,8 +323,30 @@ def say(key: str, lang: str = "en", **params: Any) -> str:
 def tag(key: str, **params: Any) -> Markup:
     """``<span data-t="key">`` holding the English message; ``site.js`` rewrites it in the
     reader's language (its parameters in ``data-p``)."""
-    attrs = f' data-p="{escape(json.dumps(params, ensure_ascii=False))}"' if params else ""
+    if not params:
+        return _plain_tag(key)
+    attrs = f' data-p="{escape(json.dumps(params, ensure_ascii=False))}"'
     return Markup(f'<span data-t="{escape(key)}"{attrs}>{escape(say(key, **params))}</span>')
+
+
+@cache
+def _plain_tag(key: str) -> Markup:  # 100,000 blog pages say the same words
+    return Markup(f'<span data-t="{escape(key)}">{escape(say(key))}</span>')
+
+
+def time_tag(iso: str | None, rel: bool = False) -> Markup:
+    """``<time>`` of an ISO 8601 UTC time (nothing when None), written in UTC; ``site.js``
+    shows it in the reader's zone, ``rel``: as "3 days ago" with the time on hover."""
+    if not iso:
+        return Markup("")
+    cls = ' class="rel"' if rel else ""
+    return Markup(f'<time datetime="{escape(iso)}"{cls}>{escape(utc_text(iso))}</time>')
+
+
+def utc_text(iso: str | None) -> str:
+    """``2026-11-29 20:36:29 UTC`` of ``2026-11-29T20:36:29Z`` (what a page says without
+    JavaScript)."""
+    return (iso or "").replace("T", " ").replace("Z", " UTC")
 
 
 def catalog_script() -> str:
