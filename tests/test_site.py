@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import os
 import re
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
@@ -31,8 +33,10 @@ import feedparser
 import pytest
 
 from blogfeeds.revisit import from_minutes
+from blogfeeds.site.avatar import avatar
 from blogfeeds.site.build import overview, slug
 from blogfeeds.site.data import entry_date, load, plain_text, within_hops
+from blogfeeds.site.topics import named, topics_of
 from blogfeeds.storage.feedstore import FeedStore, iso_minutes
 from blogfeeds.storage.schema import url_hash
 from tests import blogosphere as bs
@@ -57,6 +61,13 @@ FEED_FAILS = 11
 LANGS = ("en", "zh-CN", "de")
 GENERATORS = ("Hexo 7.3.0", "WordPress 6.4.2", "Hugo 0.140.0")
 ENTRIES = 3
+DESCRIBED = ("about travel and photos", "on Python code", "读书笔记", "", "")
+"""What blog ``i``'s description says after "Notes number i" (the topics it names)."""
+POSTS_NAME, POSTS_NAMING = ("", "", "", ": coffee", ": a game"), (0, 0, 0, ENTRIES, 1)
+"""What the titles of blog ``i``'s first ``POSTS_NAMING`` posts add: every post of blog 3
+(mod 5) names coffee (the topic counts), one post of blog 4 (mod 5) a game (it does not)."""
+TOPICS_OF = {0: {"travel", "photo"}, 1: {"code"}, 2: {"books"}, 3: {"food"}, 4: set()}
+"""The topics of blog ``i`` by ``i % 5``."""
 T_END = iso_minutes("2026-11-30T00:00:00Z")
 
 
@@ -78,7 +89,8 @@ def page(i: int) -> str:
     esc = title(i).replace("&", "&amp;").replace("<", "&lt;")
     return f"""<!DOCTYPE html><html lang="{LANGS[i % 3]}"><head><meta charset="utf-8">
 <title>{esc}</title><meta name="generator" content="{GENERATORS[i % 3]}">
-<meta name="description" content="Notes number {i}">{feed}</head><body><main><article>
+<meta name="description" content="Notes number {i} {DESCRIBED[i % len(DESCRIBED)]}">{feed}
+</head><body><main><article>
 <h1>Hello {i}</h1><p>The first post of blog {i}, about crawling and feeds and friends.</p>
 </article><section><h2>友情链接</h2><ul class="flink-list">{friends}</ul></section></main>
 </body></html>"""
@@ -95,6 +107,7 @@ def feed(i: int) -> str:
         when = format_datetime(from_minutes(post_minutes(i, k)), usegmt=True)
         link = "javascript:alert(2)" if (i, k) == (HOSTILE, 0) else f"{bs.home(i)}posts/{k}/"
         name = f"Post {k} of blog {i}" + (" <b>bold</b> &amp; <i>x</i>" if i == HOSTILE else "")
+        name += POSTS_NAME[i % len(POSTS_NAME)] if k < POSTS_NAMING[i % len(POSTS_NAME)] else ""
         items.append(
             f"<item><title><![CDATA[{name}]]></title><link>{link}</link>"
             f"<guid>{bs.home(i)}posts/{k}/</guid><pubDate>{when}</pubDate>"
@@ -353,6 +366,17 @@ def browser() -> Iterator[Any]:
         if os.environ.get("CI"):  # .ci/services.sh installs them: CI must run these tests
             pytest.fail(missing)
         pytest.skip(missing)
+    driver = chromium("en-US", "en-US,en")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def chromium(lang: str, accept: str) -> Any:
+    """Headless Chromium through Selenium, its languages ``accept`` (as a browser set to them
+    sends and ``navigator.languages`` gives)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -360,8 +384,9 @@ def browser() -> Iterator[Any]:
     options.binary_location = str(CHROMIUM)  # with the driver's path: no Selenium Manager
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 "--window-size=1280,900", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                "--disable-background-networking", "--no-first-run", "--lang=en-US"):  # fmt: skip
+                "--disable-background-networking", "--no-first-run", f"--lang={lang}"):  # fmt: skip
         options.add_argument(arg)
+    options.add_experimental_option("prefs", {"intl.accept_languages": accept})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # Selenium Manager (which may download a browser or driver) is never needed here: should a
     # Selenium release call it anyway, it fails loudly instead.
@@ -375,7 +400,13 @@ def browser() -> Iterator[Any]:
         else:
             os.environ["SE_MANAGER_PATH"] = saved
     driver.set_page_load_timeout(60)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser_zh(browser: Any) -> Iterator[Any]:
+    """A second Chromium whose languages are Chinese (``navigator.languages``: zh-CN, zh)."""
+    driver = chromium("zh-CN", "zh-CN,zh")
     try:
         yield driver
     finally:
@@ -521,7 +552,7 @@ def test_blog_page_matches_the_database(browser: Any, crawled: dict[str, Any]) -
     for i in (1, HOSTILE, next(iter(NO_FEED))):
         blog_id = bs.host(i)
         open_page(browser, crawled["site"] / "blogs" / f"{slug(blog_id)}.html")
-        assert browser.find_element("tag name", "h1").text == blogs[blog_id]["title"]
+        assert browser.find_element("css selector", "h1 .name").text == blogs[blog_id]["title"]
         if i == 1:  # its feed was fetched once by the feeds run and answered 200: no 304 yet
             cells = [td.text for td in browser.find_elements("css selector", "tbody td")]
             assert "0 %" in cells, cells
@@ -659,6 +690,315 @@ def test_graph_has_one_node_per_blog(browser: Any, crawled: dict[str, Any]) -> N
     assert console_errors(browser) == []
 
 
+# --- what a reader sees: avatars, latest posts, topics, paths, languages -----------------------
+
+UNITS = (("year", 31536000), ("month", 2592000), ("week", 604800), ("day", 86400),
+         ("hour", 3600), ("minute", 60), ("second", 1))  # fmt: skip
+LAST = {"day": "yesterday", "week": "last week", "month": "last month", "year": "last year"}
+
+
+def ago(iso: str, late: float = 0.0) -> str:
+    """ "3 days ago" in English as ``Intl.RelativeTimeFormat`` says it, ``late`` s from now."""
+    seconds = datetime.fromisoformat(iso).timestamp() - time.time() - late
+    unit, size = next((u, s) for u, s in UNITS if abs(seconds) >= s or u == "second")
+    n = -round(seconds / size)
+    if n == 1 and unit in LAST:
+        return LAST[unit]
+    return f"{n} {unit}{'s' if n != 1 else ''} ago"
+
+
+def said_ago(text: str, iso: str) -> bool:
+    return text in {ago(iso), ago(iso, 30)}
+
+
+def newest_entries(crawled: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    newest: dict[str, dict[str, Any]] = {}
+    for e in crawled["entries"]:  # newest first
+        newest.setdefault(e["blog_id"], e)
+    return newest
+
+
+def expected_topics(crawled: dict[str, Any]) -> dict[str, set[str]]:
+    titles: dict[str, list[str]] = {}
+    for e in crawled["entries"]:
+        titles.setdefault(e["blog_id"], []).append(plain_text(e["title"]))
+    return {
+        b: set(topics_of(r["description"] or "", r["abstract"] or "", titles.get(b, [])))
+        for b, r in crawled["blogs"].items()
+    }
+
+
+ROWS = """return [...document.querySelectorAll('#rows tr')].map(tr => {
+  const q = s => tr.querySelector(s);
+  return {id: tr.dataset.blogId, post: q('.latest .post') ? q('.latest .post').textContent : '',
+    when: q('.latest time') ? q('.latest time').textContent : '',
+    at: q('.latest time') ? q('.latest time').getAttribute('datetime') : '',
+    letter: q('.avatar').textContent, hue: q('.avatar').style.getPropertyValue('--hue'),
+    feed: q('a.feed-url') ? q('a.feed-url').getAttribute('href') : '', lang: q('a.title').lang,
+    font: getComputedStyle(q('a.title')).fontFamily,
+    topics: [...tr.querySelectorAll('.topics .chip')].map(a => a.getAttribute('href'))};
+});"""
+
+
+def test_directory_for_readers(browser: Any, crawled: dict[str, Any]) -> None:
+    """Each row: the avatar, the latest post's title and how long ago, the feed to copy, the
+    topics, the title in its own language (a Chinese title in a Chinese font); the activity and
+    topic categories narrow the list, as links."""
+    from selenium.webdriver.common.keys import Keys
+
+    blogs, newest, topics = crawled["blogs"], newest_entries(crawled), expected_topics(crawled)
+    assert {bs.host(i): topics[bs.host(i)] for i in (0, 1, 2, 3, 4, 13)} == {
+        bs.host(0): {"travel", "photo"}, bs.host(1): {"code"}, bs.host(2): {"books"},
+        bs.host(3): {"food"}, bs.host(4): set(), bs.host(13): set(),
+    }  # fmt: skip
+    open_page(browser, crawled["site"] / "directory.html")
+    browser.execute_script("localStorage.clear()")
+    open_page(browser, crawled["site"] / "directory.html")
+    wait(browser, "return !!window.blogfeedsDirectory")
+    rows = {r["id"]: r for r in browser.execute_script(ROWS)}
+    assert set(rows) == set(blogs)
+    for blog_id, row in rows.items():
+        blog = blogs[blog_id]
+        assert (row["letter"], int(row["hue"])) == tuple(avatar(blog_id, blog["title"]).values())
+        assert row["post"] == (
+            plain_text(newest[blog_id]["title"], 120) if blog_id in newest else ""
+        )
+        assert row["at"] == (blog["last_post_at"] or "")
+        assert not row["at"] or said_ago(row["when"], row["at"]), row
+        assert row["feed"] == (blog["feed_url"] or "")
+        assert row["lang"] == (blog["language"] or "")
+        assert set(row["topics"]) == {f"#topic={k}" for k in topics[blog_id]}
+        # a Chinese title in a Chinese font first, on this English page
+        assert row["font"].startswith('"Noto Sans CJK SC"') == row["lang"].startswith("zh"), row
+    assert browser.find_element("id", "count").text == f"{len(blogs)} blogs"
+    shot(browser, "directory")
+    # the feed's address to copy: pasted back into the search box
+    feed = blogs[bs.host(1)]["feed_url"]
+    browser.find_element("css selector", f'tr[data-blog-id="{bs.host(1)}"] button.copy').click()
+    wait(browser, f"return document.querySelector('tr[data-blog-id=\"{bs.host(1)}\"] button.copy')"
+         ".textContent === 'Copied'")  # fmt: skip
+    box = browser.find_element("id", "q")
+    box.click()
+    box.send_keys(Keys.CONTROL, "v")
+    assert box.get_attribute("value") == feed
+    set_value(browser, "q", "")
+    # categories: activity, topic (a link), each narrowing to the blogs that have it
+    set_value(browser, "activity", "active")
+    assert set(directory_ids(browser)) == {b for b, r in blogs.items() if r["activity"] == "active"}
+    set_value(browser, "activity", "")
+    chip = browser.find_element(
+        "css selector", '#browse a.chip[data-facet="topic"][data-value="code"]'
+    )
+    chip.click()
+    assert set(directory_ids(browser)) == {b for b, t in topics.items() if "code" in t}
+    assert browser.current_url.endswith("#topic=code")
+    shot(browser, "directory-topic")
+    browser.get((crawled["site"] / "directory.html").resolve().as_uri() + "#topic=books")
+    wait(browser, "return !!window.blogfeedsDirectory")
+    assert set(directory_ids(browser)) == {b for b, t in topics.items() if "books" in t}
+    assert console_errors(browser) == []
+
+
+def test_the_interface_follows_the_browsers_language(
+    browser: Any, browser_zh: Any, crawled: dict[str, Any]
+) -> None:
+    """A browser set to Chinese gets the interface in Chinese, one set to English in English;
+    the switcher changes it, and the choice holds on the next page."""
+    site = crawled["site"]
+    open_page(browser_zh, site / "directory.html")
+    browser_zh.execute_script("localStorage.clear()")
+    for name, path in (("directory", "directory.html"), ("river", "river.html"),
+                       ("blog-1", f"blogs/{slug(bs.host(1))}.html")):  # fmt: skip
+        open_page(browser_zh, site / path)
+        assert browser_zh.execute_script("return document.documentElement.lang") == "zh"
+        nav = [a.text for a in browser_zh.find_elements("css selector", "header nav a")]
+        assert nav == ["概览", "博客目录", "最新文章", "关系图"]
+        times = browser_zh.find_elements("css selector", "time.rel")
+        assert times and all(t.text.endswith("天前") for t in times[:3]), [t.text for t in times]
+        shot(browser_zh, f"{name}-zh")
+        assert console_errors(browser_zh) == []
+    open_page(browser_zh, site / "directory.html")
+    wait(browser_zh, "return !!window.blogfeedsDirectory")
+    assert browser_zh.find_element("id", "count").text == f"{len(crawled['blogs'])} 个博客"
+    set_value(browser_zh, "ui-lang", "en")
+    assert browser_zh.find_element("id", "count").text == f"{len(crawled['blogs'])} blogs"
+    open_page(browser_zh, site / "river.html")  # the choice is kept
+    assert browser_zh.find_element("css selector", "h1").text == "River"
+    set_value(browser_zh, "ui-lang", "zh")
+    assert browser_zh.find_element("css selector", "h1").text == "最新文章"
+    open_page(browser, site / "river.html")
+    assert browser.execute_script("return document.documentElement.lang") == "en"
+
+
+def shortest(links: list[dict[str, Any]], start: str) -> dict[str, int]:
+    return within_hops(links, start, 10**6)
+
+
+def path_shown(driver: Any) -> list[str]:
+    wait(driver, "return document.querySelector('#connect-out p') !== null")
+    return [
+        li.get_attribute("data-blog-id") for li in driver.find_elements("css selector", "#path li")
+    ]
+
+
+def ask_path(driver: Any, target: str) -> list[str]:
+    box = driver.find_element("id", "connect-q")
+    box.clear()
+    box.send_keys(target)
+    driver.find_element("id", "connect-go").click()
+    wait(driver, "return window.blogfeedsConnect.ready()")
+    return path_shown(driver)
+
+
+def test_blog_page_for_readers(browser: Any, crawled: dict[str, Any]) -> None:
+    """Plurals, the last change, a feedless blog's own words, friends with avatars, topics and
+    why, and the shortest friend path to another blog."""
+    blogs, links, site = crawled["blogs"], crawled["links"], crawled["site"]
+    pairs = {(x["source_blog_id"], x["target_blog_id"]) for x in links}
+    topics = expected_topics(crawled)
+    one = bs.host(1)
+    assert (
+        blogs[one]["depth"] == 1 and blogs[GONE_ID]["in_degree"]
+        if "in_degree" in blogs[GONE_ID]
+        else True
+    )
+    open_page(browser, site / "blogs" / f"{slug(one)}.html")
+    assert browser.find_element("id", "depth").text == "1 hop from a seed"
+    lists = len({t for s, t in pairs if s == one and t != one})
+    assert browser.find_element("id", "out-degree").text == f"{lists} blogs"
+    cells = browser.find_elements("css selector", "#revisits td.last-change")
+    newest = newest_entries(crawled)[one]["date"]
+    assert [c.find_element("tag name", "time").get_attribute("datetime") for c in cells] == [newest]
+    assert "newest entry" in cells[0].text
+    for li in browser.find_elements("css selector", "#friends li[data-blog-id]"):
+        friend = li.get_attribute("data-blog-id")
+        face = avatar(friend, (blogs.get(friend) or {}).get("title") or li.text)
+        assert li.find_element("css selector", ".avatar").text == face["letter"]
+    assert {
+        a.get_attribute("data-topic") for a in browser.find_elements("css selector", "#topics a")
+    } == topics[one]
+    assert "description" in browser.find_element("id", "topics-why").text
+    # the shortest friend path, to the blog farthest from this one
+    dist = shortest(links, one)
+    far = max((b for b in dist if b in blogs), key=lambda b: (dist[b], b))
+    shown = ask_path(browser, blogs[far]["url"])
+    assert shown[0] == one and shown[-1] == far and len(shown) - 1 == dist[far] >= 2
+    assert all((a, b) in pairs for a, b in itertools.pairwise(shown))
+    assert browser.find_element("css selector", "#connect-out p").text.startswith(
+        f"{dist[far]} hops"
+    )
+    shot(browser, "blog-1")
+    assert console_errors(browser) == []
+    # listed once: "1 blog"; no path from it, one the other way
+    open_page(browser, site / "blogs" / f"{slug(GONE_ID)}.html")
+    assert browser.find_element("id", "in-degree").text == "1 blog"
+    assert ask_path(browser, bs.host(LISTS_GONE)) == [bs.host(LISTS_GONE), GONE_ID]
+    assert "the other way" in browser.find_element("css selector", "#connect-out p").text
+    open_page(browser, site / "blogs" / f"{slug(REFUSED_ID)}.html")
+    assert ask_path(browser, bs.host(1)) == []
+    assert browser.find_element("css selector", "#connect-out p").text.startswith("No chain")
+    # a blog without a feed says so
+    feedless = bs.host(next(iter(NO_FEED)))
+    open_page(browser, site / "blogs" / f"{slug(feedless)}.html")
+    assert browser.find_element("id", "no-entries").text == (
+        "This blog has no feed: blogfeeds cannot follow its posts."
+    )
+    assert "scrapy crawl feeds" not in browser.page_source
+    shot(browser, f"blog-{next(iter(NO_FEED))}")
+    assert console_errors(browser) == []
+
+
+def test_river_for_readers(browser: Any, crawled: dict[str, Any]) -> None:
+    """Each entry: its blog's avatar, how long ago in the reader's zone, the post's opening,
+    in the blog's language."""
+    blogs = crawled["blogs"]
+    by_guid = {e["guid"]: e for e in crawled["entries"]}
+    open_page(browser, crawled["site"] / "river.html")
+    items = browser.find_elements("css selector", "#river li[data-guid]")
+    assert items
+    for li in items:
+        entry = by_guid[li.get_attribute("data-guid")]
+        blog = blogs[entry["blog_id"]]
+        assert (
+            li.find_element("css selector", ".avatar").text
+            == avatar(entry["blog_id"], blog["title"])["letter"]
+        )
+        when = li.find_element("css selector", "time.rel")
+        assert when.get_attribute("datetime") == entry["date"] and said_ago(
+            when.text, entry["date"]
+        )
+        assert when.get_attribute("title")  # the local date and time
+        opening = li.find_element("css selector", ".opening")
+        assert opening.text == plain_text(entry["summary"], 280)
+        assert opening.get_attribute("lang") == blog["language"]
+        assert li.find_element("css selector", ".title").get_attribute("lang") == blog["language"]
+    shot(browser, "river")
+    assert console_errors(browser) == []
+
+
+EDGE_PIXELS = """
+const [png, r, done] = arguments;
+const img = new Image();
+img.onload = () => {
+  const c = document.createElement('canvas');
+  c.width = img.width; c.height = img.height;
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const d = g.getImageData(r.x + 4, r.y + 4, r.width - 8, r.height - 8).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    const lum = 0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2];
+    const grey = Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]) < 40;
+    if (grey && lum > 60 && lum < 200) n++;
+  }
+  done(n);
+};
+img.src = 'data:image/png;base64,' + png;
+"""
+"""Pixels of the graph's box grey and dark enough to see on its background (an edge's)."""
+
+
+def test_graph_edges_at_every_zoom_and_orphans_labelled(
+    browser: Any, crawled: dict[str, Any]
+) -> None:
+    links = crawled["links"]
+    linked = {x["source_blog_id"] for x in links} | {x["target_blog_id"] for x in links}
+    open_page(browser, crawled["site"] / "graph.html")
+    wait(browser, "return !!window.blogfeedsGraph && window.blogfeedsGraph.layoutDone", 30)
+    orphans = browser.execute_script("return window.blogfeedsGraph.orphans")
+    assert orphans == sorted(set(crawled["blogs"]) - linked) == [REFUSED_ID]
+    graph = "window.blogfeedsGraph.graph"
+    assert browser.execute_script(
+        f"return {graph}.getNodeAttribute(arguments[0], 'forceLabel')", REFUSED_ID
+    )
+    assert browser.execute_script(
+        f"const g = {graph}; const y = g.getNodeAttribute(arguments[0], 'y');"
+        "return g.filterNodes(n => n !== arguments[0]).every(n => g.getNodeAttribute(n, 'y') > y);",
+        REFUSED_ID,
+    )  # below the others: sigma's y grows upwards
+    browser.execute_script("window.blogfeedsGraph.renderer.setSetting('renderLabels', false)")
+    box = browser.find_element("id", "graph")
+    counts = {}
+    for ratio in (4, 1, 0.25):
+        browser.execute_script(
+            "const r = window.blogfeedsGraph.renderer;"
+            "r.getCamera().setState({x: 0.5, y: 0.5, ratio: arguments[0]}); r.refresh();",
+            ratio,
+        )
+        time.sleep(0.3)
+        counts[ratio] = browser.execute_async_script(
+            EDGE_PIXELS, browser.get_screenshot_as_base64(), box.rect
+        )
+    assert all(n > 200 for n in counts.values()), counts
+    browser.execute_script("window.blogfeedsGraph.renderer.setSetting('renderLabels', true)")
+    browser.execute_script(
+        "window.blogfeedsGraph.renderer.getCamera().setState({x: 0.5, y: 0.5, ratio: 1})"
+    )
+    time.sleep(0.3)
+    shot(browser, "graph")
+    assert console_errors(browser) == []
+
+
 # --- the same site from SQLite and MariaDB; the data helpers -------------------------------------
 
 
@@ -717,7 +1057,7 @@ def normalised_site(site: Path) -> dict[str, str]:
     for path in sorted(site.rglob("*")):
         if path.is_file() and path.suffix in {".html", ".js", ".atom", ".json"}:
             text = path.read_text(encoding="utf-8")
-            out[str(path.relative_to(site))] = re.sub(r"Built by blogfeeds on [^<]*", "", text)
+            out[str(path.relative_to(site))] = re.sub(r"<footer>.*?</footer>", "", text, flags=re.S)
     return out
 
 
@@ -804,7 +1144,7 @@ def test_a_version_1_database_builds_a_site_without_entries(tmp_path: Path) -> N
 def test_profile_columns_are_shown(tmp_path: Path) -> None:
     """``description``, ``author``, ``icon_url`` and ``last_post_at`` of the blog profile appear
     on the blog page and in the directory's data; no icon is loaded (see
-    :func:`test_no_page_makes_the_viewer_request_an_icon`)."""
+    :func:`test_no_page_makes_the_viewer_request_an_icon`): the avatar is a placeholder."""
     db = tmp_path / "profile.sqlite3"
     write_store(f"sqlite:///{db}")
     with sqlite3.connect(db) as raw:
@@ -819,7 +1159,8 @@ def test_profile_columns_are_shown(tmp_path: Path) -> None:
     scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
     page = (site / "blogs" / "a.example.html").read_text(encoding="utf-8")
     assert "Essays on &lt;b&gt;gardens&lt;/b&gt;" in page and ">Ann<" in page
-    assert "icon.png" not in page and "2026-11-20 00:00:00 UTC" in page
+    assert "2026-11-20 00:00:00 UTC" in page
+    assert "icon.png" not in page and '<span class="avatar"' in page
     assert "javascript:" not in (site / "blogs" / "b.example.html").read_text(encoding="utf-8")
     data = (site / "data" / "directory.js").read_text(encoding="utf-8")
     directory = json.loads(data.split("=", 1)[1].strip().rstrip(";"))
@@ -988,3 +1329,56 @@ def test_only_valid_http_uris_leave_the_site(browser: Any, tmp_path: Path) -> No
         "a => a.name.startsWith('on'))).length + document.querySelectorAll('main script').length"
     )
     assert handlers == 0
+
+
+def test_topics_are_the_words_a_blog_names() -> None:
+    """A topic comes from the description or abstract, or from two post titles; each says
+    where its word was found; a word inside another word names nothing."""
+    assert topics_of("Notes on travel and 摄影", "", []) == {
+        "photo": [("description", "摄影", 1)], "travel": [("description", "travel", 1)]
+    }  # fmt: skip
+    assert topics_of("", "I said nothing; a rusty gate", []) == {}  # "said", "rusty"
+    assert topics_of("", "", ["Coffee in Lisbon", "A day"]) == {}  # one post title: no topic
+    assert topics_of("", "", ["Coffee in Lisbon", "More coffee", "A day"]) == {
+        "food": [("posts", "coffee", 2)]
+    }
+    # a topic the description names counts its post titles too; "AI" beside Chinese is a word
+    assert topics_of("Rust", "", ["用AI写代码"]) == {
+        "code": [("description", "rust", 1), ("posts", "代码", 1)]
+    }
+    assert named("用AI写代码") == {"ai": "ai", "code": "代码"}
+    assert topics_of("", "我的日常与编程笔记", ["Python tips"]) == {
+        "code": [("abstract", "编程", 1), ("posts", "python", 1)],
+        "life": [("abstract", "日常", 1)],
+    }
+
+
+def test_messages_plurals_and_languages() -> None:
+    from blogfeeds.site.build import content_lang
+    from blogfeeds.site.i18n import MESSAGES, say, tag
+
+    assert (say("n_blogs", n=1), say("n_blogs", n=2)) == ("1 blog", "2 blogs")
+    assert say("hops_from_seed", "zh", n=1) == "距种子 1 跳"
+    assert say("hops_from_seed", n=1) == "1 hop from a seed"
+    assert (
+        str(tag("n_blogs", n=1)) == '<span data-t="n_blogs" data-p="{&#34;n&#34;: 1}">1 blog</span>'
+    )
+    # every language says every message, with the same parameters
+    for lang, messages in MESSAGES.items():
+        assert set(messages) == set(MESSAGES["en"]), lang
+        for key, message in messages.items():
+            forms = message.values() if isinstance(message, dict) else [message]
+            english = MESSAGES["en"][key]
+            english_forms = english.values() if isinstance(english, dict) else [english]
+            wanted = {n for f in english_forms for n in re.findall(r"\{(\w+)\}", f)}
+            assert all(set(re.findall(r"\{(\w+)\}", f)) == wanted for f in forms), (lang, key)
+    assert (
+        content_lang({"language": "zh-CN"}) == "zh-CN"
+        and content_lang({"language": "zh_TW"}) == "zh-TW"
+    )
+    assert content_lang({"language": '"><script>'}) == "" and content_lang(None) == ""
+    assert avatar("a.example", "  «Ève» notes") == {
+        "letter": "È",
+        "hue": avatar("a.example")["hue"],
+    }
+    assert avatar("1.example", "")["letter"] == "1"

@@ -33,6 +33,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
 from blogfeeds.failures import ANSWERED
+from blogfeeds.site.avatar import avatar, face
 from blogfeeds.site.data import (
     OPTIONAL_BLOG_COLUMNS,
     RUN_SPIDERS,
@@ -43,9 +44,18 @@ from blogfeeds.site.data import (
 )
 from blogfeeds.site.feeds import write_atom, write_json_feed
 from blogfeeds.site.folder import SiteFolder
+from blogfeeds.site.i18n import (
+    LANGUAGE_NAMES,
+    catalog_script,
+    tag,
+    time_tag,
+    utc_text,
+)
+from blogfeeds.site.topics import TOPICS, topics_of
 from blogfeeds.storage.runs import Run
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
 PLATFORM_COLORS = (
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1",
     "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
@@ -128,11 +138,20 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["day"] = lambda v: (v or "")[:10]
-    env.filters["when"] = lambda v: (v or "").replace("T", " ").replace("Z", " UTC")
+    env.filters["when"] = utc_text
     env.filters["text"] = plain_text
     env.filters["web"] = web_url
     env.filters["slug"] = slug
+    env.filters["lang"] = content_lang
+    env.globals.update(t=tag, time=time_tag, face=face, ui_languages=LANGUAGE_NAMES)
     return env
+
+
+def content_lang(blog: Mapping[str, Any] | None) -> str:
+    """The ``lang`` of what a blog wrote (its title, description, posts): its language as
+    stored (``zh-CN``), ``""`` (unknown, not the page's) when it has none."""
+    value = (blog or {}).get("language") or ""
+    return value.replace("_", "-") if _LANGUAGE_TAG.fullmatch(value) else ""
 
 
 def language_of(blog: Mapping[str, Any]) -> str:
@@ -148,21 +167,45 @@ def last_post(blog: Mapping[str, Any], newest: Mapping[str, str]) -> str:
     return newest.get(blog["blog_id"], "")
 
 
-def directory_data(blogs: Sequence[Mapping[str, Any]], newest: Mapping[str, str]) -> dict:
-    """The directory's columnar rows (see the module docstring)."""
+def directory_data(
+    blogs: Sequence[Mapping[str, Any]],
+    newest: Mapping[str, str],
+    latest: Mapping[str, str],
+    topics: Mapping[str, Iterable[str]],
+) -> dict:
+    """The directory's columnar rows (see the module docstring): ``newest`` and ``latest`` are
+    the date and the title of each blog's newest entry, ``topics`` its topic keys; ``feed`` is
+    the main feed's address ("" when none), ``letter`` and ``hue`` its avatar, ``topics``
+    indexes into the returned ``topics`` list."""
     columns = ["id", "title", "url", "lang", "language", "platform", "status", "feed"]
-    columns += ["in", "out", "last", "page"]
+    columns += ["in", "out", "last", "page", "post", "letter", "hue", "topics"]
     extras = [c for c in OPTIONAL_BLOG_COLUMNS if c != "last_post_at" and _any(blogs, c)]
+    index = {t.key: i for i, t in enumerate(TOPICS)}
     rows = []
     for b in blogs:
-        row = [b["blog_id"], b.get("title") or "", b.get("url") or "", language_of(b)]
-        row += [b.get("language") or "", platform_label(b.get("platform"), b.get("generator"))]
-        row += [b.get("status") or "", 1 if b.get("feed_url") else 0]
+        blog_id = b["blog_id"]
+        row = [blog_id, b.get("title") or "", b.get("url") or "", language_of(b)]
+        row += [content_lang(b), platform_label(b.get("platform"), b.get("generator"))]
+        row += [b.get("status") or "", web_url(b.get("feed_url")) or ""]
         row += [b.get("in_degree", 0), b.get("out_degree", 0), last_post(b, newest)]
-        row += [slug(b["blog_id"])]
+        face = avatar(blog_id, b.get("title"))
+        row += [slug(blog_id), latest.get(blog_id, ""), face["letter"], face["hue"]]
+        row += [[index[k] for k in topics.get(blog_id, ())]]
         row += [_short(b.get(c)) for c in extras]
         rows.append(row)
-    return {"columns": columns + extras, "rows": rows}
+    return {"columns": columns + extras, "rows": rows, "topics": [t.key for t in TOPICS]}
+
+
+def links_data(blogs: Sequence[Mapping[str, Any]], links: Iterable[Mapping[str, Any]]) -> dict:
+    """The friends each blog lists, as indexes of ``blogs`` (the directory's rows), for the
+    blog pages' shortest friend path: ``{"lists": [[1, 4], [], ...]}``."""
+    index = {b["blog_id"]: i for i, b in enumerate(blogs)}
+    lists: list[set[int]] = [set() for _ in blogs]
+    for link in links:
+        s, t = index.get(link["source_blog_id"]), index.get(link["target_blog_id"])
+        if s is not None and t is not None and s != t:
+            lists[s].add(t)
+    return {"lists": [sorted(targets) for targets in lists]}
 
 
 def _any(blogs: Iterable[Mapping[str, Any]], column: str) -> bool:
@@ -304,19 +347,27 @@ def _friend_lists(
                 "blog_id": t,
                 "name": link.get("name") or "",
                 "title": (target or {}).get("title") or "",
+                "lang": content_lang(target),
                 "page": slug(t) if target else None,
                 "url": web_url(link.get("target_url")),
             }
         )
         if s in known:
             listed_by.setdefault(t, []).append(
-                {"blog_id": s, "title": known[s].get("title") or "", "page": slug(s)}
+                {
+                    "blog_id": s,
+                    "title": known[s].get("title") or "",
+                    "page": slug(s),
+                    "lang": content_lang(known[s]),
+                }
             )
     return lists, listed_by
 
 
-def _revisit(row: Mapping[str, Any]) -> dict[str, Any]:
-    """What a blog page says of one scheduled feed (the state's fields read defensively)."""
+def _revisit(row: Mapping[str, Any], newest: Mapping[str, str]) -> dict[str, Any]:
+    """What a blog page says of one scheduled feed (the state's fields read defensively);
+    ``newest``: the newest entry's date per feed, the last change known when the revisits saw
+    none (a first fetch has nothing to compare with)."""
     state = row.get("state") or {}
     interval = row.get("interval_minutes") or state.get("interval") or 0
     fetches, not_modified = state.get("fetches"), state.get("not_modified")
@@ -329,6 +380,7 @@ def _revisit(row: Mapping[str, Any]) -> dict[str, Any]:
         "interval": _duration(float(interval)),
         "last_fetch": row.get("last_fetch"),
         "last_change": row.get("last_change"),
+        "newest": newest.get(row.get("feed_url") or ""),
         "next_due": row.get("next_due"),
         "status": row.get("status"),
         "error": row.get("last_error") or "",
@@ -376,6 +428,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
         circle = within_hops(data.links, options.around, options.hops)
     folder = SiteFolder(out, force=options.force)
     _copy_assets(folder)
+    _write_text(folder.path("assets/messages.js"), catalog_script())
     env = _environment()
     scope = None
     if circle is not None:
@@ -389,19 +442,33 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
         _write_text(folder.path(path), html)
 
     newest: dict[str, str] = {}
+    newest_title: dict[str, str] = {}
+    feed_newest: dict[str, str] = {}
     per_blog: dict[str, list[dict[str, Any]]] = {}
     for entry in data.entries:  # newest first
         blog_id = entry["blog_id"]
+        feed_newest.setdefault(entry["feed_url"], entry["date"])
         if blog_id:
-            newest.setdefault(blog_id, entry["date"])
+            if blog_id not in newest:
+                newest[blog_id] = entry["date"]
+                newest_title[blog_id] = plain_text(entry.get("title"), 120)
             got = per_blog.setdefault(blog_id, [])
             if len(got) < options.blog_entries:
                 got.append(entry)
+    topics = {
+        b["blog_id"]: topics_of(
+            plain_text(b.get("description"), 1000), b.get("abstract") or "",
+            [plain_text(e.get("title")) for e in per_blog.get(b["blog_id"], ())],
+        )
+        for b in data.blogs
+    }  # fmt: skip
 
     render("overview.html", "index.html", "", page="overview", stats=overview(data))
 
-    directory = directory_data(data.blogs, newest)
+    directory = directory_data(data.blogs, newest, newest_title, topics)
     _write_text(folder.path("data/directory.js"), _js_data("BLOGFEEDS_DIRECTORY", directory))
+    friends = links_data(data.blogs, data.links)
+    _write_text(folder.path("data/links.js"), _js_data("BLOGFEEDS_LINKS", friends))
     render("directory.html", "directory.html", "", page="directory")
 
     lists, listed_by = _friend_lists(data.links, known)
@@ -409,7 +476,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
     for blog in data.blogs:
         blog_id = blog["blog_id"]
         extras = [(c, blog.get(c)) for c in OPTIONAL_BLOG_COLUMNS if blog.get(c) not in (None, "")]
-        revisits = [_revisit(r) for r in data.schedule.get(blog_id, [])]
+        revisits = [_revisit(r, feed_newest) for r in data.schedule.get(blog_id, [])]
         html = page.render(
             root="../",
             **common,
@@ -424,6 +491,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             listed_by=listed_by.get(blog_id, []),
             entries=per_blog.get(blog_id, []),
             last_post=last_post(blog, newest),
+            topics=topics[blog_id],
         )
         _write_text(folder.path(f"blogs/{slug(blog_id)}.html"), html)
 

@@ -17,13 +17,35 @@
   });
   var ids = data.nodes.map(function (n) { return n[0]; });
   data.edges.forEach(function (e) { graph.addEdge(ids[e[0]], ids[e[1]]); });
+  // A blog without a friend link among those drawn has nothing to place it by: it stands,
+  // labelled, in a row below the others (sigma's y grows upwards), and the layout leaves it out.
+  var orphans = graph.filterNodes(function (node) { return graph.degree(node) === 0; });
+  var orphanSet = new Set(orphans);
+  orphans.forEach(function (node) { graph.setNodeAttribute(node, "forceLabel", true); });
+  function placeOrphans() {
+    if (!orphans.length || orphans.length === graph.order) return;
+    var minX = Infinity, maxX = -Infinity, minY = Infinity;
+    graph.forEachNode(function (node, a) {
+      if (orphanSet.has(node)) return;
+      minX = Math.min(minX, a.x); maxX = Math.max(maxX, a.x); minY = Math.min(minY, a.y);
+    });
+    var width = Math.max(maxX - minX, 1), perRow = Math.max(Math.ceil(Math.sqrt(orphans.length)), 4);
+    var step = width / perRow;
+    orphans.forEach(function (node, i) {
+      graph.mergeNodeAttributes(node, {
+        x: minX + step * (i % perRow), y: minY - step * (1 + Math.floor(i / perRow)) });
+    });
+  }
+  placeOrphans();
 
   var big = graph.order > 2000;
   var running = false;
   var focus = null;
   var focusNeighbours = null;
+  // Edges dark enough to see on the light background at any zoom: however far one zooms out
+  // they stay sigma's minimum of 1.7 px wide, and a lighter grey faded into the background.
   var renderer = new window.Sigma(graph, document.getElementById("graph"), {
-    defaultEdgeColor: big ? "#e3e6ea" : "#c9ced6",
+    defaultEdgeColor: big ? "#b4bcc6" : "#9ea7b3",
     defaultEdgeType: big ? "line" : "arrow",
     labelRenderedSizeThreshold: big ? 10 : 4,
     labelDensity: big ? 0.3 : 1,
@@ -91,7 +113,7 @@
   // Layout: ForceAtlas2, stopped after a while or by the button.
   var status = document.getElementById("graph-status");
   var button = document.getElementById("layout-toggle");
-  var api = { graph: graph, renderer: renderer, layout: "none", layoutDone: false,
+  var api = { graph: graph, renderer: renderer, layout: "none", layoutDone: false, orphans: orphans,
               focus: function () { return focus; }, readyMs: performance.now() };
   window.blogfeedsGraph = api;
   var settings = window.forceAtlas2.inferSettings(graph);
@@ -100,13 +122,16 @@
   // The worker lays out a copy: the drawn graph takes its positions a few times a second, not
   // on every iteration (each update redraws every node), so the page stays responsive.
   var shadow = graph.copy();
+  orphans.forEach(function (node) { shadow.dropNode(node); });
   var worker = null, timer = null, sync = null;
   function syncPositions() {
     graph.updateEachNodeAttributes(function (node, attrs) {
+      if (!shadow.hasNode(node)) return attrs;
       attrs.x = shadow.getNodeAttribute(node, "x");
       attrs.y = shadow.getNodeAttribute(node, "y");
       return attrs;
     }, { attributes: ["x", "y"] });
+    placeOrphans();
   }
   function stop() {
     running = false;
@@ -114,7 +139,8 @@
     clearTimeout(timer);
     clearInterval(sync);
     syncPositions();
-    button.textContent = "Run layout";
+    button.dataset.t = "run_layout";
+    button.textContent = window.blogfeedsI18n.t("run_layout");
     api.layoutDone = true;
     if (big) renderer.setSetting("renderLabels", true);
     renderer.refresh();
@@ -124,7 +150,8 @@
     api.layoutDone = false;
     // Placing labels is most of a frame at 10,000 blogs: a big graph moves without them.
     if (big) renderer.setSetting("renderLabels", false);
-    button.textContent = "Stop layout";
+    button.dataset.t = "stop_layout";
+    button.textContent = window.blogfeedsI18n.t("stop_layout");
     timer = setTimeout(stop, seconds * 1000);
     sync = setInterval(syncPositions, big ? 1000 : 100);
     if (worker) { worker.start(); return; }
@@ -151,5 +178,8 @@
     button.hidden = true;
     api.layoutDone = true;
   }
-  status.textContent += " · layout: " + (api.layout === "none" ? "as built" : "ForceAtlas2");
+  var how = document.createElement("span");
+  how.dataset.t = api.layout === "none" ? "layout_built" : "layout_fa2";
+  how.textContent = window.blogfeedsI18n.t(how.dataset.t);
+  status.append(" · ", how);
 })();
