@@ -42,6 +42,12 @@ before queueing, so the page's links are offered again and the depth book's down
 decides (:meth:`blogfeeds.spiders.blogs.BlogsSpider._offer`)."""
 
 
+def glob_escape(text: str) -> str:
+    """``text`` matched literally in a Redis glob pattern (SCAN ``MATCH``, ``KEYS``): a prefix
+    may hold ``[``, ``*``, ``?`` or ``\\``, which the pattern would read as wildcards."""
+    return "".join("\\" + c if c in "\\*?[]" else c for c in text)
+
+
 @dataclass(frozen=True)
 class FrontierKeys:
     """The Redis keys of one spider's frontier.
@@ -88,7 +94,7 @@ class FrontierKeys:
     @property
     def all_inflight(self) -> str:
         """SCAN pattern of every worker's in-flight hash (``inflight`` of worker ``*``)."""
-        return self._key("inflight:*")
+        return glob_escape(self._key("inflight:")) + "*"
 
     def liveness_of(self, inflight_key: str) -> str:
         """The liveness key of the worker whose in-flight hash is ``inflight_key``."""
