@@ -41,6 +41,8 @@ _UNDECODED = "seeds-undecoded"
 surrogate no strict UTF decoder ever yields (Python's ``surrogateescape``, for every byte and
 every codec), so that the line it is on can be reported and the rest of the file still read."""
 _UNDECODED_CHAR = re.compile("[\udc00-\udcff]")
+_HOST = re.compile(r"[\w-]+(\.[\w-]+)*(:\d+)?")
+"""A host name, and a port: what a URL without its scheme starts with."""
 
 
 def _mark_undecoded(exc: UnicodeError) -> tuple[str, int]:
@@ -102,7 +104,9 @@ def check_url(url: str) -> str | None:
     except ValueError as exc:
         return f"invalid URL {url!r}: {exc}"
     if parts.scheme.lower() not in ("http", "https"):
-        hint = " (add https://)" if not parts.scheme and "." in url.partition("/")[0] else ""
+        # "alpha.test:8001" reads as scheme "alpha.test": a host (and port) before any "/"
+        head = url.partition("/")[0]
+        hint = " (add https://)" if ("." in head or ":" in head) and _HOST.fullmatch(head) else ""
         return f"not an http(s) URL: {url!r}{hint}"
     if not parts.hostname:
         return f"URL has no host: {url!r}"
