@@ -194,3 +194,22 @@ def test_the_summary_says_why_a_crawl_stopped_or_fetched_nothing(tmp_path: Path)
     )
     assert "Crawl summary (finished):\nBlogs: 5," in capped.log
     assert re.search(r"\nStopped by BLOGFEEDS_MAX_BLOGS=5: \d+ links to further blogs", capped.log)
+
+
+@pytest.mark.integration
+def test_a_blogosphere_at_ip_addresses_says_why_it_has_no_friends(tmp_path: Path) -> None:
+    def page(n: int) -> dict[str, str]:
+        friends = "".join(
+            f'<li><a href="http://10.9.8.7:800{k}/">Blog {k}</a></li>' for k in (1, 2, 3) if k != n
+        )
+        return {"body": f'<title>Blog {n}</title><ul class="friends">{friends}</ul>'}
+
+    routes = {f"http://10.9.8.7:800{n}/": {**page(n), "content_type": HTML} for n in (1, 2, 3)}
+    with LittleWeb(routes) as web:
+        run = crawl_blogs(
+            web, ["http://10.9.8.7:8001/"], tmp_path, env={"BLOGFEEDS_ALLOW_PRIVATE_TARGETS": "1"}
+        )
+    assert run.returncode == 0, run.log[-3000:]
+    assert run.links == []
+    assert run.log.count("lists no friends: links to private IP addresses are read as") == 1
+    assert "give each a host name (docs/crawling.md#trying-it-on-a-local-site)" in run.log

@@ -212,8 +212,8 @@ class CrawlSummary:
         )
 
     def _stopped(self, summary: Summary) -> str:
-        """Why the crawl left blogs unvisited, when a bound did (``BLOGFEEDS_MAX_BLOGS``) or
-        when it fetched nothing because everything was crawled before."""
+        """Why the crawl left blogs unvisited: a bound (``BLOGFEEDS_MAX_BLOGS``), the SSRF
+        guard refusing seeds, or everything crawled before."""
         stats, settings = self.crawler.stats, self.crawler.settings
         lines = ""
         capped = stats.get_value("blogfeeds/blog_cap_reached", 0)
@@ -222,6 +222,12 @@ class CrawlSummary:
             lines += (
                 f"\nStopped by BLOGFEEDS_MAX_BLOGS={cap}: {capped} links to further blogs "
                 "not followed (0 = no cap)"
+            )
+        refused = stats.get_value("blogfeeds/seed_refused", 0)
+        if refused:
+            lines += (
+                f"\n{refused} seeds refused by the SSRF guard, not stored: set "
+                "BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site"
             )
         seen = stats.get_value("dupefilter/filtered", 0)
         if not summary.blogs and seen:

@@ -26,6 +26,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.exceptions import CloseSpider
@@ -39,6 +40,7 @@ from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.directives import crawl_url
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
+from blogfeeds.extract.friends.filters import is_mirror_host
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
@@ -48,6 +50,7 @@ from blogfeeds.failures import failure_reason, failure_status
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
+from blogfeeds.middlewares.ssrf import TargetRefused
 from blogfeeds.option import StartupError
 from blogfeeds.report_items import blog_items
 from blogfeeds.seeds import check_url, load_seeds
@@ -337,12 +340,26 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         # the friends are recorded before anything is yielded: a shorter path found from now
         # on offers them again
         blog.depth = depth = self.depths.read(bid, depth, [link.target_url for link in links])
+        if not links and is_mirror_host(urlsplit(response.url).hostname or ""):
+            self._no_friends_at_an_address(response.url)
         yield blog
         recovered = bool(response.meta.get(RECOVERED_META))
         for link in links:
             yield link
             for request in self._offer(link.target_url, depth + 1, recovered=recovered):
                 yield request
+
+    def _no_friends_at_an_address(self, url: str) -> None:
+        """Say once why a blogosphere of private IP:port sites has no friend links."""
+        self.crawler.stats.inc_value("blogfeeds/no_friends_at_an_address")
+        if self.crawler.stats.get_value("blogfeeds/no_friends_at_an_address") == 1:
+            logger.warning(
+                "Blog %s lists no friends: links to private IP addresses are read as the "
+                "blog's own mirrors, and the port is not part of a blog's identity, so blogs "
+                "at IP:port addresses are never each other's friends; give each a host name "
+                "(docs/crawling.md#trying-it-on-a-local-site)",
+                url,
+            )
 
     def _analysed(self, bid: str, depth: int) -> None:
         """``bid``'s home page is read: friends linking it are not requested again (a redirect
@@ -385,6 +402,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.strategies)
             return None
         status, reason = failure_status(failure), failure_reason(failure)
+        seed = not request.meta.get("depth") and not request.meta.get("redirect_urls")
+        if seed and failure.check(TargetRefused):
+            # a seed whose own address the SSRF guard refused says nothing of a blog (a local
+            # trial without BLOGFEEDS_ALLOW_PRIVATE_TARGETS): not stored, no node stays behind
+            self.crawler.stats.inc_value("blogfeeds/seed_refused")
+            logger.warning("Seed %s refused, not stored: %s", request.url, reason)
+            return None
         self.crawler.stats.inc_value(f"blogfeeds/blog_failed/{status}")
         logger.info("Blog %s failed: %s (%s)", request.url, status, reason)
         return self._failed_blog(request.url, request.meta, status, reason)

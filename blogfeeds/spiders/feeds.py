@@ -7,10 +7,11 @@ fetches them, and writes one :class:`~blogfeeds.items.FeedFetch` per feed throug
 :class:`blogfeeds.pipelines.feeds.FeedStorePipeline`.
 
 Arguments (``-a``): ``feed=URL`` fetches that one feed now (added to the schedule if unknown),
-due or not; ``loop=true`` keeps the spider running: when nothing is left it sleeps until the
-next feed comes due (``call_later``, at most ``BLOGFEEDS_FEEDS_MAX_SLEEP`` seconds, so feeds
-added by a blogs crawl are picked up), for long-lived workers under scrapyd. Without ``loop``
-the spider fetches every feed due when it started, then exits.
+due or not; ``all=true`` fetches every scheduled feed now, due or not; ``loop=true`` keeps the
+spider running: when nothing is left it sleeps until the next feed comes due (``call_later``, at
+most ``BLOGFEEDS_FEEDS_MAX_SLEEP`` seconds, so feeds added by a blogs crawl are picked up), for
+long-lived workers under scrapyd. Without ``loop`` the spider fetches every feed due when it
+started, then exits.
 
 Per fetch (the protocol rules live in :mod:`blogfeeds.revisit`, the reading of a response in
 :mod:`blogfeeds.feeds.response` and :mod:`blogfeeds.extract.feedreader`; claims and host
@@ -36,7 +37,8 @@ Settings: :class:`blogfeeds.feeds.config.FeedsConfig`.
 
 Stats (``blogfeeds/feeds/...``): ``claimed``, ``fetched`` (responses), ``not_modified``,
 ``changed``, ``new_entries`` (rows inserted), ``error/<kind>``, ``html``, ``throttled``,
-``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``claim_errors`` (claims that
+``host_paused``, ``moved``, ``guid_rewrite``, ``dead``, ``refused`` (by the SSRF guard: not a
+failure of the feed, its schedule unchanged), ``claim_errors`` (claims that
 failed), ``release_errors`` (paused hosts' releases that failed), ``safety_net`` (fetches of
 feeds with a live WebSub subscription, planned as a safety net: :mod:`blogfeeds.revisit.push`),
 ``level_<n>`` (schedule rows per level at the end; 0 = never fetched).
@@ -66,6 +68,7 @@ from blogfeeds.feeds.item import fetch_item
 from blogfeeds.feeds.response import FetchRead, permanent_move, read_response
 from blogfeeds.feeds.summary import Tally, next_due_text
 from blogfeeds.items import FeedFetch
+from blogfeeds.middlewares.ssrf import TargetRefused
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
@@ -103,7 +106,7 @@ class FeedsSpider(scrapy.Spider):
 
     def __init__(self, feed: str | None = None, loop: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        warn_unknown_arguments(kwargs, ("feed", "loop"))
+        warn_unknown_arguments(kwargs, ("feed", "loop", "all"))
         self.feed_arg = feed
         self.config = FeedsConfig()
         self.store: FeedStore | None = None
@@ -129,7 +132,7 @@ class FeedsSpider(scrapy.Spider):
         before anything is opened."""
         s = crawler.settings
         check_settings(s)
-        config = FeedsConfig.from_settings(s, loop=kwargs.get("loop"))
+        config = FeedsConfig.from_settings(s, loop=kwargs.get("loop"), everything=kwargs.get("all"))
         feed = kwargs.get("feed")
         bad_feed = None if feed is None else check_url(feed)
         if bad_feed is not None:  # never stored: it would fail on every run
@@ -278,6 +281,14 @@ class FeedsSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
         kind, reason = failure_status(failure), failure_reason(failure)
+        if failure.check(TargetRefused):
+            # Our own guard refused the address (a local trial without
+            # BLOGFEEDS_ALLOW_PRIVATE_TARGETS): nothing is known of the feed, so its plan stays
+            # (no back-off); it stays leased until the run ends, then is due as before.
+            self.crawler.stats.inc_value("blogfeeds/feeds/refused")
+            logger.info("Feed %s not fetched, its schedule unchanged: %s", feed.url, reason)
+            self.hosts.answered(feed.url)
+            return self._after(feed.url)
         logger.info("Feed %s failed: %s (%s)", feed.url, kind, reason)
         read = FetchRead.failure(self.clock.now(), kind, reason)
         return [self._finish(feed, request.meta["state"], read, None), *self._after(feed.url)]
