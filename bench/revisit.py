@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing
+import os
 import random
 import statistics
 import sys
@@ -486,12 +487,10 @@ def hub_share_of_corpus() -> tuple[int, int, str] | None:
     from blogfeeds.extract.feedreader import read_document
     from blogfeeds.extract.feedreader.websub import websub_links
 
-    here = Path(__file__).resolve().parents[1]
-    for root in (here.parent / "shared" / "corpus", here / ".." / "shared" / "corpus"):
-        labels = root / "feeds" / "feed_labels.jsonl"
-        if labels.is_file():
-            break
-    else:
+    shared = os.environ.get("BLOGFEEDS_SHARED") or Path(__file__).resolve().parents[2] / "shared"
+    root = Path(shared) / "corpus"
+    labels = root / "feeds" / "feed_labels.jsonl"
+    if not labels.is_file():
         return None
     import json
 

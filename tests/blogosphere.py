@@ -11,6 +11,7 @@ blogs are linked several times (duplicates for the dupefilter). Served by
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -20,9 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from blogfeeds.frontier.defaults import glob_escape
+
 REPO = Path(__file__).resolve().parent.parent
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
-REDIS_URL = "redis://127.0.0.1:6379/0"
+REDIS_URL = os.environ.get("BLOGFEEDS_TEST_REDIS_URL") or "redis://127.0.0.1:6379/0"
+"""The tests' Redis (``BLOGFEEDS_TEST_REDIS_URL``); every key they write starts ``bftest:``."""
+REDIS_UNREACHABLE = f"Redis unreachable at {REDIS_URL} (.ci/services.sh starts it)"
 HTML = "text/html; charset=utf-8"
 
 
@@ -192,11 +197,32 @@ def redis_prefix(name: str) -> Iterator[str]:
     prefix = f"bftest:{os.getpid()}:{name}:"
     client = redis_client()
     if client is None:
-        raise RuntimeError("Redis is unreachable at 127.0.0.1:6379")
+        raise RuntimeError(REDIS_UNREACHABLE)
     try:
         yield prefix
     finally:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        keys = list(client.scan_iter(match=glob_escape(prefix) + "*", count=1000))
         if keys:
             client.delete(*keys)
         client.close()
+
+
+def leftovers(pid: int | None = None) -> list[str]:
+    """What test process ``pid`` (default this one) left in the local services: Redis keys
+    under ``bftest:<pid>:`` and MariaDB databases named ``blogfeeds_…_<pid>[_…]``."""
+    pid = os.getpid() if pid is None else pid
+    found: list[str] = []
+    client = redis_client()
+    if client is not None:
+        match = glob_escape(f"bftest:{pid}:") + "*"
+        found += sorted(f"redis key {k.decode()}" for k in client.scan_iter(match=match))
+        client.close()
+    admin = mariadb_admin()
+    if admin is not None:
+        with admin.cursor() as cursor:
+            cursor.execute("SHOW DATABASES LIKE 'blogfeeds%'")
+            names = [row[0] for row in cursor.fetchall()]
+        admin.close()
+        mine = re.compile(rf"blogfeeds_\w*?_{pid}(_\w*)?")
+        found += [f"MariaDB database {n}" for n in sorted(names) if mine.fullmatch(n)]
+    return found

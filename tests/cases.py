@@ -11,24 +11,21 @@ keys, then ``*@HOST``, then the case's ``page_url`` serving ``page.html``, else 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.littleweb import find_shared
+
 SUITES = ("feed-discovery", "friend-links", "friend-links-real")
 DEFAULT_UA = "blogfeeds/0.1 (+https://github.com/blogfeeds/blogfeeds)"
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-def shared_dir() -> Path | None:
-    """The shared reference directory, or None when it is absent."""
-    env = os.environ.get("BLOGFEEDS_SHARED")
-    path = Path(env) if env else REPO_ROOT.parent / "shared"
-    return path if path.is_dir() else None
+shared_dir = find_shared
+"""The shared reference directory, or None when it is absent."""
 
 
 @dataclass(frozen=True)

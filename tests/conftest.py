@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _COMMON = {
@@ -23,3 +24,17 @@ settings.register_profile("ci", max_examples=1000, **_COMMON)
 settings.register_profile("nightly", max_examples=10_000, **_COMMON)
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that leaves test keys in Redis or test databases in MariaDB fails, naming them
+    (tests clean up after themselves: ``tests.blogosphere.redis_prefix`` and friends)."""
+    from tests.blogosphere import leftovers
+
+    left = leftovers()
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"Left behind by this run ({len(left)}): " + ", ".join(left[:20]))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -77,7 +77,7 @@ def test_the_counts_are_bounded_in_memory() -> None:
 @pytest.fixture
 def redis_key() -> Iterator[str]:
     if bs.redis_client() is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     with bs.redis_prefix("caps") as prefix:
         yield f"{prefix}blogs:domain_blogs"
 
@@ -150,7 +150,7 @@ def frontier(request: pytest.FixtureRequest) -> Iterator[str]:
         yield "scrapy"
         return
     if bs.redis_client() is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     with bs.redis_prefix(request.node.name[-30:]) as prefix:
         yield prefix
 
@@ -210,7 +210,7 @@ def test_on_the_redis_frontier_the_pending_requests_are_in_redis(tmp_path: Path)
     """With the Redis frontier every queued request is in Redis (the worker holds none in a
     queue of its own); a crawl stopped early leaves them there for any worker."""
     if bs.redis_client() is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     routes = trap_web(fanout=4, levels=4)
     with bs.redis_prefix("caps-pending") as prefix:
         run = crawl(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from scrapy.utils.test import get_crawler
 
+import tests.blogosphere as bs
 from blogfeeds.feedcrawl.summary import duration, next_due_text
 from blogfeeds.items import Blog
 from blogfeeds.spiders.blogs import BlogsSpider
@@ -43,7 +44,9 @@ def test_a_spider_name_typo_is_one_line_naming_the_spiders() -> None:
     )
 
 
-@pytest.mark.parametrize("command", ["crawl", "inspect", "export", "stats", "seed", "cluster"])
+@pytest.mark.parametrize(
+    "command", ["crawl", "inspect", "export", "stats", "seed", "cluster", "demo"]
+)
 def test_help_underlines_only_its_headings(command: str) -> None:
     """Scrapy's help formatter took a wrapped help line ending in a colon for a heading."""
     for columns in ("60", "80", "100"):
@@ -166,3 +169,49 @@ def test_a_misspelt_spider_argument_is_a_warning(
     with caplog.at_level("WARNING", logger="blogfeeds.spiders.arguments"):
         cls.from_crawler(get_crawler(cls, {"BLOGFEEDS_EXTRACT_THREADS": 0}), **given)
     assert [r.getMessage() for r in caplog.records] == ([said] if said else [])
+
+
+@pytest.mark.integration
+def test_the_summary_says_why_a_crawl_stopped_or_fetched_nothing(tmp_path: Path) -> None:
+    """A crawl stopped by BLOGFEEDS_MAX_BLOGS says so; a resumed JOBDIR crawl ends with nothing
+    queued (the links its earlier run queued are dropped by the duplicate filter, not left
+    pending); a finished JOBDIR run again fetches nothing and still prints its summary."""
+    n = 30
+    routes = {bs.home(i): {"body": bs.page(i, n), "content_type": HTML} for i in range(n)}
+    job = {"JOBDIR": str(tmp_path / "job")}
+    (tmp_path / "capped").mkdir()
+    with LittleWeb(routes) as web:
+        seeds = [bs.home(0)]
+        first = crawl_blogs(web, seeds, tmp_path, settings={**job, "CLOSESPIDER_ITEMCOUNT": "8"})
+        resumed = crawl_blogs(web, seeds, tmp_path, settings=job)
+        again = crawl_blogs(web, seeds, tmp_path, settings=job)
+        capped = crawl_blogs(web, seeds, tmp_path / "capped", settings={"BLOGFEEDS_MAX_BLOGS": "5"})
+    assert "Crawl summary (closespider_itemcount)" in first.log
+    assert "Resuming crawl (" in resumed.log
+    assert "Strategy bfs: frontier 0 blogs queued, " in resumed.log
+    assert f"Crawl summary (finished):\nBlogs: {n - len(first.blogs)}," in resumed.log
+    assert "Crawl summary (finished):\nBlogs: 0, with a feed: 0; friend links: 0" in again.log
+    assert f"\nNothing fetched: 1 already crawled by JOBDIR {job['JOBDIR']} (a finished job)" in (
+        again.log
+    )
+    assert "Crawl summary (finished):\nBlogs: 5," in capped.log
+    assert re.search(r"\nStopped by BLOGFEEDS_MAX_BLOGS=5: \d+ links to further blogs", capped.log)
+
+
+@pytest.mark.integration
+def test_a_blogosphere_at_ip_addresses_says_why_it_has_no_friends(tmp_path: Path) -> None:
+    def page(n: int) -> dict[str, str]:
+        friends = "".join(
+            f'<li><a href="http://10.9.8.7:800{k}/">Blog {k}</a></li>' for k in (1, 2, 3) if k != n
+        )
+        return {"body": f'<title>Blog {n}</title><ul class="friends">{friends}</ul>'}
+
+    routes = {f"http://10.9.8.7:800{n}/": {**page(n), "content_type": HTML} for n in (1, 2, 3)}
+    with LittleWeb(routes) as web:
+        run = crawl_blogs(
+            web, ["http://10.9.8.7:8001/"], tmp_path, env={"BLOGFEEDS_ALLOW_PRIVATE_TARGETS": "1"}
+        )
+    assert run.returncode == 0, run.log[-3000:]
+    assert run.links == []
+    assert run.log.count("lists no friends: links to private IP addresses are read as") == 1
+    assert "give each a host name (docs/crawling.md#trying-it-on-a-local-site)" in run.log

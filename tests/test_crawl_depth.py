@@ -127,7 +127,7 @@ def redis_prefix(request: pytest.FixtureRequest) -> Iterator[str]:
         yield ""
         return
     if bs.redis_client() is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     with bs.redis_prefix(request.node.name[-30:]) as prefix:
         yield prefix
 

@@ -146,14 +146,21 @@ def outcome(log: str, web: LittleWeb) -> dict[str, Any]:
     return {"stats": stats, "hits": hits, "log": log, "reason": reason and reason[1]}
 
 
-def run(web: LittleWeb, db: Path, now: float, *args: str, status: int = 0) -> dict[str, Any]:
-    """One ``scrapy crawl feeds`` at virtual time ``now``, which must exit with ``status`` and
-    log no traceback; returns its stats and log."""
+def run(
+    web: LittleWeb,
+    db: Path,
+    now: float,
+    *args: str,
+    status: int = 0,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """One ``scrapy crawl feeds`` at virtual time ``now`` (``env`` added to its environment),
+    which must exit with ``status`` and log no traceback; returns its stats and log."""
     web.clear_hits()
     proc = subprocess.run(
         command(now, *args),
         cwd=REPO,
-        env=environment(web, db),
+        env={**environment(web, db), **(env or {})},
         capture_output=True,
         text=True,
         timeout=120,
@@ -481,6 +488,45 @@ def test_errors_back_off_and_count(timeline: dict[str, Any]) -> None:
     assert second["state"]["dead"] is False  # dead only after two weeks of failures
     assert timeline["r1"]["stats"]["blogfeeds/feeds/error/http_5xx"] == 1
     assert urls(timeline["r1"]).count(DOWN) == 1  # 503 is not retried at once
+
+
+def test_a_refused_target_keeps_its_schedule_and_all_fetches_every_feed_now(
+    tmp_path: Path,
+) -> None:
+    """A local trial: a feed on a private address, fetched without the switch, is refused by
+    the SSRF guard: not a failure of the feed (no back-off), so the next run with the switch
+    fetches it; ``-a all=true`` then fetches every feed again though none is due."""
+    db = tmp_path / "local.sqlite3"
+    with LittleWeb({ALPHA: feed_route(rss(("a", T0 - HOUR)))}) as web:
+        local = f"http://127.0.0.1:{web.port}/feed.xml"
+        web.add(local, feed_route(rss(("l", T0 - HOUR))))
+        with FeedStore.open(f"sqlite:///{db}") as store:
+            store.write(
+                [
+                    *blogs()[:1],
+                    Blog("127.0.0.1", local, feed_url=local, feeds=[FeedInfo(local, RSS_TYPE)]),
+                ],
+                [],
+            )
+        refused = run(web, db, T0, env={"BLOGFEEDS_ALLOW_PRIVATE_TARGETS": "0"})
+        assert urls(refused) == [ALPHA] and refused["stats"]["blogfeeds/feeds/refused"] == 1
+        row = rows(db)[local]
+        assert (row["status"], row["consecutive_failures"], row["last_fetch"]) == ("new", 0, None)
+        assert iso_minutes(row["next_due"]) <= T0 and row["lease_owner"] is None
+        assert (
+            f"Feed {local} not fetched, its schedule unchanged: SSRF guard: 127.0.0.1"
+            in (refused["log"])
+        )
+        assert (
+            "\nRefused by the SSRF guard: 1, their schedule unchanged (set BLOGFEEDS_"
+            in (refused["log"])
+        )
+        allowed = run(web, db, T0 + 1)  # the switch on (the web's environment)
+        assert urls(allowed) == [local]
+        assert rows(db)[local]["status"] == "ok"
+        everything = run(web, db, T0 + 2, "-a", "all=true")
+    assert sorted(urls(everything)) == sorted([ALPHA, local])
+    assert "Fetching all 2 scheduled feeds now, due or not (-a all)" in everything["log"]
 
 
 def test_a_bad_feed_argument_is_refused_and_never_stored(tmp_path: Path) -> None:

@@ -531,6 +531,17 @@ def _scrapy(*args: str, url: str | None = None) -> subprocess.CompletedProcess[s
     )  # fmt: skip
 
 
+@pytest.mark.integration
+def test_an_unknown_format_and_a_missing_database_are_named() -> None:
+    xml = _scrapy("export", "xml")
+    assert xml.returncode == 2
+    assert "error: unknown format 'xml'; give one of: opml, csv," in xml.stderr
+    # a relative URL is read from the current folder: the message names the whole path
+    stats = _scrapy("stats", url="sqlite:///no-such-crawl.sqlite3")
+    assert stats.returncode == 2
+    assert f"no SQLite database at '{REPO / 'no-such-crawl.sqlite3'}'" in stats.stderr
+
+
 def _tables(url: str) -> set[str]:
     """The tables of the database at ``url``, read without changing anything."""
     if url.startswith("sqlite:///"):

@@ -82,6 +82,13 @@ def test_extraction_is_pure(name: str) -> None:
     assert not bad, f"{name} imports {bad}"
 
 
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_the_package_never_imports_the_tests(name: str) -> None:
+    # what the product needs of the tests' tools (the loopback web) lives in the package
+    bad = sorted(m for m in _imports(MODULES[name]) if m.split(".")[0] == "tests")
+    assert not bad, f"{name} imports {bad}"
+
+
 def test_no_import_cycle() -> None:
     graph = {
         # an edge to one's own package is Python's import order, not a cycle

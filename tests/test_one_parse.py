@@ -8,7 +8,7 @@ by counting wrappers; no call may reach them. The wrappers are proven by a delib
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,16 +52,24 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     yield calls
 
 
-def pages() -> list[tuple[str, bytes]]:
-    """(URL, body) of the friend-link cases (when ``../shared`` is there) and the test web."""
-    found = [
+def case_pages() -> list[tuple[str, bytes]]:
+    """(URL, body) of the friend-link cases of ``../shared``; none without it."""
+    return [
         (load_case(suite, name).page_url, (load_case(suite, name).path / "page.html").read_bytes())
         for suite in ("friend-links", "friend-links-real")
         for name in case_names(suite)
     ]
-    for path in sorted([*DATA.glob("web/*.html"), *DATA.glob("pages/*.html")]):
-        found.append((f"https://{path.stem}.example/", path.read_bytes()))
-    return found
+
+
+def web_pages() -> list[tuple[str, bytes]]:
+    """(URL, body) of the test web's pages (``tests/data``)."""
+    paths = sorted([*DATA.glob("web/*.html"), *DATA.glob("pages/*.html")])
+    return [(f"https://{path.stem}.example/", path.read_bytes()) for path in paths]
+
+
+def pages() -> list[tuple[str, bytes]]:
+    """:func:`case_pages` (when ``../shared`` is there) and :func:`web_pages`."""
+    return case_pages() + web_pages()
 
 
 def extract_all(page: Page) -> None:
@@ -77,10 +85,25 @@ def test_the_counter_sees_a_parse(parses: Counter[str]) -> None:
     assert sum(parses.values()) == 1
 
 
-def test_extractors_never_parse_the_page_again(parses: Counter[str]) -> None:
-    corpus = pages()
-    assert len(corpus) >= 10
-    for url, body in corpus:
+@pytest.mark.parametrize(
+    "corpus",
+    [
+        pytest.param(web_pages, id="test-web"),
+        pytest.param(
+            case_pages,
+            id="shared-cases",
+            marks=pytest.mark.skipif(
+                not case_names("friend-links"), reason="shared cases not found"
+            ),
+        ),
+    ],
+)
+def test_extractors_never_parse_the_page_again(
+    parses: Counter[str], corpus: Callable[[], list[tuple[str, bytes]]]
+) -> None:
+    found = corpus()
+    assert len(found) >= 5
+    for url, body in found:
         page = parse_page(url, body, {"Content-Type": "text/html"})
         before = sum(parses.values())
         extract_all(page)

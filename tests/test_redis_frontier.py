@@ -43,7 +43,7 @@ N_BLOGS = 1000
 def redis() -> Any:
     client = bs.redis_client()
     if client is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     yield client
     client.close()
 

@@ -6,14 +6,16 @@ Times are epoch minutes (UTC) as in blogfeeds.revisit; scenarios run on a virtua
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -672,7 +674,9 @@ def test_time_units() -> None:
 # ------------------------------------------------------------------------------------------
 # The benchmark runs and keeps its floors on a small population
 # ------------------------------------------------------------------------------------------
-def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
+@contextlib.contextmanager
+def bench_revisit() -> Iterator[Any]:
+    """``bench/revisit.py`` as a module (registered while in use: its workers pickle by name)."""
     path = Path(__file__).resolve().parents[1] / "bench" / "revisit.py"
     spec = importlib.util.spec_from_file_location("bench_revisit", path)
     assert spec is not None and spec.loader is not None
@@ -680,9 +684,22 @@ def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     sys.modules["bench_revisit"] = module
     try:
         spec.loader.exec_module(module)
-        code = module.main(["--feeds", "300", "--days", "7", "--procs", "1", "--quick"])
+        yield module
     finally:
         del sys.modules["bench_revisit"]
+
+
+def test_bench_reads_the_corpus_only_where_blogfeeds_shared_says(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("BLOGFEEDS_SHARED", str(tmp_path / "missing"))
+    with bench_revisit() as module:
+        assert module.hub_share_of_corpus() is None
+
+
+def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
+    with bench_revisit() as module:
+        code = module.main(["--feeds", "300", "--days", "7", "--procs", "1", "--quick"])
     out = capsys.readouterr().out
     assert code == 0
     assert "| estimating policy |" in out and "| original level policy (default) |" in out

@@ -76,7 +76,7 @@ def test_a_pickle_pushed_into_the_redis_queue_is_quarantined(tmp_path: Path) -> 
 
     client = bs.redis_client()
     if client is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     from blogfeeds.frontier.defaults import FrontierKeys
     from blogfeeds.frontier.scheduler import Scheduler
 
@@ -124,7 +124,7 @@ def _frontier(name: str) -> Iterator[tuple[Any, Any, Any, Any]]:
 
     client = bs.redis_client()
     if client is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     with bs.redis_prefix(name) as prefix:
         crawler = get_crawler(
             _FrontierSpider,

@@ -57,7 +57,7 @@ def services(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """``(redis key prefix, MySQL URL)`` of this test, both removed afterwards."""
     pytest.importorskip("pymysql")
     if bs.redis_client() is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     if bs.mariadb_admin() is None:
         pytest.skip("MariaDB unreachable at 127.0.0.1:3306 (.ci/services.sh starts it)")
     with (

@@ -39,7 +39,7 @@ def seed(*args: str, redis_url: str | None, prefix: str = "") -> subprocess.Comp
 def redis() -> Iterator[Any]:
     client = bs.redis_client()
     if client is None:
-        pytest.skip("Redis unreachable at 127.0.0.1:6379 (.ci/services.sh starts it)")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     yield client
     client.close()
 

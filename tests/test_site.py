@@ -54,8 +54,9 @@ HOSTILE = 7
 GONE, GONE_ID = "http://gone.example/", "gone.example"
 """A friend of blog :data:`LISTS_GONE` whose home page answers 404: a blog stored as failed."""
 LISTS_GONE = 5
-REFUSED, REFUSED_ID = "http://127.0.0.1:9/", "127.0.0.1"
-"""A second seed on loopback, which the SSRF guard refuses (the guard is on in this crawl)."""
+REFUSED, REFUSED_ID = "http://refused.example/", "refused.example"
+"""A second seed, redirected to loopback, which the SSRF guard refuses (the guard is on in this
+crawl): stored as failed (a seed refused at its own address is not stored at all)."""
 FEED_FAILS = 11
 """The blog whose feed answered the crawl but answers 500 to the feeds run."""
 LANGS = ("en", "zh-CN", "de")
@@ -126,6 +127,7 @@ def routes() -> dict[str, Any]:
         out[bs.home(i)] = {"body": page(i), "content_type": bs.HTML}
         if i not in NO_FEED:
             out[f"{bs.home(i)}feed.xml"] = {"body": feed(i), "content_type": "application/rss+xml"}
+    out[REFUSED] = {"status": 302, "location": "http://127.0.0.1:9/"}
     return out
 
 

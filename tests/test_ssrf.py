@@ -272,9 +272,7 @@ def test_dns_rebinding_and_failed_first_lookups_reach_no_loopback_byte(tmp_path:
         run = _fake_dns_crawl(web, tmp_path, REBINDING, list(REBINDING))
     assert run.returncode == 0, run.log[-3000:]
     assert run.hits == []  # not robots.txt, not the page, not the feed
-    assert {b["blog_id"]: b["status"] for b in run.blogs.values()} == dict.fromkeys(
-        REBINDING, "blocked"
-    )
+    assert run.blogs == {} and run.stat("blogfeeds/seed_refused") == len(REBINDING)
     assert "resolves to 127.0.0.1 (loopback)" in run.log
     assert run.stat("blogfeeds/ssrf/refused/loopback") >= len(REBINDING)
     assert "Traceback" not in run.log
@@ -312,19 +310,20 @@ def test_crawl_refuses_loopback_seeds_without_sending_a_byte(tmp_path: Path) -> 
         )
     assert run.returncode == 0, run.log[-3000:]
     assert run.hits == []  # not even robots.txt
-    assert {b["status"] for b in run.blogs.values()} == {"blocked"}
-    assert len(run.blogs) == 2
+    # a refused seed says nothing of a blog: no node of the graph is stored for it
+    assert run.blogs == {} and run.stat("blogfeeds/seed_refused") == 2
     # requests refused: the literal address before its robots.txt; the name in the resolver,
     # its robots.txt and its page
     assert run.stat("blogfeeds/ssrf/refused/loopback") == 3
-    # the crawl log says why, on the line that reports the failure, and what to do about it
-    hint = "; set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site)"
+    # the crawl log says why, on the line that reports the refusal, and what to do about it
+    hint = "; set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site"
     for seed, why in zip(
         seeds, ["is a loopback address", "resolves to 127.0.0.1 (loopback)"], strict=True
     ):
-        home = f"Blog {seed} failed: blocked (SSRF guard: {urlsplit(seed).hostname} {why}"
+        home = f"Seed {seed} refused, not stored: SSRF guard: {urlsplit(seed).hostname} {why}"
         line = next(line for line in run.log.splitlines() if home in line)
         assert line.endswith(hint)
+    assert "2 seeds refused by the SSRF guard, not stored: set BLOGFEEDS_ALLOW_PRIVATE_" in run.log
 
 
 @pytest.mark.integration

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -556,3 +557,14 @@ def test_mariadb_connection_killed_between_batches_reconnects() -> None:
             admin.close()
             assert store.upsert_blogs([blog("bob.example")]) == 1
             assert store.count("blogs") == 2
+
+
+def test_git_ignores_the_files_of_a_crawl_database(tmp_path: Path) -> None:
+    """A crawl in the checkout leaves the database and, while it runs, SQLite's WAL files."""
+    url = f"sqlite:///{tmp_path / 'blogfeeds.sqlite3'}"
+    with Store.open(url) as store:
+        store.write([Blog(blog_id="a.example", url="https://a.example/")], [])
+        made = sorted(p.name for p in tmp_path.iterdir())  # open: the WAL files are there
+    assert made == ["blogfeeds.sqlite3", "blogfeeds.sqlite3-shm", "blogfeeds.sqlite3-wal"]
+    ignore = (Path(__file__).resolve().parents[1] / ".gitignore").read_text("utf-8").split()
+    assert all(any(fnmatch.fnmatch(name, rule) for rule in ignore) for name in made), ignore

@@ -16,10 +16,10 @@ at a time, reading the fetch order from the web's hit log.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 
+import tests.blogosphere as bs
 from blogfeeds.crawl.order import STRATEGIES, CrawlOrder, site_of
 from tests.littleweb import LittleWeb
 
 REPO = Path(__file__).resolve().parent.parent
-REDIS_URL = "redis://127.0.0.1:6379/0"
 
 GRAPH: dict[str, list[str]] = {
     "S": ["A", "B", "C"],
@@ -216,19 +216,6 @@ def _page(blog: str) -> str:
     )
 
 
-def _redis() -> Any:
-    """A client of the local Redis, or None when it does not answer."""
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.RedisError:
-        client.close()
-        return None
-    return client
-
-
 # One process runs the five crawls side by side (one crawler each, Scrapy's own engine and the
 # project's settings, as `scrapy crawl blogs` builds them), so the test pays Scrapy's start-up once.
 RUNNER = """
@@ -283,7 +270,7 @@ def _start(tmp: Path, prefix: str = "") -> Batch:
     env.pop("REDIS_URL", None)
     env.pop("MYSQL_URL", None)
     if prefix:
-        env["REDIS_URL"] = REDIS_URL
+        env["REDIS_URL"] = bs.REDIS_URL
     jobs = []
     for strategy in STRATEGIES:
         settings: dict[str, Any] = {
@@ -327,18 +314,11 @@ def crawls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Batch
     """Every strategy crawled with Scrapy's scheduler and, when Redis answers, scrapy-redis's;
     the two batches run side by side, each against its own little web."""
     tmp = tmp_path_factory.mktemp("strategies")
-    client = _redis()
-    started = {"scrapy": _start(tmp)}
-    if client is not None:
-        started["redis"] = _start(tmp, f"bftest:{os.getpid()}:strategies:")
-    try:
+    with contextlib.ExitStack() as stack:
+        started = {"scrapy": _start(tmp)}
+        if bs.redis_client() is not None:
+            started["redis"] = _start(tmp, stack.enter_context(bs.redis_prefix("strategies")))
         yield {key: _finish(batch) for key, batch in started.items()}
-    finally:
-        if client is not None:
-            keys = list(client.scan_iter(match=f"{started['redis'].prefix}*"))
-            if keys:
-                client.delete(*keys)
-            client.close()
 
 
 def _check(batch: Batch, strategy: str, expected: list[str]) -> None:
@@ -362,7 +342,7 @@ def test_crawl_visit_order(crawls: dict[str, Batch], strategy: str) -> None:
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_crawl_visit_order_redis(crawls: dict[str, Batch], strategy: str) -> None:
     if "redis" not in crawls:
-        pytest.skip("Redis does not answer at 127.0.0.1:6379")
+        pytest.skip(bs.REDIS_UNREACHABLE)
     _check(crawls["redis"], strategy, simulate(strategy, ties="url"))
 
 

@@ -258,6 +258,32 @@ def test_pushes_for_unknown_callbacks_or_topics_are_refused(endpoint: Endpoint, 
     assert row(topic)["bad_pushes"] == 1
 
 
+def test_a_push_the_web_server_refuses_is_counted_as_a_bad_push(
+    endpoint: Endpoint, hub: Hub
+) -> None:
+    """A hub sending Content-Length with Transfer-Encoding: chunked (the publisher chunked
+    its feed): Twisted answers 400 before our code reads it; it counts and is logged."""
+    topic = "http://chunked.example/feed"
+    add_feed(topic, topic, [hub.url])
+    until(lambda: active(hub, topic), what="an active subscription")
+    body = atom(topic, hub.url, "1")
+    path = "/websub/" + row(topic)["callback"]
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+        f"Content-Type: application/atom+xml\r\nContent-Length: {len(chunked)}\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", endpoint.port), timeout=5) as conn:
+        conn.sendall(head.encode() + chunked)
+        answer = conn.recv(100)
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    until(lambda: row(topic)["bad_pushes"] == 1, what="the bad push counted")
+    assert entries(topic) == []
+    until(lambda: "refused as malformed HTTP" in endpoint.text(), what="the warning")
+    assert f"WebSub: push from 127.0.0.1 for {topic} refused as malformed HTTP" in endpoint.text()
+
+
 def test_verification_is_answered_only_for_requests_we_made(endpoint: Endpoint) -> None:
     topic = "http://verify.example/feed"
     with Hub() as liar:

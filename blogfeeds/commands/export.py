@@ -332,7 +332,8 @@ def open_store(url: str, kind: type[_S]) -> _S:
     except ValueError:  # a malformed URL: Store.open below says why
         path = None
     if path is not None and not Path(path).is_file():
-        raise UsageError(f"no SQLite database at {path!r}", print_help=False)
+        # the full path: a relative URL is read from the current folder, often not the crawl's
+        raise UsageError(f"no SQLite database at {str(Path(path).resolve())!r}", print_help=False)
     try:
         return kind.open(url, read_only=True)
     except Exception as exc:
@@ -570,8 +571,11 @@ class Command(ScrapyCommand):
             finally:
                 feeds.close()
             return
-        if len(args) != 1 or args[0] not in FORMATS:
-            raise UsageError(f"give one format: {', '.join((*FORMATS, *SUBCOMMANDS))}")
+        known = ", ".join((*FORMATS, *SUBCOMMANDS))
+        if len(args) != 1:
+            raise UsageError(f"give one format: {known}")
+        if args[0] not in FORMATS:
+            raise UsageError(f"unknown format {args[0]!r}; give one of: {known}")
         if opts.min_in_degree < 0:
             raise UsageError("--min-in-degree must be 0 or more")
         filters = filters_from(opts)  # before the database: a bad filter opens nothing

@@ -14,17 +14,20 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.http import Response, TextResponse
 
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.discovery import Fetch, FetchRequest
+from blogfeeds.extract.friends.filters import is_mirror_host
 from blogfeeds.extract.page import DecodeError
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.runner import Run, inline
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.failures import failure_reason, failure_status
+from blogfeeds.middlewares.ssrf import TargetRefused
 from blogfeeds.option import StartupError
 from blogfeeds.threads import extract_runner, ranked
 
@@ -50,6 +53,13 @@ def response_headers(response: Response) -> dict[str, str]:
 def unreadable(exc: Exception) -> Unread:
     """The page's bytes could not be read as HTML (or its URL names no blog)."""
     return Unread("decode_error", f"cannot read it: {failure_reason(exc)}")
+
+
+def refused_seed(failure: Any, meta: dict[str, Any]) -> bool:
+    """Whether ``failure`` is the SSRF guard refusing a seed's own address: that says nothing of
+    a blog (a local trial without ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS``), so nothing is stored."""
+    seed = not meta.get("depth") and not meta.get("redirect_urls")
+    return seed and bool(failure.check(TargetRefused))
 
 
 def fetch_failed(failure: Any) -> Unread:
@@ -115,6 +125,8 @@ class HomeReader:
                 logger.warning("Cannot read %s: %s", page.final_url, page.detail)
         for url in report.invalid_urls:
             logger.info("Invalid URL %r on %s: not followed", url, report.friend_source)
+        if not report.friends and is_mirror_host(urlsplit(report.url).hostname or ""):
+            self._no_friends_at_an_address(report.url)
         over = report.counters.get("friends_over_cap", 0)
         if over:
             logger.info(
@@ -122,6 +134,19 @@ class HomeReader:
                 report.friend_source or report.url,
                 over,
                 self.config.max_friends,
+            )
+
+    def _no_friends_at_an_address(self, url: str) -> None:
+        """Say once why a blogosphere of private IP:port sites has no friend links."""
+        stats = self.crawler.stats
+        stats.inc_value("blogfeeds/no_friends_at_an_address")
+        if stats.get_value("blogfeeds/no_friends_at_an_address") == 1:
+            logger.warning(
+                "Blog %s lists no friends: links to private IP addresses are read as the "
+                "blog's own mirrors, and the port is not part of a blog's identity, so blogs "
+                "at IP:port addresses are never each other's friends; give each a host name "
+                "(docs/crawling.md#trying-it-on-a-local-site)",
+                url,
             )
 
 

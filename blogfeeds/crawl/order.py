@@ -226,6 +226,13 @@ class CrawlOrder:
             self._settle(blog)
         return True
 
+    def dropped(self, blog: str, token: str) -> None:
+        """The scheduler refused the copy of ``blog`` with ``token`` (its duplicate filter: a
+        resumed ``JOBDIR`` crawl offers again what its earlier run queued): not pending."""
+        entry = self.pending.get(blog)
+        if entry is not None and entry.token == token:
+            self._settle(blog)
+
     def _settle(self, blog: str) -> None:
         """``blog`` leaves the pending blogs (and its host's count)."""
         entry = self.pending.pop(blog, None)
@@ -287,6 +294,12 @@ class StrategyMiddleware(BaseSpiderMiddleware):
         self._task: Any = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
+
+    def request_dropped(self, request: Request) -> None:
+        blog, token = request.meta.get("blog_id"), request.meta.get(TOKEN_META)
+        if blog and token:
+            self.order.dropped(blog, str(token))
 
     def spider_opened(self, spider: Any) -> None:
         self.crawler.stats.set_value("blogfeeds/strategy", self.order.strategy)

@@ -21,7 +21,7 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from blogfeeds.config import SummarySettings, database_url
+from blogfeeds.config import CrawlSettings, SummarySettings, database_url
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.url import redact
@@ -195,14 +195,49 @@ class CrawlSummary:
             self.builder.add_link(item.source_blog_id, item.target_blog_id)
 
     def spider_closed(self, spider: Any, reason: str) -> None:
-        if not self.builder.blogs:
+        # a friend-link crawl says what it did even when it fetched nothing; another spider
+        # (`crawl feeds`, which logs its own summary) only when it scraped blogs. After no_seeds
+        # there was nothing to crawl: the error logged says why.
+        crawled = getattr(spider, "name", "") == "blogs" and reason != "no_seeds"
+        if not crawled and not self.builder.blogs:
             return
         summary = self.builder.summary(self.top)
         stats = self.crawler.stats
         stats.set_value("blogfeeds/summary/blogs", summary.blogs)
         stats.set_value("blogfeeds/summary/with_feed", summary.with_feed)
         stats.set_value("blogfeeds/summary/friend_links", summary.links)
-        self.text = f"Crawl summary ({reason}):\n{summary.render()}{self._database(summary)}"
+        self.text = (
+            f"Crawl summary ({reason}):\n{summary.render()}{self._stopped(summary)}"
+            f"{self._database(summary)}"
+        )
+
+    def _stopped(self, summary: Summary) -> str:
+        """Why the crawl left blogs unvisited: a bound (``BLOGFEEDS_MAX_BLOGS``), the SSRF
+        guard refusing seeds, or everything crawled before."""
+        stats, settings = self.crawler.stats, self.crawler.settings
+        lines = ""
+        capped = stats.get_value("blogfeeds/blog_cap_reached", 0)
+        if capped:
+            cap = CrawlSettings.from_settings(settings).max_blogs
+            lines += (
+                f"\nStopped by BLOGFEEDS_MAX_BLOGS={cap}: {capped} links to further blogs "
+                "not followed (0 = no cap)"
+            )
+        refused = stats.get_value("blogfeeds/seed_refused", 0)
+        if refused:
+            lines += (
+                f"\n{refused} seeds refused by the SSRF guard, not stored: set "
+                "BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site"
+            )
+        seen = stats.get_value("dupefilter/filtered", 0)
+        if not summary.blogs and seen:
+            jobdir = settings.get("JOBDIR")
+            lines += f"\nNothing fetched: {seen} already crawled" + (
+                f" by JOBDIR {jobdir} (a finished job); another JOBDIR, or none, crawls again"
+                if jobdir
+                else " (the duplicate filter)"
+            )
+        return lines
 
     def _database(self, summary: Summary) -> str:
         """The line saying where the blogs went and what else that database holds: it keeps

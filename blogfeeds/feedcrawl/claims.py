@@ -85,6 +85,7 @@ class Claims:
         self.on_sleep: Sleeping | None = None
         self.final_due: float | None = None  # after close(): the next due time, and
         self.scheduled: int | None = None  # the number of schedule rows
+        self.backlog: list[str] = []  # -a all=true: the feeds not claimed yet, due or not
 
     def first(self, now: float, feed_url: str | None = None) -> list[ScheduledFeed]:
         """The run's first claim: ``feed_url`` alone (scheduled if unknown), else the due feeds
@@ -99,17 +100,26 @@ class Claims:
         added = self.store.sync_feeds(now, rank)
         if added:
             logger.info("%d new feeds scheduled", added)
-        return self.store.claim_due(now, self.batch, self.owner)
+        if self.config.everything:
+            rows = self.store.query("SELECT feed_url FROM schedule ORDER BY next_due, feed_url")
+            self.backlog = [row["feed_url"] for row in reversed(rows)]
+            logger.info("Fetching all %d scheduled feeds now, due or not (-a all)", len(rows))
+        return self.store.claim_due(now, self.batch, self.owner, **self._which(now))
 
-    def _due_by(self, now: float) -> float:
-        return now if self.run_start is None else self.run_start
+    def _which(self, now: float) -> dict[str, Any]:
+        """What the next claim takes: the next batch of the backlog (``-a all``), else the
+        feeds due by the run's start (loop mode: by ``now``)."""
+        if self.backlog:
+            batch = [self.backlog.pop() for _ in range(min(self.batch, len(self.backlog)))]
+            return {"urls": batch}
+        return {"due_by": now if self.run_start is None else self.run_start}
 
     def more(self, now: float) -> list[ScheduledFeed]:
         """The next batch, claimed on the reactor thread; raises what the store raises."""
         if self.single:
             return []
-        claims = self.store.claim_due(now, self.batch, self.owner, due_by=self._due_by(now))
-        self.drained = len(claims) < self.batch
+        claims = self.store.claim_due(now, self.batch, self.owner, **self._which(now))
+        self.drained = len(claims) < self.batch and not self.backlog
         return claims
 
     def refill(self, now: float, in_flight: int, deliver: Deliver) -> list[ScheduledFeed]:
@@ -134,7 +144,7 @@ class Claims:
                 self.error(str(exc))
                 return []
         claim = self._in_claimer(
-            self.claimer.claim_due, now, self.batch, self.owner, due_by=self._due_by(now)
+            self.claimer.claim_due, now, self.batch, self.owner, **self._which(now)
         )
         self.pending = claim.addCallback(self._claimed, deliver)
         self.pending.addErrback(self._claim_failed)
@@ -149,7 +159,7 @@ class Claims:
         self.pending = None
         if self.closing:  # close() releases every lease once this claim is done
             return
-        self.drained = len(claims) < self.batch
+        self.drained = len(claims) < self.batch and not self.backlog
         deliver(claims)
 
     def _claim_failed(self, failure: Failure) -> None:

@@ -29,6 +29,9 @@ class FeedsConfig:
     """``BLOGFEEDS_REVISIT_RANK``: 0..5 or ``"auto"``."""
     loop: bool = False
     """``BLOGFEEDS_FEEDS_LOOP``, or the spider argument ``-a loop=``."""
+    everything: bool = False
+    """The spider argument ``-a all=true``: the first pass fetches every scheduled feed now,
+    due or not (a local trial, a changed network)."""
     batch: int = 50
     """``BLOGFEEDS_FEEDS_BATCH``: feeds per claim, at least 1."""
     max_sleep: float = 60.0
@@ -39,11 +42,14 @@ class FeedsConfig:
     """``BLOGFEEDS_WORKER_ID``, else the host name."""
 
     @classmethod
-    def from_settings(cls, settings: Any, loop: str | None = None) -> FeedsConfig:
+    def from_settings(
+        cls, settings: Any, loop: str | None = None, everything: str | None = None
+    ) -> FeedsConfig:
         """The settings, read through the table (:class:`~blogfeeds.config.RevisitSettings`,
         :class:`~blogfeeds.config.FeedsSettings`, the worker id of
-        :class:`~blogfeeds.config.FrontierSettings`); ``loop`` is the spider argument, over
-        ``BLOGFEEDS_FEEDS_LOOP``. A bad value is a :class:`~blogfeeds.option.StartupError`."""
+        :class:`~blogfeeds.config.FrontierSettings`); ``loop`` and ``everything`` are the spider
+        arguments ``-a loop=`` (over ``BLOGFEEDS_FEEDS_LOOP``) and ``-a all=``. A bad value is a
+        :class:`~blogfeeds.option.StartupError`."""
         revisit = RevisitSettings.from_settings(settings)
         worker = FeedsSettings.from_settings(settings)
         return cls(
@@ -52,7 +58,8 @@ class FeedsConfig:
             level_mode=revisit.level_mode,
             initial_t=float(revisit.initial_t),
             rank=revisit.rank,
-            loop=_loop_argument(loop) if loop is not None else worker.loop,
+            loop=_yes_or_no("-a loop", loop) if loop is not None else worker.loop,
+            everything=_yes_or_no("-a all", everything) if everything is not None else False,
             batch=worker.batch,
             max_sleep=max(1.0, worker.max_sleep),
             start=start_minutes(worker.now),
@@ -68,12 +75,12 @@ class FeedsConfig:
         )
 
 
-def _loop_argument(value: str) -> bool:
-    """``-a loop=``: yes or no in the words a boolean setting takes; anything else is an error
-    (``loop=maybe`` ran once, silently)."""
+def _yes_or_no(name: str, value: str) -> bool:
+    """``-a loop=``, ``-a all=``: yes or no in the words a boolean setting takes; anything else
+    is an error (``loop=maybe`` ran once, silently)."""
     word = str(value).strip().lower()
     if word in ("1", "true", "yes", "on"):
         return True
     if word in ("", "0", "false", "no", "off"):
         return False
-    raise StartupError("-a loop", f"{value!r} is not true or false (1/0, yes/no, on/off)")
+    raise StartupError(name, f"{value!r} is not true or false (1/0, yes/no, on/off)")

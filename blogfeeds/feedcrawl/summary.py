@@ -61,6 +61,8 @@ class FeedsSummary:
     """By kind: ``http_5xx``, ``dns``, ``html``, ``blocked``, ..."""
     paused: dict[str, str] = field(default_factory=dict)
     """Host → ISO time until which it asked for no requests."""
+    refused: int = 0
+    """Feeds the SSRF guard refused (not failures: their schedule is unchanged)."""
     next_due: float | None = None
     now: float = 0.0
     scheduled: int | None = None
@@ -76,6 +78,14 @@ class FeedsSummary:
                 f"Fetched: {self.fetched}; not modified (304): {self.not_modified}; "
                 f"changed: {self.changed}; new entries: {self.new_entries}",
                 f"Failures: {failures}",
+                *(
+                    [
+                        f"Refused by the SSRF guard: {self.refused}, their schedule unchanged "
+                        "(set BLOGFEEDS_ALLOW_PRIVATE_TARGETS=1 for a local test site)"
+                    ]
+                    if self.refused
+                    else []
+                ),
                 f"Paused hosts: {paused}",
                 next_due_text(self.next_due, self.now) + schedule,
             ]
@@ -128,6 +138,7 @@ class Tally:
             new_entries=delta("new_entries"),
             failures=failures,
             paused=dict(self.paused),
+            refused=delta("refused"),
         )
 
     def active(self) -> bool:

@@ -46,6 +46,12 @@ TOKEN_META = "strategy_token"
 stale: :mod:`blogfeeds.crawl.order`)."""
 
 
+def glob_escape(text: str) -> str:
+    """``text`` matched literally in a Redis glob pattern (SCAN ``MATCH``, ``KEYS``): a prefix
+    may hold ``[``, ``*``, ``?`` or ``\\``, which the pattern would read as wildcards."""
+    return "".join("\\" + c if c in "\\*?[]" else c for c in text)
+
+
 @dataclass(frozen=True)
 class FrontierKeys:
     """The Redis keys of one spider's frontier.
@@ -92,7 +98,7 @@ class FrontierKeys:
     @property
     def all_inflight(self) -> str:
         """SCAN pattern of every worker's in-flight hash (``inflight`` of worker ``*``)."""
-        return self._key("inflight:*")
+        return glob_escape(self._key("inflight:")) + "*"
 
     def liveness_of(self, inflight_key: str) -> str:
         """The liveness key of the worker whose in-flight hash is ``inflight_key``."""

@@ -23,7 +23,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.crawl.admission import Admission, Visit
-from blogfeeds.crawl.fetch import HomeReader, Unread, fetch_failed, unreadable
+from blogfeeds.crawl.fetch import HomeReader, Unread, fetch_failed, refused_seed, unreadable
 from blogfeeds.crawl.order import StaleRequest
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
@@ -168,6 +168,12 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     def home_failed(self, failure: Failure) -> Blog | None:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.crawl.order)
+            return None
+        if refused_seed(failure, request.meta):
+            # a seed whose own address the SSRF guard refused says nothing of a blog (a local
+            # trial without BLOGFEEDS_ALLOW_PRIVATE_TARGETS): not stored, no node stays behind
+            self.crawler.stats.inc_value("blogfeeds/seed_refused")
+            logger.warning("Seed %s refused, not stored: %s", request.url, failure.value)
             return None
         return self._failed_blog(request.url, request.meta, fetch_failed(failure))
 

@@ -40,6 +40,7 @@ from blogfeeds.feedcrawl.item import fetch_item
 from blogfeeds.feedcrawl.response import FetchRead, permanent_move, read_response
 from blogfeeds.feedcrawl.summary import Tally, next_due_text
 from blogfeeds.items import FeedFetch
+from blogfeeds.middlewares.ssrf import TargetRefused
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
 from blogfeeds.revisit.core import classify
@@ -76,7 +77,7 @@ class FeedsSpider(scrapy.Spider):
 
     def __init__(self, feed: str | None = None, loop: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        warn_unknown_arguments(kwargs, ("feed", "loop"))
+        warn_unknown_arguments(kwargs, ("feed", "loop", "all"))
         self.feed_arg = feed
         self.config = FeedsConfig()
         self.store: FeedStore | None = None
@@ -102,7 +103,7 @@ class FeedsSpider(scrapy.Spider):
         before anything is opened."""
         s = crawler.settings
         check_settings(s)
-        config = FeedsConfig.from_settings(s, loop=kwargs.get("loop"))
+        config = FeedsConfig.from_settings(s, loop=kwargs.get("loop"), everything=kwargs.get("all"))
         feed = kwargs.get("feed")
         bad_feed = None if feed is None else check_url(feed)
         if bad_feed is not None:  # never stored: it would fail on every run
@@ -251,6 +252,14 @@ class FeedsSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
         kind, reason = failure_status(failure), failure_reason(failure)
+        if failure.check(TargetRefused):
+            # Our own guard refused the address (a local trial without
+            # BLOGFEEDS_ALLOW_PRIVATE_TARGETS): nothing is known of the feed, so its plan stays
+            # (no back-off); it stays leased until the run ends, then is due as before.
+            self.crawler.stats.inc_value("blogfeeds/feeds/refused")
+            logger.info("Feed %s not fetched, its schedule unchanged: %s", feed.url, reason)
+            self.hosts.answered(feed.url)
+            return self._after(feed.url)
         logger.info("Feed %s failed: %s (%s)", feed.url, kind, reason)
         read = FetchRead.failure(self.clock.now(), kind, reason)
         return [self._finish(feed, request.meta["state"], read, None), *self._after(feed.url)]

@@ -29,6 +29,7 @@ from twisted.internet.task import LoopingCall
 from twisted.internet.threads import deferToThread, deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 from twisted.web import server
+from twisted.web.http import HTTPChannel
 from twisted.web.resource import Resource
 
 from blogfeeds.config import SsrfSettings, WebSubSettings, database_url
@@ -76,17 +77,36 @@ class CappedRequest(server.Request):
             super().handleContentChunk(data)
 
 
+class CallbackChannel(HTTPChannel):
+    """The endpoint's HTTP connection: a request Twisted refuses before any resource sees it
+    (``400`` and the connection closed: a malformed request line, header or chunk; a hub that
+    sends both ``Content-Length`` and ``Transfer-Encoding: chunked``, which real hubs do when
+    the publisher chunks its feed and which Twisted refuses against request smuggling) is
+    told to the service (:meth:`WebSubService.refused`), so a hub that pushes and fails shows."""
+
+    service: WebSubService | None = None
+
+    def _respondToBadRequestAndDisconnect(self) -> None:
+        # Twisted's one way out for every such request (private: a test fails if it goes)
+        if self.service is not None:
+            command = getattr(self, "_command", b"")  # set once the request line was read
+            path = getattr(self, "_path", b"")
+            self.service.refused(command, path, str(getattr(self.getPeer(), "host", "?")))
+        super()._respondToBadRequestAndDisconnect()
+
+
+def _callback(path: bytes) -> str:
+    """The callback a request path names: its last segment (a proxy may add a prefix)."""
+    segments = [s for s in path.decode("latin-1").split("?")[0].split("/") if s]
+    return segments[-1] if segments else ""
+
+
 class CallbackResource(Resource):
     isLeaf = True
 
     def __init__(self, service: WebSubService) -> None:
         super().__init__()
         self.service = service
-
-    @staticmethod
-    def _callback(request: server.Request) -> str:
-        segments = [s for s in request.path.decode("latin-1").split("/") if s]
-        return segments[-1] if segments else ""
 
     def _answer(self, request: server.Request, work: Deferred[tuple[int, bytes]]) -> Any:
         gone: list[bool] = []  # the client went away: nothing to answer
@@ -116,7 +136,7 @@ class CallbackResource(Resource):
             for k, v in (request.args or {}).items()
             if v
         }
-        callback = self._callback(request)
+        callback = _callback(request.path)
         return self._answer(
             request, self.service.in_db(lambda s: s.verify(callback, query, minutes_now()))
         )
@@ -132,7 +152,7 @@ class CallbackResource(Resource):
             name.decode("latin-1").lower(): ", ".join(v.decode("latin-1") for v in values)
             for name, values in request.requestHeaders.getAllRawHeaders()
         }
-        callback = self._callback(request)
+        callback = _callback(request.path)
         if callback in self.service.pushing:
             # One push per subscription at a time: a hub flooding one callback waits its turn
             # (hubs retry), and pushes for other feeds never queue behind its pile.
@@ -149,6 +169,25 @@ def _answered(action: Action, status: int, body: str) -> Callable[[Subscriber], 
 
 def _failed(action: Action, error: str) -> Callable[[Subscriber], None]:
     return lambda s: s.fail(action.sub, minutes_now(), error)
+
+
+def _refused_push(callback: str, peer: str) -> Callable[[Subscriber], None]:
+    """A push on ``callback`` refused as malformed HTTP: counted like a bad push (the stat
+    ``push/malformed``, the subscription's ``bad_pushes``) and logged with its topic."""
+
+    def work(s: Subscriber) -> None:
+        s.stats["push/malformed"] += 1
+        sub = s.store.by_callback(callback) if callback else None
+        if sub is not None:
+            s.store.pushed(callback, minutes_now(), good=False)
+        logger.warning(
+            "WebSub: push from %s for %s refused as malformed HTTP (400 before reading it; "
+            "both Content-Length and Transfer-Encoding: chunked?)",
+            peer,
+            sub.topic if sub is not None else f"unknown callback {callback!r}",
+        )
+
+    return work
 
 
 class WebSubService:
@@ -203,6 +242,16 @@ class WebSubService:
     def in_db(self, work: Callable[[Subscriber], _T]) -> Deferred[_T]:
         """``work(subscriber)`` on the database thread."""
         return deferToThreadPool(_reactor(), self.pool, lambda: work(self._open()))
+
+    def refused(self, command: bytes, path: bytes, peer: str) -> None:
+        """Twisted refused a request as malformed (:class:`CallbackChannel`): a POST is a push
+        that failed (:func:`_refused_push`), anything else is counted."""
+        if command != b"POST":
+            self.count("request/malformed")
+            return
+        self.in_db(_refused_push(_callback(path), peer)).addErrback(
+            lambda failure: logger.error("WebSub: %s", failure.getTraceback())
+        )
 
     def count(self, name: str) -> None:
         if self.subscriber is not None:
@@ -299,6 +348,9 @@ class WebSubService:
         site = server.Site(CallbackResource(self))
         CappedRequest.max_body = self.config.max_body
         site.requestFactory = CappedRequest
+        CallbackChannel.service = self
+        # plain HTTP/1.1 (Twisted's default wraps the channel for HTTP/2 over TLS, unused here)
+        site.protocol = CallbackChannel  # type: ignore[method-assign, assignment]
         site.displayTracebacks = False
         self.port = _reactor().listenTCP(int(port), site, interface=host.strip("[]"))
         logger.info(
