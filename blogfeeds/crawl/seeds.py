@@ -36,8 +36,6 @@ _UNDECODED = "seeds-undecoded"
 surrogate no strict UTF decoder ever yields (Python's ``surrogateescape``, for every byte and
 every codec), so that the line it is on can be reported and the rest of the file still read."""
 _UNDECODED_CHAR = re.compile("[\udc00-\udcff]")
-_HOST = re.compile(r"[\w-]+(\.[\w-]+)*(:\d+)?")
-"""A host name, and a port: what a URL without its scheme starts with."""
 
 
 def _mark_undecoded(exc: UnicodeError) -> tuple[str, int]:

@@ -37,6 +37,9 @@ SESSION_PARAMETERS = (
 """Query parameters dropped by :func:`crawl_url` (compared case-insensitively): session ids
 and click/campaign trackers, which make one page look like endless distinct URLs."""
 
+_HOST = re.compile(r"[\w-]+(\.[\w-]+)*(:\d+)?")
+"""A host name, and a port: what a URL without its scheme starts with."""
+
 _PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid|sid)=[^/?#]*", re.IGNORECASE)
 
 _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -99,7 +102,9 @@ def check_url(url: str) -> str | None:
     except ValueError as exc:
         return f"invalid URL {url!r}: {exc}"
     if parts.scheme.lower() not in ("http", "https"):
-        hint = " (add https://)" if not parts.scheme and "." in url.partition("/")[0] else ""
+        # "alpha.test:8001" reads as scheme "alpha.test": a host (and port) before any "/"
+        head = url.partition("/")[0]
+        hint = " (add https://)" if ("." in head or ":" in head) and _HOST.fullmatch(head) else ""
         return f"not an http(s) URL: {url!r}{hint}"
     if not parts.hostname:
         return f"URL has no host: {url!r}"
