@@ -168,3 +168,13 @@ def test_docstrings_are_short(name: str) -> None:
         and qualname not in LONG_DOCSTRINGS
     ]
     assert not long, f"docstrings over {MAX_DOCSTRING_LINES} lines: {long}"
+
+
+def test_every_package_can_be_packaged() -> None:
+    """scrapyd deploys an egg built by setuptools' package finder, which leaves out a folder
+    without ``__init__.py``: the deployed project would fail to import it."""
+    folders = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    missing = sorted(
+        str(f.relative_to(PACKAGE.parent)) for f in folders if not (f / "__init__.py").is_file()
+    )
+    assert not missing, f"no __init__.py in {missing}"
