@@ -4,12 +4,16 @@ that already holds split nodes merged on re-crawl, links stored later to an alia
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from blogfeeds.commands.export import write_csv, write_graphml, write_jsonl
 from blogfeeds.extract.aliases import Hop, Observation, PageSignals, observation_json
 from blogfeeds.items import Blog, BlogAddress, FeedInfo, FriendLink
 from blogfeeds.storage.db import Store
@@ -203,3 +207,25 @@ def test_nodes_decided_by_two_stores_of_one_database(db_url: str) -> None:
         one.write([blog("alice.github.io", COPY, copy_seen())], [])
         two.write([blog("example.net.cn", HOME, HOME_SEEN)], [])
         assert [b["blog_id"] for b in one.blogs()] == ["example.net.cn"]
+
+
+def test_exports_carry_the_aliases_and_name_the_node(db_url: str) -> None:
+    with Store.open(db_url) as store:
+        store.write(
+            [blog("alice.github.io", COPY, copy_seen()), blog("example.net.cn", HOME, HOME_SEEN)],
+            [link("bob.example.org", COPY, "alice.github.io")],
+        )
+        blogs, links = store.blogs(), store.friend_links()
+    lines = io.StringIO()
+    write_jsonl(blogs, lines)
+    [row] = [json.loads(line) for line in lines.getvalue().splitlines()]
+    assert [(a["url"], a["blog_id"]) for a in row["aliases"]] == [(COPY, "alice.github.io")]
+    table = io.StringIO()
+    write_csv(blogs, table)
+    [stored] = list(csv.DictReader(io.StringIO(table.getvalue())))
+    assert stored["aliases"] == COPY
+    graph = io.BytesIO()
+    write_graphml(blogs, links, graph)
+    assert b'target="example.net.cn"' in graph.getvalue()
+    assert b'<data key="aliases">https://alice.github.io/</data>' in graph.getvalue()
+    assert b'<node id="alice.github.io"' not in graph.getvalue()

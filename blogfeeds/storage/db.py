@@ -425,15 +425,21 @@ class Store:
             if links:
                 ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
                 node = nodes.nodes_of(cursor, self.dialect, ends)
-                rows = [_link_row(link, now, node) for link in links]
+                # a link between two addresses of one blog is no friend link
+                rows = [
+                    _link_row(link, now, node)
+                    for link in links
+                    if link.source_blog_id == link.target_blog_id
+                    or node.get(link.source_blog_id, link.source_blog_id)
+                    != node.get(link.target_blog_id, link.target_blog_id)
+                ]
                 sql = self.dialect.upsert(
                     "friend_links",
                     _LINK_COLUMNS,
                     ("source_blog_id", "target_url_hash"),
                     _LINK_UPDATE,
                 )
-                # a link between two addresses of one blog is no friend link
-                cursor.executemany(sql, [row for row in rows if row[0] != row[1]])
+                cursor.executemany(sql, rows)
         return len(latest), len(links)
 
     @contextmanager

@@ -138,6 +138,17 @@ def _candidates(
     return found
 
 
+def _stored(cursor: Any, dialect: Dialect, bid: str) -> Observation | None:
+    cursor.execute(
+        f"SELECT observation FROM blog_observations WHERE blog_id = {dialect.param}", (bid,)
+    )
+    row = cursor.fetchone()
+    try:
+        return observation_from(row[0]) if row is not None else None
+    except ValueError:
+        return None
+
+
 def _has_row(cursor: Any, dialect: Dialect, bid: str) -> bool:
     cursor.execute(f"SELECT 1 FROM blogs WHERE blog_id = {dialect.param}", (bid,))
     return cursor.fetchone() is not None
@@ -153,16 +164,20 @@ def _join(
     now: str,
 ) -> int:
     """Make the addresses ``one`` and ``other`` (same blog on ``evidence``) one node: the node
-    of the address :func:`preferred` names, or the one with a ``blogs`` row. 1 when two nodes
-    were merged."""
+    :func:`preferred` names of the two nodes' addresses, or the one with a ``blogs`` row. 1
+    when two nodes were merged."""
     (a, seen_a), (b, seen_b) = one, other
     node_a, node_b = _node(cursor, dialect, a), _node(cursor, dialect, b)
     if node_a == node_b:
         for alias in {a, b} - {node_a}:
             _touch(cursor, dialect, alias, now)
         return 0
+    # the nodes' own addresses are weighed (a copy joined to another copy by their entries
+    # must not outrank the original they both name)
+    node_seen_a = seen_a if node_a == a else _stored(cursor, dialect, node_a) or seen_a
+    node_seen_b = seen_b if node_b == b else _stored(cursor, dialect, node_b) or seen_b
     try:
-        chosen = _node(cursor, dialect, blog_id(preferred(seen_a, seen_b)))
+        chosen = _node(cursor, dialect, blog_id(preferred(node_seen_a, node_seen_b)))
     except ValueError:
         chosen = node_a
     winner = chosen if chosen in (node_a, node_b) else node_a
@@ -246,6 +261,12 @@ def _move_links(cursor: Any, dialect: Dialect, alias: str, node: str) -> None:
     ``node`` lists that friend too (its own row stays); a link between the two goes."""
     p = dialect.param
     cursor.execute(
+        "DELETE FROM friend_links WHERE "
+        f"(source_blog_id = {p} AND target_blog_id = {p}) OR "
+        f"(source_blog_id = {p} AND target_blog_id = {p})",
+        (alias, node, node, alias),
+    )
+    cursor.execute(
         f"UPDATE friend_links SET target_blog_id = {p} WHERE target_blog_id = {p}", (node, alias)
     )
     cursor.execute(f"SELECT target_url_hash FROM friend_links WHERE source_blog_id = {p}", (node,))
@@ -257,10 +278,6 @@ def _move_links(cursor: Any, dialect: Dialect, alias: str, node: str) -> None:
     cursor.executemany(f"DELETE FROM friend_links WHERE id = {p}", clash)
     cursor.execute(
         f"UPDATE friend_links SET source_blog_id = {p} WHERE source_blog_id = {p}", (node, alias)
-    )
-    cursor.execute(
-        f"DELETE FROM friend_links WHERE source_blog_id = {p} AND target_blog_id = {p}",
-        (node, node),
     )
 
 
