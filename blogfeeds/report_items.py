@@ -4,16 +4,7 @@ the item of an address that redirected to another blog (:func:`address_item`).""
 
 from __future__ import annotations
 
-from blogfeeds.extract.aliases import (
-    CANONICAL,
-    MIRROR,
-    MOVED,
-    OG_URL,
-    Hop,
-    Observation,
-    claims,
-    observation_json,
-)
+from blogfeeds.extract.aliases import Hop, Observation, observation_json
 from blogfeeds.extract.discovery import DiscoveredFeed, FeedCandidate
 from blogfeeds.extract.discovery.vocabulary import FORMAT_TYPES
 from blogfeeds.extract.identity import blog_id
@@ -84,22 +75,6 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         if edge.blog_id is not None
     ]
     return blog, links
-
-
-OWN_ADDRESS_CLAIMS = (CANONICAL, OG_URL, MOVED, MIRROR)
-"""Claims that name another address of the blog (``rel=me`` names profiles elsewhere too)."""
-
-
-def own_addresses(report: BlogReport) -> list[str]:
-    """The other addresses of the blog its home page names (canonical, ``og:url``, a moved
-    notice, a mirror menu), each once, for the crawl to read them too."""
-    seen = report.observation
-    if seen is None:
-        return []
-    found = [c.target for c in claims(seen) if c.evidence in OWN_ADDRESS_CLAIMS]
-    return [
-        url for url in dict.fromkeys(found) if _blog_id_or_none(url) not in (None, report.blog_id)
-    ]
 
 
 def address_item(

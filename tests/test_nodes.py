@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from blogfeeds.storage.db import Store
 from blogfeeds.storage.schema import url_hash
 from tests import blogosphere as bs
 
+REPO = Path(__file__).resolve().parent.parent
 COPY = "https://alice.github.io/"
 HOME = "https://alice.example.net.cn/"
 FEED = "https://alice.example.net.cn/atom.xml"
@@ -229,3 +233,22 @@ def test_exports_carry_the_aliases_and_name_the_node(db_url: str) -> None:
     assert b'target="example.net.cn"' in graph.getvalue()
     assert b'<data key="aliases">https://alice.github.io/</data>' in graph.getvalue()
     assert b'<node id="alice.github.io"' not in graph.getvalue()
+
+
+def test_the_site_lists_a_blog_once_with_its_other_addresses(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    with Store.open(url) as store:
+        store.write(
+            [blog("alice.github.io", COPY, copy_seen()), blog("example.net.cn", HOME, HOME_SEEN)],
+            [],
+        )
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "export", "site", str(site), "--database", url],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (site / "blogs").iterdir()) == ["example.net.cn.html"]
+    page = (site / "blogs" / "example.net.cn.html").read_text(encoding="utf-8")
+    assert f'<a href="{COPY}" rel="nofollow noopener">{COPY}</a>' in page

@@ -30,7 +30,7 @@ from blogfeeds.extensions.startup import check_settings
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
-from blogfeeds.report_items import address_item, blog_items, own_addresses
+from blogfeeds.report_items import address_item, blog_items
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 
 logger = logging.getLogger(__name__)
@@ -171,11 +171,6 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             for request in self._requests(
                 self.admission.offer(link.target_url, depth + 1, recovered=recovered)
             ):
-                yield request
-        # the addresses the page says are the blog's own, at its depth: read, they let the
-        # store decide whether they are one blog (a copy whose canonical names the original)
-        for url in own_addresses(report):
-            for request in self._requests(self.admission.offer(url, depth, recovered=recovered)):
                 yield request
 
     def home_failed(self, failure: Failure) -> Blog | None:

@@ -78,11 +78,10 @@ def _node(cursor: Any, dialect: Dialect, bid: str) -> str:
 
 def record(
     cursor: Any, dialect: Dialect, observed: Sequence[tuple[str, str]], ids: Iterable[str], now: str
-) -> int:
+) -> None:
     """Store ``observed`` (``(blog id, observation JSON)`` of the addresses just read), fold the
     blog rows of ``ids`` just written that are known aliases into their nodes, then join each
-    observed address with the candidates its evidence says are the same blog. Returns the
-    merges made."""
+    observed address with the candidates its evidence says are the same blog."""
     p = dialect.param
     latest = dict(observed)
     seen: dict[str, Observation] = {}
@@ -103,15 +102,13 @@ def record(
             f"INSERT INTO alias_keys (key_hash, blog_id) VALUES ({p}, {p})",
             [(url_hash(key), bid) for key in sorted(index_keys(obs))],
         )
-    merges = 0
     for alias, node in nodes_of(cursor, dialect, ids).items():
         merge(cursor, dialect, alias, node, (), now=now)
     for bid, obs in seen.items():
         for other in _candidates(cursor, dialect, bid, obs):
             verdict = same_blog(obs, other[1])
             if verdict.same:
-                merges += _join(cursor, dialect, (bid, obs), other, verdict.evidence, now=now)
-    return merges
+                _join(cursor, dialect, (bid, obs), other, verdict.evidence, now=now)
 
 
 def _candidates(
@@ -162,16 +159,15 @@ def _join(
     evidence: Sequence[str],
     *,
     now: str,
-) -> int:
+) -> None:
     """Make the addresses ``one`` and ``other`` (same blog on ``evidence``) one node: the node
-    :func:`preferred` names of the two nodes' addresses, or the one with a ``blogs`` row. 1
-    when two nodes were merged."""
+    :func:`preferred` names of the two nodes' addresses, or the one with a ``blogs`` row."""
     (a, seen_a), (b, seen_b) = one, other
     node_a, node_b = _node(cursor, dialect, a), _node(cursor, dialect, b)
     if node_a == node_b:
         for alias in {a, b} - {node_a}:
             _touch(cursor, dialect, alias, now)
-        return 0
+        return
     # the nodes' own addresses are weighed (a copy joined to another copy by their entries
     # must not outrank the original they both name)
     node_seen_a = seen_a if node_a == a else _stored(cursor, dialect, node_a) or seen_a
@@ -185,7 +181,6 @@ def _join(
     if not _has_row(cursor, dialect, winner) and _has_row(cursor, dialect, loser):
         winner, loser = loser, winner
     merge(cursor, dialect, loser, winner, evidence, now=now)
-    return 1
 
 
 def _touch(cursor: Any, dialect: Dialect, alias: str, now: str) -> None:
