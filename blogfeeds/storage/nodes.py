@@ -39,6 +39,7 @@ from blogfeeds.extract.aliases import (
     same_blog,
 )
 from blogfeeds.extract.identity import blog_id
+from blogfeeds.storage.profilestore import refresh_blog
 from blogfeeds.storage.schema import Dialect, url_hash
 
 logger = logging.getLogger(__name__)
@@ -237,6 +238,7 @@ def merge(
             (row[0], node, row[0]),
         )
         cursor.execute(f"DELETE FROM blogs WHERE blog_id = {p}", (alias,))
+    refresh_blog(cursor, dialect, node, now)  # its last post, from the entries it has now
     logger.info("blog %s is an alias of %s (%s)", alias, node, ",".join(evidence) or "known")
 
 
