@@ -406,7 +406,7 @@ def test_sessions_killed_mid_crawl_lose_and_double_nothing(url: str, tmp_path: P
     assert retries and int(retries.group(1)) > 0, "no write was ever interrupted"
     assert not (tmp_path / "spool.jsonl").exists()
     items = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
-    blog_ids = {i["blog_id"] for i in items if "blog_id" in i}
+    blog_ids = {i["blog_id"] for i in items if i.get("type") == "blog"}
     edges = {(i["source_blog_id"], i["target_url"]) for i in items if "source_blog_id" in i}
     assert blog_ids == web.blog_ids and len(edges) == web.edges()
     assert query(url, "SELECT COUNT(*), COUNT(DISTINCT blog_id) FROM blogs") == [(300, 300)]
