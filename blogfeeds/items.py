@@ -2,8 +2,9 @@
 
 Scrapy handles dataclass items natively (``itemadapter``); the feed exports (``-O blogs.jsonl``)
 and the storage pipelines read the same fields. Every item's first field is ``type`` (``blog``,
-``friend_link``, ``blog_address``, ``feed_fetch``): one export file holds several kinds of record, and a reader
-tells them apart by it. It is not a constructor argument (``init=False``): it names the class.
+``friend_link``, ``blog_address``, ``feed_fetch``): one export file holds several kinds of
+record, and a reader tells them apart by it. It is not a constructor argument (``init=False``):
+it names the class.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 from blogfeeds.commands.export import write_csv, write_graphml, write_jsonl
 from blogfeeds.extract.aliases import Hop, Observation, PageSignals, observation_json
 from blogfeeds.items import Blog, BlogAddress, FeedInfo, FriendLink
+from blogfeeds.storage import nodes
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.schema import url_hash
 from tests import blogosphere as bs
@@ -252,3 +255,35 @@ def test_the_site_lists_a_blog_once_with_its_other_addresses(tmp_path: Path) -> 
     assert sorted(p.name for p in (site / "blogs").iterdir()) == ["example.net.cn.html"]
     page = (site / "blogs" / "example.net.cn.html").read_text(encoding="utf-8")
     assert f'<a href="{COPY}" rel="nofollow noopener">{COPY}</a>' in page
+
+
+def test_two_workers_writing_at_once_agree(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers store the two addresses at once, the first holding its transaction open after
+    its comparisons: the second must see the first's address (on MySQL it waits for the named
+    lock; two transactions side by side would each miss the other's and stay two nodes). Other
+    blogs sit between the two's ids, so that InnoDB's gap locks do not serialise them alone."""
+    inside = threading.Event()
+    record = nodes.record
+
+    def slow_record(cursor: Any, dialect: Any, observed: Any, ids: Any, now: str) -> None:
+        record(cursor, dialect, observed, ids, now)
+        if any(bid == "alice.github.io" for bid, _ in observed):
+            inside.set()
+            time.sleep(1.0)
+
+    monkeypatch.setattr(nodes, "record", slow_record)
+
+    def worker() -> None:  # a store per thread, as a worker has its own
+        with Store.open(db_url) as one:
+            one.write([blog("alice.github.io", COPY, copy_seen())], [])
+
+    with Store.open(db_url) as store:  # the schema, and other blogs between the two's ids
+        others = ["b.example", "m.example", "z.example"]
+        store.write([blog(o, f"https://{o}/", Observation(f"https://{o}/")) for o in others], [])
+    first = threading.Thread(target=worker)
+    first.start()
+    assert inside.wait(10)
+    with Store.open(db_url) as two:
+        two.write([blog("example.net.cn", HOME, HOME_SEEN)], [])
+        first.join()
+        assert [b["blog_id"] for b in two.blogs()] == sorted([*others, "example.net.cn"])
