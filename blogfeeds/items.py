@@ -2,8 +2,9 @@
 
 Scrapy handles dataclass items natively (``itemadapter``); the feed exports (``-O blogs.jsonl``)
 and the storage pipelines read the same fields. Every item's first field is ``type`` (``blog``,
-``friend_link``, ``feed_fetch``): one export file holds several kinds of record, and a reader
-tells them apart by it. It is not a constructor argument (``init=False``): it names the class.
+``friend_link``, ``blog_address``, ``feed_fetch``): one export file holds several kinds of
+record, and a reader tells them apart by it. It is not a constructor argument (``init=False``):
+it names the class.
 """
 
 from __future__ import annotations
@@ -100,6 +101,28 @@ class Blog:
     """The bounds of page size the home page reached, comma-separated (``links``,
     ``elements``, ``text``, ``friend_page/links``; :attr:`blogfeeds.extract.report.BlogReport.
     truncated`): the blog was read from the first part of the page only. ``""``: read whole."""
+    observation: str = ""
+    """What the home page says of the blog's addresses: an
+    :class:`~blogfeeds.extract.aliases.Observation` as JSON
+    (:func:`~blogfeeds.extract.aliases.observation_json`), from which the store finds the
+    blog's other addresses; ``""`` for a page not read."""
+
+
+@dataclass
+class BlogAddress:
+    """An address answered by permanent or temporary redirects to another blog's home page:
+    what it says of itself is its redirect chain (the store decides from it whether the address
+    is an alias of that blog)."""
+
+    type: str = field(default="blog_address", init=False)
+    """The record type in an export: always ``blog_address``."""
+    blog_id: str
+    """Identity of the address requested."""
+    url: str
+    """The address requested."""
+    observation: str
+    """Its :class:`~blogfeeds.extract.aliases.Observation` as JSON: the redirects and where
+    they ended."""
 
 
 @dataclass

@@ -1,12 +1,15 @@
 """The items a crawl stores for a :class:`~blogfeeds.extract.report.BlogReport`: one mapping,
-used by the ``blogs`` spider and by ``scrapy inspect --json`` (which shows what is stored)."""
+used by the ``blogs`` spider and by ``scrapy inspect --json`` (which shows what is stored); and
+the item of an address that redirected to another blog (:func:`address_item`)."""
 
 from __future__ import annotations
 
+from blogfeeds.extract.aliases import Hop, Observation, observation_json
 from blogfeeds.extract.discovery import DiscoveredFeed, FeedCandidate
 from blogfeeds.extract.discovery.vocabulary import FORMAT_TYPES
+from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.report import BlogReport
-from blogfeeds.items import Blog, FeedInfo, FriendLink
+from blogfeeds.items import Blog, BlogAddress, FeedInfo, FriendLink
 
 
 def feed_info(c: FeedCandidate | DiscoveredFeed) -> FeedInfo:
@@ -55,6 +58,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         fetched_at=fetched_at,
         depth=depth,
         truncated=",".join(report.truncated),
+        observation=observation_json(report.observation) if report.observation else "",
     )
     links = [
         FriendLink(
@@ -71,3 +75,22 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         if edge.blog_id is not None
     ]
     return blog, links
+
+
+def address_item(
+    blog_id: str, url: str, final_url: str, redirects: tuple[Hop, ...]
+) -> BlogAddress | None:
+    """The item of the address ``url`` (identity ``blog_id``) whose ``redirects`` ended on
+    ``final_url``, another blog's home page; None when they stayed on the blog's own identity
+    (http to https, ``www.``) or there were none."""
+    if not redirects or blog_id == _blog_id_or_none(final_url):
+        return None
+    seen = Observation(url=url, final_url=final_url, redirects=redirects)
+    return BlogAddress(blog_id=blog_id, url=url, observation=observation_json(seen))
+
+
+def _blog_id_or_none(url: str) -> str | None:
+    try:
+        return blog_id(url)
+    except ValueError:
+        return None

@@ -65,6 +65,10 @@ DOWNLOADER_MIDDLEWARES = {
     # A page refreshing to itself is the page, not a redirect the duplicate filter drops.
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
     "blogfeeds.middlewares.refresh.SelfAwareMetaRefreshMiddleware": 580,
+    # A blog's permanent redirect to another blog crawled already still reaches the spider,
+    # which stores the address for the store to make it an alias.
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "blogfeeds.middlewares.aliasredirect.AliasRedirectMiddleware": 600,
 }
 # The reactor's resolver refuses names answering non-public addresses: the address checked is
 # the address connected to (blogfeeds/middlewares/ssrf.py; DNS rebinding gains nothing).

@@ -179,7 +179,7 @@ def crawl_blogs(
     return CrawlRun(
         returncode=proc.returncode,
         log=proc.stderr,
-        blogs={i["blog_id"]: i for i in items if "blog_id" in i},
+        blogs={i["blog_id"]: i for i in items if i.get("type") == "blog"},
         links=[i for i in items if "source_blog_id" in i],
         hits=[h.url for h in web.hits()],
         seconds=time.monotonic() - started,

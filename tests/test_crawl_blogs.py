@@ -115,7 +115,7 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     items = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     return {
         "log": proc.stderr,
-        "blogs": [i for i in items if "blog_id" in i],
+        "blogs": [i for i in items if i.get("type") == "blog"],
         "links": [i for i in items if "source_blog_id" in i],
         "db": db,
         "hits": hits,

@@ -294,3 +294,28 @@ def test_inspect_and_the_crawl_say_the_same_of_a_page_they_cannot_read(tmp_path:
         ]
     assert {b["status"] for b in run.blogs.values()} == {"not_html", "decode_error"}
     assert run.stat("blogfeeds/blog_failed/not_html") == 1
+
+
+def test_inspect_names_the_other_addresses_claimed_and_their_evidence() -> None:
+    """A github.io address answering 301 to a copy whose canonical names the original: inspect
+    says both claims, with the evidence the store weighs (blogfeeds.extract.aliases)."""
+    page = (
+        '<html><head><title>Ana</title><link rel="canonical" href="https://ana.example/">'
+        "</head><body><p>This blog has moved to "
+        '<a href="https://ana-new.example/">ana-new.example</a></p></body></html>'
+    )
+    routes = {
+        "https://ana.github.io/": {"status": 301, "location": "https://ana.vercel.app/"},
+        "https://ana.vercel.app/": {"body": page, "content_type": "text/html; charset=utf-8"},
+    }
+    with LittleWeb(routes) as web:
+        proc = _inspect("https://ana.github.io/", "--json", env=web.env())
+        text = _inspect("https://ana.github.io/", env=web.env())
+    assert proc.returncode == 0, proc.stderr
+    claims = {(c["names"], c["evidence"]) for c in json.loads(proc.stdout)["claims"]}
+    assert claims == {
+        ("https://ana.example/", "canonical"),
+        ("https://ana-new.example/", "moved"),
+        ("https://ana.vercel.app/", "redirect"),
+    }
+    assert "  https://ana.example/  canonical (said by https://ana.vercel.app/)" in text.stdout

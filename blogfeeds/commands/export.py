@@ -85,8 +85,9 @@ BLOG_COLUMNS = (
     "posts_per_month",
     "activity",
     "language_declared",
+    "aliases",
 )
-"""Columns of ``scrapy export csv``, in order."""
+"""Columns of ``scrapy export csv``, in order (``aliases``: :func:`alias_urls`)."""
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a CSV cell as a formula (OWASP)."""
@@ -210,6 +211,12 @@ def csv_cell(value: Any, raw: bool = False) -> Any:
     return value
 
 
+def alias_urls(blog: Mapping[str, Any]) -> str:
+    """The blog's other addresses (:meth:`~blogfeeds.storage.db.Store.blog_aliases`),
+    space-separated (a URL holds no space)."""
+    return " ".join(alias["url"] for alias in blog.get("aliases") or ())
+
+
 def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = False) -> int:
     """One CSV row per blog (:data:`BLOG_COLUMNS`, RFC 4180 quoting, cells through
     :func:`csv_cell`); returns the rows."""
@@ -217,7 +224,8 @@ def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = Fals
     writer.writerow(BLOG_COLUMNS)
     n = 0
     for blog in blogs:
-        writer.writerow([csv_cell(blog.get(c), raw) for c in BLOG_COLUMNS])
+        row = {**blog, "aliases": alias_urls(blog)}
+        writer.writerow([csv_cell(row.get(c), raw) for c in BLOG_COLUMNS])
         n += 1
     return n
 
@@ -256,6 +264,7 @@ _NODE_KEYS = (
     ("platform_version", "string"),
     ("in_degree", "int"),
     ("out_degree", "int"),
+    ("aliases", "string"),
 )
 
 
@@ -303,6 +312,7 @@ def write_graphml(
         data(node, "platform_version", blog.get("platform_version"))
         data(node, "in_degree", blog.get("in_degree", 0))
         data(node, "out_degree", blog.get("out_degree", 0))
+        data(node, "aliases", alias_urls(blog))
     for n, e in enumerate(edges):
         edge = etree.SubElement(
             graph,

@@ -35,10 +35,18 @@ from w3lib.url import is_url
 
 from blogfeeds.commands import clear_help, quiet_broken_pipe
 from blogfeeds.config import unknown_settings
-from blogfeeds.crawl.fetch import HomeReader, Unread, downloader_fetch, fetch_failed, read_page
+from blogfeeds.crawl.fetch import (
+    HomeReader,
+    Unread,
+    downloader_fetch,
+    fetch_failed,
+    read_page,
+    redirects,
+)
 from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extensions.summary import platform_label
+from blogfeeds.extract.aliases import Hop, Observation, claims
 from blogfeeds.extract.blog import ExtractConfig
 from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.report import BlogReport
@@ -51,12 +59,17 @@ _UNKNOWN_HERE = frozenset({"type", "fetched_at", "depth", "avatars"})
 read it, and the avatars its friends show."""
 
 
-def report_to_dict(report: BlogReport) -> dict[str, Any]:
+def report_to_dict(report: BlogReport, redirected: tuple[Hop, ...] = ()) -> dict[str, Any]:
     """A JSON-ready view of a report (the ``--json`` output): the blog as the crawl stores it
     (:func:`~blogfeeds.report_items.blog_items`, less when and at which depth it was read),
     then why: where each profile field came from, the feed candidates, the scored containers,
     the friends (with their ``blog_id``, ``None`` for a link that names no blog: no link is
-    stored for it), the links left out and the pages followed."""
+    stored for it), the links left out, the pages followed, and the other addresses the page
+    and the ``redirected`` chain that led to it claim are the blog's
+    (:func:`~blogfeeds.extract.aliases.claims`, with their evidence)."""
+    said = [report.observation] if report.observation else []
+    if redirected:
+        said.append(Observation(redirected[0].url, report.url, redirected))
     blog, _ = blog_items(report, fetched_at="", depth=0)
     stored = {k: v for k, v in dataclasses.asdict(blog).items() if k not in _UNKNOWN_HERE}
     prof = report.profile
@@ -109,6 +122,11 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "followed": [dataclasses.asdict(page) for page in report.followed],
         "rules_fired": report.rules_fired,
         "counters": report.counters,
+        "claims": [
+            {"address": c.alias, "names": c.target, "evidence": c.evidence}
+            for seen in said
+            for c in claims(seen)
+        ],
     }
 
 
@@ -198,6 +216,11 @@ def render_text(data: dict[str, Any]) -> str:
     for page in data.get("followed") or []:
         detail = f" ({page['detail']})" if page.get("detail") else ""
         lines.append(f"  followed {page['kind']} {page['url']}: {page['outcome']}{detail}")
+    lines += ["", f"Other addresses claimed ({len(data.get('claims') or [])}):"]
+    lines += [
+        f"  {c['names']}  {c['evidence']} (said by {c['address']})"
+        for c in data.get("claims") or []
+    ]
     lines += ["", f"Abstract: {data['abstract']}"]
     fired: dict[str, list[str]] = {}
     for what, rule in data.get("rules_fired", {}).items():
@@ -281,6 +304,7 @@ class Command(ScrapyCommand):
         (``--file``) in place of fetching ``url``."""
         reports: list[Any] = []
         failures: list[Failure] = []
+        followed: list[Hop] = []  # the redirects of the home page
 
         class InspectSpider(scrapy.Spider):
             name = "inspect"
@@ -303,6 +327,7 @@ class Command(ScrapyCommand):
 
             async def keep(self, response: Response) -> None:
                 reader = HomeReader(self.crawler, config, downloader_fetch(self.crawler))
+                followed.extend(redirects(response))
                 reports.append(_said(response.url, await reader.read(response)))
 
         assert self.crawler_process is not None
@@ -317,15 +342,17 @@ class Command(ScrapyCommand):
             print(f"Could not fetch {url} (see the log above)", file=sys.stderr)
             self.exitcode = 1
             return
-        self._show(reports[0], opts)
+        self._show(reports[0], opts, tuple(followed))
 
-    def _show(self, outcome: BlogReport | str, opts: Namespace) -> None:
+    def _show(
+        self, outcome: BlogReport | str, opts: Namespace, redirected: tuple[Hop, ...] = ()
+    ) -> None:
         """Print a report, or the one line saying why there is none (exit status 1)."""
         if isinstance(outcome, str):
             print(outcome, file=sys.stderr)
             self.exitcode = 1
             return
-        data = report_to_dict(outcome)
+        data = report_to_dict(outcome, redirected)
         with quiet_broken_pipe(self):  # `scrapy inspect URL | head -1`
             if opts.json:
                 print(json.dumps(data, ensure_ascii=False, indent=2))

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import Response, TextResponse
 
+from blogfeeds.extract.aliases import Hop
 from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
 from blogfeeds.extract.discovery import Fetch, FetchRequest
 from blogfeeds.extract.friends.filters import is_mirror_host
@@ -48,6 +49,17 @@ def response_headers(response: Response) -> dict[str, str]:
     return {
         k.decode("latin-1"): b", ".join(v).decode("latin-1") for k, v in response.headers.items()
     }
+
+
+def redirects(response: Response) -> tuple[Hop, ...]:
+    """The redirects Scrapy's ``RedirectMiddleware`` followed to ``response``: each URL left
+    and the status it answered (0 for a meta refresh, which is no HTTP status)."""
+    urls = response.meta.get("redirect_urls") or []
+    reasons = response.meta.get("redirect_reasons") or []
+    return tuple(
+        Hop(url, reason if isinstance(reason, int) else 0)
+        for url, reason in zip(urls, reasons, strict=False)
+    )
 
 
 def unreadable(exc: Exception) -> Unread:

@@ -15,10 +15,12 @@ Pure: functions of parsed pages and dataclasses, no Scrapy, items or storage.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -438,3 +440,50 @@ def _entry_hosts(entries: frozenset[str]) -> set[str]:
 def _on_platform(url: str) -> bool:
     host = _host(url)
     return any(host == s or host.endswith("." + s) for s in STATIC_HOSTS)
+
+
+# --- finding candidates, and observations as JSON -------------------------------------------
+
+INDEX_POSTS = 32
+"""Entry keys of a feed :func:`index_keys` gives (those of the smallest digests: two feeds that
+share half their entries share some of them)."""
+
+
+def index_keys(seen: Observation, posts: int = INDEX_POSTS) -> frozenset[str]:
+    """Keys that two observations :func:`same_blog` could call one blog share at least one of,
+    so a store finds the candidates of an address without comparing all: ``home <address>``
+    for the address, where it ended, and every address it claims (:func:`claims`), ``feed
+    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys."""
+    keys = {f"home {_key(url)}" for url in (seen.url, seen.home) if url}
+    keys |= {f"home {_key(claim.target)}" for claim in claims(seen)}
+    keys |= {f"feed {_key(url)}" for url in (seen.feed_url, seen.feed_final_url) if url}
+    chosen = sorted(_posts(seen.entries), key=lambda k: hashlib.sha1(k.encode()).digest())
+    keys |= {f"post {k}" for k in chosen[:posts]}
+    return frozenset(k for k in keys if k.split(" ", 1)[1])
+
+
+def observation_json(seen: Observation) -> str:
+    """``seen`` as a JSON object (its entries sorted), read back by :func:`observation_from`."""
+    data = asdict(seen)
+    data["entries"] = sorted(seen.entries)
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def observation_from(text: str) -> Observation:
+    """The :class:`Observation` of :func:`observation_json`; ``ValueError`` when ``text`` is
+    not one."""
+    try:
+        data = json.loads(text)
+        page = data.pop("page")
+        page["rel_me"], page["mirrors"] = tuple(page["rel_me"]), tuple(page["mirrors"])
+        return Observation(
+            **{
+                **data,
+                "redirects": tuple(Hop(**h) for h in data["redirects"]),
+                "feed_redirects": tuple(Hop(**h) for h in data["feed_redirects"]),
+                "entries": frozenset(data["entries"]),
+                "page": PageSignals(**page),
+            }
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"not an observation: {exc}") from exc

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
+from blogfeeds.extract.aliases import Observation, page_signals
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
     DiscoveredFeed,
@@ -253,11 +254,25 @@ async def _extract_home(
         report.discovery, report.feeds, report.rejected = found, [*found.feeds], found.rejected
     if seed is not None:
         _seed_feed(report, *seed)
+    report.observation = await run(_observation, report, analysis.page)
     if not robots.noindex:
         await _profile(report, analysis.page, fetch, config, run)
     if not robots.nofollow:
         await _friends(report, analysis, fetch, config, run)
     return report
+
+
+def _observation(report: BlogReport, page: Page) -> Observation:
+    """The home page's :class:`~blogfeeds.extract.aliases.Observation`: its signals and the
+    main feed as discovery read it (its URL after redirects, its entries)."""
+    main = next(iter(report.feeds), None)
+    doc = main.document if isinstance(main, DiscoveredFeed) else None
+    return Observation(
+        url=report.url,
+        page=page_signals(page),
+        feed_url=main.url if main is not None else "",
+        entries=doc.item_keys if doc is not None else frozenset(),
+    )
 
 
 async def _profile(

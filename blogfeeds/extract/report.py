@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from blogfeeds.extract.aliases import Observation
 from blogfeeds.extract.directives import RobotsDirectives
 from blogfeeds.extract.discovery import DiscoveredFeed, FeedCandidate, FeedReport, Rejection
 from blogfeeds.extract.friends import Friend, FriendExtraction
@@ -97,6 +98,10 @@ class BlogReport:
     Each is also counted (``truncated/links``, ``truncated/friend_page/links``, ...)."""
     rules_fired: dict[str, str] = field(default_factory=dict)
     """User rules that fired: what they set (``encoding``, ``feed``, ...) -> rule name."""
+    observation: Observation | None = None
+    """What the home page says of the blog's addresses (:mod:`blogfeeds.extract.aliases`): its
+    signals, its main feed and that feed's entries, as discovery read them (no extra request);
+    the address is the final URL (the crawl adds the redirects it followed)."""
     counters: dict[str, int] = field(default_factory=dict)
     """Counts for the crawl's stats, by name under ``blogfeeds/`` (``feed_discovery/requests``,
     ``feed_discovery/budget_exhausted``, ``friends_over_cap``, ...): a name is present when

@@ -28,7 +28,7 @@ from scrapy.utils.defer import deferred_from_coro
 from blogfeeds.config import StorageSettings, database_url
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
-from blogfeeds.items import Blog, FriendLink
+from blogfeeds.items import Blog, BlogAddress, FriendLink
 from blogfeeds.pipelines.spool import StoredItem, append_spool, read_spool, replace_spool
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.retry import is_transient, open_retrying
@@ -44,16 +44,14 @@ and those in a worker thread (:meth:`StoragePipeline._run_threaded`)."""
 
 
 class StoragePipeline:
-    """Write :class:`Blog` (with its feeds) and :class:`FriendLink` items to the database.
+    """Write :class:`Blog` (with its feeds), :class:`FriendLink` and :class:`BlogAddress` items
+    to the database.
 
     Settings (read once): docs/settings.md; failures and stats: docs/storage.md. Nothing is lost: a
-    batch that fails is kept, retried at later flushes, then appended to the spool file
-    (:mod:`blogfeeds.pipelines.spool`), which the next run loads. SQLite writes are blocking calls
-    on the reactor thread (a 500-row batch takes a few milliseconds). PyMySQL calls run one at a
-    time in a worker thread (``asyncio.to_thread``: the asyncio reactor is required); the item that
-    fills a batch awaits its write, so a slow database slows scraping (back pressure). Every write
-    is an idempotent upsert in one transaction: a retry after a lost commit reply writes nothing
-    twice.
+    batch that fails is retried at later flushes, then spooled (:mod:`blogfeeds.pipelines.spool`)
+    for the next run. SQLite writes block the reactor thread for a few milliseconds a batch;
+    PyMySQL calls run one at a time in a worker thread, and the item that fills a batch awaits
+    its write (back pressure). Every write is an idempotent upsert in one transaction.
 
     Signals for the Redis frontier (:mod:`blogfeeds.frontier.signals`): ``storage_opened`` at open,
     ``batch_sealed(seq)`` when the buffer becomes a batch, ``batch_durable(seq)`` once every batch
@@ -171,7 +169,7 @@ class StoragePipeline:
             if not self.keep_without_feed and not item.feed_url:
                 self.stats.inc_value("blogfeeds/dropped_no_feed")
                 raise DropItem(f"blog without feed {item.blog_id}", log_level="DEBUG")
-        elif not isinstance(item, FriendLink):
+        elif not isinstance(item, FriendLink | BlogAddress):
             return item
         self.buffer.append(item)
         if len(self.buffer) >= self.batch_size:
@@ -352,10 +350,11 @@ class StoragePipeline:
     def _write(self, batch: list[StoredItem], raise_transient: bool = False) -> bool:
         blogs = [i for i in batch if isinstance(i, Blog)]
         links = [i for i in batch if isinstance(i, FriendLink)]
+        addresses = [i for i in batch if isinstance(i, BlogAddress)]
         try:
             if self.store is None:
                 raise RuntimeError("database is not open (open_spider was not called)")
-            n_blogs, n_links = self.store.write(blogs, links)
+            n_blogs, n_links = self.store.write(blogs, links, addresses)
         except Exception as exc:
             self.stats.inc_value("blogfeeds/db/write_errors")
             if raise_transient and is_transient(exc):

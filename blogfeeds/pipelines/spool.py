@@ -1,6 +1,6 @@
 """The spool file: items the database refused, kept for the next run (JSON Lines).
 
-One record per line, ``{"type": "Blog" | "FriendLink", "item": {field: value}}``
+One record per line, ``{"type": "Blog" | "FriendLink" | "BlogAddress", "item": {field: value}}``
 (:func:`spool_record`), written as ASCII JSON so that any ``str`` survives (a lone surrogate
 included). :class:`~blogfeeds.pipelines.blogs.StoragePipeline` appends to it
 (:func:`append_spool`) and loads it back when it opens (:func:`read_spool`, then
@@ -18,16 +18,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from blogfeeds.items import Blog, FeedInfo, FriendLink
+from blogfeeds.items import Blog, BlogAddress, FeedInfo, FriendLink
 
 logger = logging.getLogger(__name__)
 
-StoredItem = Blog | FriendLink
+StoredItem = Blog | FriendLink | BlogAddress
 """An item the storage pipeline writes, and so one a spool file holds."""
 
 
 def spool_record(item: StoredItem) -> dict[str, Any]:
-    """One spool line: ``{"type": "Blog" | "FriendLink", "item": {field: value}}``."""
+    """One spool line: ``{"type": <the item's class>, "item": {field: value}}``."""
     return {"type": type(item).__name__, "item": asdict(item)}
 
 
@@ -82,6 +82,8 @@ def _spool_item(line: str, where: str) -> StoredItem:
             return Blog(**fields, feeds=feeds)
         if record["type"] == "FriendLink":
             return FriendLink(**fields)
+        if record["type"] == "BlogAddress":
+            return BlogAddress(**fields)
         raise ValueError(f"unknown type {record['type']!r}")
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{where}: malformed spool record: {exc}") from exc

@@ -23,14 +23,21 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.crawl.admission import Admission, Visit
-from blogfeeds.crawl.fetch import HomeReader, Unread, fetch_failed, refused_seed, unreadable
+from blogfeeds.crawl.fetch import (
+    HomeReader,
+    Unread,
+    fetch_failed,
+    redirects,
+    refused_seed,
+    unreadable,
+)
 from blogfeeds.crawl.order import StaleRequest
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
-from blogfeeds.report_items import blog_items
+from blogfeeds.report_items import address_item, blog_items
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 
 logger = logging.getLogger(__name__)
@@ -146,6 +153,14 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         except ValueError as exc:
             yield self._failed_blog(response.url, response.meta, unreadable(exc))
             return
+        hops = redirects(response)
+        # the address requested redirected to another blog: stored, even when that blog was
+        # analysed already, for the store to decide whether it is an alias
+        address = address_item(
+            response.meta["blog_id"], hops[0].url if hops else "", response.url, hops
+        )
+        if address is not None:
+            yield address
         if bid is None:  # a redirect led to a blog already analysed
             return
         mark = self.admission.marker(bid, depth)

@@ -29,7 +29,8 @@ from typing import Any, NamedTuple, Self
 from urllib.parse import unquote
 
 from blogfeeds.extract.platform import platform_of
-from blogfeeds.items import Blog, FriendLink
+from blogfeeds.items import Blog, BlogAddress, FriendLink
+from blogfeeds.storage import nodes
 from blogfeeds.storage.schema import (
     SCHEMA_VERSION,
     TABLES,
@@ -48,6 +49,7 @@ updates ``status`` and ``fetched_at`` of a known blog, so a failed re-crawl eras
 _MYSQL_ALREADY_EXISTS = {1050, 1060, 1061}  # table, column, index name already exists
 _SQLITE_DUPLICATE_COLUMN = "duplicate column name"
 _SCHEMA_LOCK = "blogfeeds_schema"
+_NODES_LOCK = "blogfeeds_nodes"
 _DELETE_CHUNK = 500  # below SQLite's 999 host-parameter limit of old builds
 _MYSQL_IO_TIMEOUT = 120  # seconds
 
@@ -376,17 +378,29 @@ class Store:
         """Insert or update friend links in one transaction; returns the number of rows sent."""
         return self.write((), links)[1]
 
-    def write(self, blogs: Sequence[Blog], links: Sequence[FriendLink]) -> tuple[int, int]:
-        """Write blogs (with their feeds) and friend links in ONE transaction.
+    def write(
+        self,
+        blogs: Sequence[Blog],
+        links: Sequence[FriendLink],
+        addresses: Sequence[BlogAddress] = (),
+    ) -> tuple[int, int]:
+        """Write blogs (with their feeds), friend links and addresses that redirected in ONE
+        transaction; then the blogs' addresses are joined into nodes (:mod:`.nodes`: a blog
+        found to be another's alias is merged into it) and each friend link is stored on the
+        node of its source and target.
 
         Returns ``(blogs written, friend links written)``. Any driver error rolls the whole call
         back and propagates, so the caller can retry the same items (every write is idempotent).
+        On MySQL the write holds a named lock, so that workers sharing the server decide nodes
+        one after the other, each seeing the others' addresses.
         """
         now = utc_now()
         latest = {blog.blog_id: blog for blog in blogs}
         fetched = [b for b in latest.values() if b.status in FETCHED_STATUSES]
         failed = [b for b in latest.values() if b.status not in FETCHED_STATUSES]
-        with self._transaction() as cursor:
+        observed = [(a.blog_id, a.observation) for a in addresses]
+        observed += [(b.blog_id, b.observation) for b in fetched if b.observation]
+        with self._nodes_lock(), self._transaction() as cursor:
             if fetched:
                 sql = self.dialect.upsert("blogs", _BLOG_COLUMNS, ("blog_id",), _BLOG_FULL_UPDATE)
                 cursor.executemany(sql, [_blog_row(b, now) for b in fetched])
@@ -407,15 +421,45 @@ class Store:
                     "blogs", _BLOG_COLUMNS, ("blog_id",), _BLOG_FAILURE_UPDATE
                 )
                 cursor.executemany(sql, [_blog_row(b, now) for b in failed])
+            nodes.record(cursor, self.dialect, observed, latest, now)
             if links:
+                ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
+                node = nodes.nodes_of(cursor, self.dialect, ends)
+                # a link between two addresses of one blog is no friend link
+                rows = [
+                    _link_row(link, now, node)
+                    for link in links
+                    if link.source_blog_id == link.target_blog_id
+                    or node.get(link.source_blog_id, link.source_blog_id)
+                    != node.get(link.target_blog_id, link.target_blog_id)
+                ]
                 sql = self.dialect.upsert(
                     "friend_links",
                     _LINK_COLUMNS,
                     ("source_blog_id", "target_url_hash"),
                     _LINK_UPDATE,
                 )
-                cursor.executemany(sql, [_link_row(link, now) for link in links])
+                cursor.executemany(sql, rows)
         return len(latest), len(links)
+
+    @contextmanager
+    def _nodes_lock(self) -> Iterator[None]:
+        """On MySQL, ``GET_LOCK`` around a write: nodes are decided by one worker at a time,
+        and each transaction starts after the last one committed (it sees its addresses)."""
+        if self.dialect.name != "mysql":
+            yield
+            return
+        self._reconnect_if_dead()
+        with self.connection.raw.cursor() as cursor:
+            cursor.execute("SELECT GET_LOCK(%s, %s)", (_NODES_LOCK, _MYSQL_IO_TIMEOUT // 2))
+            (got,) = cursor.fetchone()
+        if got != 1:
+            raise TimeoutError(f"no {_NODES_LOCK} lock within {_MYSQL_IO_TIMEOUT // 2} s")
+        try:
+            yield
+        finally:
+            with suppress(Exception), self.connection.raw.cursor() as cursor:
+                cursor.execute("SELECT RELEASE_LOCK(%s)", (_NODES_LOCK,))
 
     # --- readers -------------------------------------------------------------------------------
 
@@ -470,7 +514,35 @@ class Store:
             feeds.setdefault(blog_id, []).append(feed)
         for row in rows:
             row["feeds"] = feeds.get(row["blog_id"], [])
+        aliases = self.blog_aliases()
+        for row in rows:
+            row["aliases"] = aliases.get(row["blog_id"], [])
         return rows
+
+    def blog_aliases(self) -> dict[str, list[dict[str, Any]]]:
+        """The other addresses of each blog (:mod:`.nodes`), by its ``blog_id``: dicts of the
+        alias's ``blog_id``, ``url``, ``evidence`` (evidence kinds of
+        :mod:`blogfeeds.extract.aliases`), ``first_seen`` and ``last_seen``, oldest first
+        (none in a database older than schema version 10)."""
+        with self._transaction(write=False) as cursor:
+            cursor.execute(self.dialect.table_exists, ("blog_aliases",))
+            if cursor.fetchone() is None:
+                return {}
+        found: dict[str, list[dict[str, Any]]] = {}
+        for row in self._dicts(
+            "SELECT alias_id, alias_url, node_id, evidence, first_seen, last_seen "
+            "FROM blog_aliases ORDER BY node_id, first_seen, alias_id"
+        ):
+            found.setdefault(row["node_id"], []).append(
+                {
+                    "blog_id": row["alias_id"],
+                    "url": row["alias_url"],
+                    "evidence": [k for k in row["evidence"].split(",") if k],
+                    "first_seen": row["first_seen"],
+                    "last_seen": row["last_seen"],
+                }
+            )
+        return found
 
     def friend_links(self) -> list[dict[str, Any]]:
         """Every friend-link row as a dict (without ``id`` and the hash), in a stable order."""
@@ -512,10 +584,11 @@ def _feed_rows(blog: Blog) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _link_row(link: FriendLink, now: str) -> tuple[Any, ...]:
+def _link_row(link: FriendLink, now: str, node: dict[str, str]) -> tuple[Any, ...]:
+    """The row of ``link``, its ends on their nodes (``node``: alias id to node id)."""
     return (
-        link.source_blog_id,
-        link.target_blog_id,
+        node.get(link.source_blog_id, link.source_blog_id),
+        node.get(link.target_blog_id, link.target_blog_id),
         link.target_url,
         url_hash(link.target_url),
         link.name,

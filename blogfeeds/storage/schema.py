@@ -405,6 +405,41 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "{create_index} runs_finished ON runs (spider, finished)",
         ],
     ),
+    # Version 10 (version 9 is the abstract's source on another branch: renumbered at merge if
+    # needed): one blog, one node (blogfeeds.storage.nodes). What the crawl saw of each address
+    # (an aliases.Observation as JSON), the index that finds an address's candidates by digest
+    # of aliases.index_keys, and each alias's node with its evidence.
+    (
+        10,
+        [
+            """CREATE TABLE IF NOT EXISTS blog_observations (
+    id {pk},
+    blog_id {key} NOT NULL,
+    url {text} NOT NULL,
+    observation {text} NOT NULL,
+    seen {short} NOT NULL,
+    UNIQUE (blog_id)
+){table_options}""",
+            """CREATE TABLE IF NOT EXISTS alias_keys (
+    id {pk},
+    key_hash {hash} NOT NULL,
+    blog_id {key} NOT NULL,
+    UNIQUE (key_hash, blog_id)
+){table_options}""",
+            "{create_index} alias_keys_blog ON alias_keys (blog_id)",
+            """CREATE TABLE IF NOT EXISTS blog_aliases (
+    id {pk},
+    alias_id {key} NOT NULL,
+    alias_url {text} NOT NULL,
+    node_id {key} NOT NULL,
+    evidence {text} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (alias_id)
+){table_options}""",
+            "{create_index} blog_aliases_node ON blog_aliases (node_id)",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -426,6 +461,9 @@ TABLES = (
     "feed_state",
     "websub",
     "runs",
+    "blog_observations",
+    "alias_keys",
+    "blog_aliases",
     "schema_version",
 )
 

@@ -1,0 +1,174 @@
+"""One blog, one node, end to end: ``scrapy crawl blogs`` over a little mirror web on loopback.
+
+A hub's blogroll links every address of the web: a ``github.io`` address answering 301 to its
+custom domain, a platform copy served with 200 whose canonical and feed name the original, a
+stale copy on a platform whose feed is a subset of the original's, an old domain whose older
+copy says the blog moved; and controls that must stay apart: two blogs of one theme with the
+same title, description and placeholder canonical, two people under paths of one host. Every
+blog must be one node of the database, every link of the hub on its blog's node.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import blogosphere as bs
+from tests.littleweb import LittleWeb
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parent.parent
+RSS = "application/rss+xml; charset=utf-8"
+
+NODES = {
+    "https://ana.github.io/": "ana-blog.example",
+    "https://ana-blog.example/": "ana-blog.example",
+    "https://ben.vercel.app/": "ben.example",
+    "https://ben.example/": "ben.example",
+    "https://cai.netlify.app/": "cai.example",
+    "https://cai.example/": "cai.example",
+    "https://dee-old.example/": "dee.example",
+    "https://dee.example/": "dee.example",
+    "https://eve.github.io/": "eve.github.io",
+    "https://fay.github.io/": "fay.github.io",
+    "https://pages.example/~gus/": "pages.example/~gus",
+    "https://pages.example/~hal/": "pages.example/~hal",
+}
+"""Each address the hub links, and the node it must be stored on."""
+
+
+def home(title: str, head: str = "", body: str = "", feed: str = "feed.xml") -> str:
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="description" content="Notes on code, books and travel.">
+<link rel="alternate" type="application/rss+xml" title="{title}" href="{feed}">{head}
+</head><body><main><article><h1>{title}</h1>
+<p>The first post of this blog: notes on crawling and feeds, written down.</p>
+{body}</article></main></body></html>"""
+
+
+def rss(title: str, posts: list[str]) -> str:
+    items = "".join(
+        f"<item><title>Post {n}</title><link>{url}</link><guid>{url}</guid>"
+        f"<pubDate>Sun, {n + 1:02d} Nov 2026 08:00:00 GMT</pubDate></item>"
+        for n, url in enumerate(posts)
+    )
+    return f"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0"><channel><title>{title}</title><link>https://x.invalid/</link>
+<description>{title}</description>{items}</channel></rss>"""
+
+
+def posts(base: str, n: int) -> list[str]:
+    return [f"{base}posts/{i}/" for i in range(1, n + 1)]
+
+
+def page(body: str) -> dict[str, Any]:
+    return {"body": body, "content_type": bs.HTML}
+
+
+def feed(body: str) -> dict[str, Any]:
+    return {"body": body, "content_type": RSS}
+
+
+def mirror_web() -> dict[str, dict[str, Any]]:
+    blogroll = "".join(
+        f'<li class="flink-item"><a href="{url}">Friend {i}</a><p>a friend</p></li>'
+        for i, url in enumerate(NODES)
+    )
+    routes = {
+        "https://hub.example/": page(
+            home("Hub", body=f'<section><h2>友情链接</h2><ul class="flink-list">{blogroll}</ul>')
+        ),
+        "https://hub.example/feed.xml": feed(rss("Hub", posts("https://hub.example/", 3))),
+        # a github.io address that moved to its custom domain, answering after the custom
+        # domain was read: the redirect leads to a blog analysed already
+        "https://ana.github.io/": {
+            "status": 301,
+            "location": "https://ana-blog.example/",
+            "delay": 1.0,
+        },
+        "https://ana-blog.example/": page(home("Ana")),
+        "https://ana-blog.example/feed.xml": feed(
+            rss("Ana", posts("https://ana-blog.example/", 4))
+        ),
+        # a platform copy whose build names the original as canonical, and its feed
+        "https://ben.example/": page(home("Ben")),
+        "https://ben.example/feed.xml": feed(rss("Ben", posts("https://ben.example/", 4))),
+        "https://ben.vercel.app/": page(
+            home(
+                "Ben",
+                head='<link rel="canonical" href="https://ben.example/">',
+                feed="https://ben.example/feed.xml",
+            )
+        ),
+        # a stale copy: relative links only, its feed the older three of the five posts
+        "https://cai.example/": page(home("Cai")),
+        "https://cai.example/feed.xml": feed(rss("Cai", posts("https://cai.example/", 5))),
+        "https://cai.netlify.app/": page(home("Cai")),
+        "https://cai.netlify.app/feed.xml": feed(rss("Cai", posts("https://cai.example/", 3))),
+        # an old domain whose older copy says the blog moved; its posts at the same paths
+        "https://dee.example/": page(home("Dee")),
+        "https://dee.example/feed.xml": feed(rss("Dee", posts("https://dee.example/", 5))),
+        "https://dee-old.example/": page(
+            home(
+                "Dee",
+                body='<p>This blog has moved to <a href="https://dee.example/">dee.example</a></p>',
+            )
+        ),
+        "https://dee-old.example/feed.xml": feed(rss("Dee", posts("https://dee-old.example/", 3))),
+    }
+    # controls: one theme, one title, description and placeholder canonical; own posts
+    for blog in ("https://eve.github.io/", "https://fay.github.io/"):
+        routes[blog] = page(
+            home("My Blog", head='<link rel="canonical" href="https://example.com/">')
+        )
+        routes[blog + "feed.xml"] = feed(rss("My Blog", posts(blog, 3)))
+    # two people under paths of one host
+    for blog in ("https://pages.example/~gus/", "https://pages.example/~hal/"):
+        routes[blog] = page(home("Home page"))
+        routes[blog + "feed.xml"] = feed(rss("Home page", posts(blog, 3)))
+    return routes
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("identity") / "blogs.sqlite3"
+    with LittleWeb(mirror_web()) as web:
+        env = web.env()
+        env["BLOGFEEDS_DATABASE_URL"] = f"sqlite:///{db}"
+        cmd = [*bs.crawl_command(), "-a", "start_urls=https://hub.example/"]
+        proc = subprocess.run(
+            cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False
+        )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return db
+
+
+def test_every_blog_is_one_node_and_the_controls_stay_apart(crawled: Path) -> None:
+    with sqlite3.connect(crawled) as conn:
+        blogs = {row[0] for row in conn.execute("SELECT blog_id FROM blogs")}
+        aliases = dict(conn.execute("SELECT alias_id, node_id FROM blog_aliases").fetchall())
+    assert blogs == {*NODES.values(), "hub.example"}
+    assert aliases == {
+        "ana.github.io": "ana-blog.example",
+        "ben.vercel.app": "ben.example",
+        "cai.netlify.app": "cai.example",
+        "dee-old.example": "dee.example",
+    }
+
+
+def test_every_friend_link_is_on_its_blogs_node(crawled: Path) -> None:
+    with sqlite3.connect(crawled) as conn:
+        links = dict(
+            conn.execute(
+                "SELECT target_url, target_blog_id FROM friend_links "
+                "WHERE source_blog_id = 'hub.example'"
+            ).fetchall()
+        )
+    assert links == NODES
