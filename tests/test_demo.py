@@ -48,7 +48,7 @@ def test_scrapy_demo_crawls_fetches_and_builds_the_site_offline(tmp_path: Path) 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     text = done.stdout
     assert "Crawl summary (finished):\nBlogs: 8, with a feed: 6 (75 %); friend links: 20" in text
-    assert "By status: ok 6, no_feed 1, http_4xx 1" in text
+    assert "By status: ok 6, http_4xx 1, no_feed 1" in text
     assert (
         "Feeds summary (finished):\nFetched: 6; not modified (304): 0; changed: 0; new entries: 18"
         in text

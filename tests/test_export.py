@@ -373,7 +373,7 @@ def test_summary_of_stored_rows(stored: Any) -> None:
     ]
     text = s.render()
     assert "Blogs: 6, with a feed: 4 (67 %); friend links: 8" in text
-    assert "By status: ok 4, no_feed 1, http_4xx 1" in text
+    assert "By status: ok 4, http_4xx 1, no_feed 1" in text
 
 
 def test_summary_counts_the_spellings_of_one_platform_once() -> None:
@@ -393,7 +393,7 @@ def test_summary_counts_the_spellings_of_one_platform_once() -> None:
         "(unknown)": 1,
         "(none)": 1,
     }
-    assert "By platform: WordPress 3, WordPress.com 2, Blogger 2, Joomla 1" in (
+    assert "By platform: WordPress 3, Blogger 2, WordPress.com 2, Joomla 1" in (
         summarize(rows, []).render()
     )
 

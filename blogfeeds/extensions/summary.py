@@ -58,8 +58,8 @@ class Summary:
             "blogs": self.blogs,
             "with_feed": self.with_feed,
             "friend_links": self.links,
-            "by_status": dict(self.by_status.most_common()),
-            "by_platform": dict(self.by_platform.most_common()),
+            "by_status": dict(_ranked(self.by_status)),
+            "by_platform": dict(_ranked(self.by_platform)),
             "top_in_degree": [{"blog_id": b, "title": t, "in_degree": n} for b, t, n in self.top],
         }
 
@@ -69,12 +69,17 @@ class Summary:
         lines = [
             f"Blogs: {self.blogs}, with a feed: {self.with_feed}{share}; "
             f"friend links: {self.links}",
-            "By status: " + (_counts(self.by_status.most_common()) or "-"),
-            "By platform: " + (_counts(self.by_platform.most_common(platforms)) or "-"),
+            "By status: " + (_counts(_ranked(self.by_status)) or "-"),
+            "By platform: " + (_counts(_ranked(self.by_platform)[:platforms]) or "-"),
             "Most linked (in-degree):",
         ]
         lines += [f"  {n:>5}  {b}  {t}".rstrip() for b, t, n in self.top] or ["  -"]
         return "\n".join(lines)
+
+
+def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
+    """Most first, ties by name: the same crawl says the same whatever order its blogs came."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _counts(pairs: Iterable[tuple[str, int]]) -> str:
