@@ -78,8 +78,9 @@ class Summary:
 
 
 def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
-    """Most first, ties by name: the same crawl says the same whatever order its blogs came."""
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    """Most first, ties by name and ``(none)``/``(unknown)`` last: the same crawl says the same
+    whatever order its blogs came in."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0].startswith("("), item[0]))
 
 
 def _counts(pairs: Iterable[tuple[str, int]]) -> str:
