@@ -34,6 +34,7 @@ from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.pipelines.blogs import StoragePipeline
 from blogfeeds.storage import db
 from blogfeeds.storage.db import Store
+from blogfeeds.storage.schema import DIALECTS
 from tests.blogosphere import throwaway_database
 
 BATCH = 500
@@ -108,7 +109,7 @@ def bench_pipeline(url: str, items: list[Any]) -> float:
 def bench_raw(url: str, items: list[Any]) -> float:
     with Store.open(url):  # schema only
         pass
-    mysql = db.DIALECTS["mysql"]
+    mysql = DIALECTS["mysql"]
     blog_sql = mysql.upsert("blogs", db._BLOG_COLUMNS, ("blog_id",), db._BLOG_FULL_UPDATE)
     link_sql = mysql.upsert(
         "friend_links", db._LINK_COLUMNS, ("source_blog_id", "target_url_hash"), db._LINK_UPDATE
@@ -127,7 +128,7 @@ def bench_raw(url: str, items: list[Any]) -> float:
                 [db._blog_row(b, now) for b in blogs],
                 [b.blog_id for b in blogs],
                 [row for b in blogs for row in db._feed_rows(b)],
-                [db._link_row(link, now) for link in chunk if isinstance(link, FriendLink)],
+                [db._link_row(link, now, {}) for link in chunk if isinstance(link, FriendLink)],
             )
         )
     conn = db.connect(url).raw
@@ -151,7 +152,7 @@ def bench_raw(url: str, items: list[Any]) -> float:
 def bench_row_by_row(url: str, items: list[Any], sample: int = 500) -> float:
     with Store.open(url):
         pass
-    mysql = db.DIALECTS["mysql"]
+    mysql = DIALECTS["mysql"]
     blog_sql = mysql.upsert("blogs", db._BLOG_COLUMNS, ("blog_id",), db._BLOG_FULL_UPDATE)
     now = db.utc_now()
     rows = [db._blog_row(b, now) for b in items if isinstance(b, Blog)][:sample]
