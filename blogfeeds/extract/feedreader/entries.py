@@ -53,6 +53,10 @@ class FeedEntry:
     summary: str | None = None
     """Summary or content as given (HTML), at most :data:`SUMMARY_MAX` characters."""
     date: float | None = None
+    content: str | None = None
+    """The full content (Atom ``<content>``, RSS ``content:encoded``, JSON ``content_html`` /
+    ``content_text``) when the entry also gives a summary, at most :data:`SUMMARY_MAX`
+    characters (HTML): a summary may be a hand-written excerpt, the content opens the post."""
 
 
 def clean(value: Any, limit: int | None = SHORT_MAX) -> str | None:
@@ -125,6 +129,7 @@ def make_entry(
     published: datetime | None,
     updated: datetime | None,
     summary: Any,
+    content: Any = None,
 ) -> FeedEntry:
     """The entry of these fields as the feed gives them; ``link`` resolved against ``base``."""
     guid_text = str(guid).strip() if guid not in (None, "") else None
@@ -135,7 +140,8 @@ def make_entry(
         except ValueError:  # e.g. "http://0:][": an unparsable link stays as given
             pass
     title_text = clean(title)
-    summary_text = strip_controls(str(summary)).strip()[:SUMMARY_MAX] if summary else None
+    summary_text = _long(summary)
+    content_text = _long(content)
     when = published or updated
     key, source = entry_key(guid_text, link_text, title_text, _iso(when), summary_text)
     return FeedEntry(
@@ -148,4 +154,10 @@ def make_entry(
         updated=_iso(updated),
         summary=summary_text or None,
         date=when.timestamp() / 60.0 if when is not None else None,
+        content=content_text if content_text != summary_text else None,
     )
+
+
+def _long(value: Any) -> str | None:
+    """A summary or content as kept: no control characters, at most :data:`SUMMARY_MAX`."""
+    return strip_controls(str(value)).strip()[:SUMMARY_MAX] or None if value else None

@@ -131,8 +131,9 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         updated = struct_time_utc(dict.get(e, "updated_parsed"))
         dates.extend(d for d in (published, updated) if d)
         summary = e.get("summary")
-        if not summary and e.get("content"):
-            summary = (e["content"][0] or {}).get("value")
+        content = (e["content"][0] or {}).get("value") if e.get("content") else None
+        if not summary:
+            summary, content = content, None
         entries.append(
             make_entry(
                 url,
@@ -143,6 +144,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
                 published=published,
                 updated=updated,
                 summary=summary,
+                content=content,
             )
         )
     if not dates:
@@ -215,14 +217,10 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
         authors = _list(item.get("authors")) or [item.get("author")]
         names = (_string(a.get("name")) for a in authors if isinstance(a, dict))
         author = next((name for name in names if name), None)
-        summary = next(
-            (
-                text
-                for key in ("summary", "content_text", "content_html")
-                if (text := _string(item.get(key)))
-            ),
-            None,
-        )
+        summary = _string(item.get("summary"))
+        content = _string(item.get("content_html")) or _string(item.get("content_text"))
+        if not summary:
+            summary, content = _string(item.get("content_text")) or content, None
         entries.append(
             make_entry(
                 url,
@@ -233,6 +231,7 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
                 published=published,
                 updated=updated,
                 summary=summary,
+                content=content,
             )
         )
     return FeedDocument(
