@@ -87,6 +87,7 @@ def report_to_dict(report: BlogReport) -> dict[str, Any]:
         "platform": meta.platform,
         "platform_version": meta.platform_version,
         "abstract": meta.abstract,
+        "abstract_source": meta.abstract_source,
         "robots": {
             "noindex": report.robots.noindex,
             "nofollow": report.robots.nofollow,
@@ -220,7 +221,7 @@ def render_text(data: dict[str, Any]) -> str:
     for page in data.get("followed") or []:
         detail = f" ({page['detail']})" if page.get("detail") else ""
         lines.append(f"  followed {page['kind']} {page['url']}: {page['outcome']}{detail}")
-    lines += ["", f"Abstract: {data['abstract']}"]
+    lines += ["", f"Abstract: {_sourced(data, 'abstract')}"]
     fired: dict[str, list[str]] = {}
     for what, rule in data.get("rules_fired", {}).items():
         fired.setdefault(rule, []).append(what)

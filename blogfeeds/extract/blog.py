@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urljoin
 
+from blogfeeds.extract.abstract import FEED, PAGE, card_abstract, feed_abstract
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
     DiscoveredFeed,
@@ -51,9 +52,11 @@ from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import (
     ABSTRACT_CHARS,
     ABSTRACT_TEXT,
+    TEXT,
     PageMetadata,
     cut,
     extract_metadata,
+    page_abstract,
 )
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
 from blogfeeds.extract.profile import ProfileConfig, read_profile
@@ -107,8 +110,8 @@ class BlogExtractionConfig(Config):
     abstract_chars: int = option(
         "BLOGFEEDS_ABSTRACT_CHARS",
         ABSTRACT_CHARS,
-        "Characters of a blog's abstract; 0 = no abstract (trafilatura never runs: about a "
-        "third of a crawl's CPU).",
+        "Characters of a blog's abstract, the opening of its newest post (from the main feed, "
+        "else the home page); 0 = no abstract.",
         low=0,
     )
     abstract_max_text: int = option(
@@ -267,6 +270,7 @@ async def _extract_home(
         limits=config.limits,
         abstract_text=config.abstract_text,
         read_friends=False,
+        read_abstract=False,
     )
     counters: dict[str, int] = {}
     for what in analysis.truncated:
@@ -308,10 +312,47 @@ async def _extract_home(
     if seed is not None:
         _seed_feed(report, *seed)
     if not robots.noindex:
+        await _abstract(report, analysis, config, run)
         await _profile(report, analysis.page, fetch, config, run)
     if not robots.nofollow:
         await _friends(report, analysis, fetch, config, run)
     return report
+
+
+def _main_document(report: BlogReport) -> FeedDocument | None:
+    """The main feed as feed discovery read it (None when no feed was validated)."""
+    main = next((f for f in report.feeds if isinstance(f, DiscoveredFeed)), None)
+    return main.document if main is not None else None
+
+
+async def _abstract(
+    report: BlogReport, analysis: PageAnalysis, config: ExtractConfig, run: Run
+) -> None:
+    """The blog's abstract (:mod:`blogfeeds.extract.abstract`): a user rule's, else the
+    opening of the main feed's newest entry, else the home page's main text (trafilatura,
+    the one costly step: counter ``abstract/page``)."""
+    if config.abstract_chars <= 0 or "abstract" in analysis.rules:
+        return
+    meta = report.metadata
+    text = await run(feed_abstract, _main_document(report), config.abstract_chars)
+    if text:
+        report.metadata = replace(meta, abstract=text, abstract_source=FEED)
+        return
+    text = await run(card_abstract, analysis.page, config.abstract_chars)
+    if text:
+        report.metadata = replace(meta, abstract=text, abstract_source=PAGE)
+        return
+    _count(report.counters, "abstract/page")
+    text, cut_text = await run(
+        page_abstract, analysis.page, config.abstract_chars, config.abstract_text
+    )
+    truncated = (TEXT,) if cut_text else ()
+    report.metadata = replace(
+        meta, abstract=text, abstract_source=PAGE if text else "", truncated=truncated
+    )
+    for what in truncated:
+        _count(report.counters, f"truncated/{what}")
+    report.truncated += truncated  # before the friend page's, as the docstring says
 
 
 async def _profile(
@@ -319,13 +360,11 @@ async def _profile(
 ) -> None:
     """The blog's profile from the home page and the main feed discovery read; one request for
     ``/favicon.ico`` when the page declares no icon (counter ``profile/favicon_requests``)."""
-    main = next((f for f in report.feeds if isinstance(f, DiscoveredFeed)), None)
-    doc = main.document if main is not None else None
     now = config.clock()
     profile = await run(
         read_profile,
         page,
-        doc,
+        _main_document(report),
         declared_language=report.metadata.language,
         now=now,
         config=config.profile,
@@ -501,6 +540,7 @@ def analyze_page(
     abstract_text: int = ABSTRACT_TEXT,
     read_friends: bool = True,
     read_friend_pages: bool = True,
+    read_abstract: bool = True,
 ) -> PageAnalysis:
     """Decode, parse and run every page extractor over one page (nothing is fetched).
 
@@ -516,28 +556,31 @@ def analyze_page(
     bounds the page reached.
     ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`);
     ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages` empty (a friend-link
-    page's own links to friend pages are never followed).
+    page's own links to friend pages are never followed). ``read_abstract=False`` leaves the
+    page's abstract to the caller (a user rule's is still read): :func:`extract_blog` takes the
+    main feed's first.
     """
     bid = blog_id(url)
+    page_chars = abstract_chars if read_abstract else 0
     if not user_rules:
         page = parse_page(url, body, headers, limits)
         return PageAnalysis(
             page=page,
             blog_id=bid,
-            metadata=extract_metadata(page, abstract_chars, abstract_text),
+            metadata=extract_metadata(page, page_chars, abstract_text),
             friends=page_friends(page, friend_config)[0] if read_friends else None,
             friend_pages=find_friend_pages(page) if read_friend_pages else [],
         )
     fired: dict[str, str] = {}
     early = _first(user_rules.for_url(url), "encoding")
     page = _parse(url, body, headers, early, limits)
-    metadata = extract_metadata(page, abstract_chars, abstract_text)
+    metadata = extract_metadata(page, page_chars, abstract_text)
     matched = user_rules.for_page(page, metadata.generator)
     rule = _first(matched, "encoding")
     if rule is not None and not isinstance(body, str):
         if rule is not early:
             page = _parse(url, body, headers, rule, limits)
-            metadata = extract_metadata(page, abstract_chars, abstract_text)
+            metadata = extract_metadata(page, page_chars, abstract_text)
         fired["encoding"] = rule.name
     rule_feed = None
     for rule in matched:
@@ -549,7 +592,7 @@ def analyze_page(
     for rule in matched if abstract_chars > 0 else ():
         text = collapse(rule.abstract.extract(page)) if rule.abstract is not None else ""
         if text:
-            metadata = replace(metadata, abstract=cut(text, abstract_chars))
+            metadata = replace(metadata, abstract=cut(text, abstract_chars), abstract_source=PAGE)
             fired["abstract"] = rule.name
             break
     friend_pages = find_friend_pages(page) if read_friend_pages else []

@@ -447,6 +447,10 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "{create_index} runs_finished ON runs (spider, finished)",
         ],
     ),
+    # Version 9: where a blog's abstract comes from (``feed``: the main feed's newest entry,
+    # ``page``: the home page; blogfeeds.extract.abstract). Rows stored before keep their
+    # abstract with no source until a re-crawl refreshes both.
+    (9, [_add_columns("blogs", ["abstract_source {short} NOT NULL DEFAULT ''"])]),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
