@@ -5,10 +5,10 @@ published, else updated, date; the first entry when none is dated), its content 
 gives one beside a summary (a summary may be a hand-written excerpt; the content opens the
 post), else its summary. The entry's HTML becomes text block by block (scripts, styles,
 images and figure captions left out), a leading line that repeats the entry's title is
-dropped, and a summary's trailing "[…]" or "Read more" goes. The home page's main text
-(:func:`blogfeeds.extract.metadata.abstract`, trafilatura) is the fallback, for a blog whose
-feed has no entry with text, or that has no feed: :data:`FEED` and :data:`PAGE` say which
-one an abstract came from.
+dropped, and a summary's trailing "[…]" or "Read more" goes. For a blog whose feed has no
+entry with text, or that has no feed, the home page gives it: its first post card
+(:func:`card_abstract`), else its main text (:func:`blogfeeds.extract.metadata.abstract`,
+trafilatura). :data:`FEED` and :data:`PAGE` say which one an abstract came from.
 
 ``bench/abstract_eval.py`` measures it on real built blogs, against the newest post's source.
 """
@@ -16,6 +16,7 @@ one an abstract came from.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from copy import deepcopy
 
 import lxml.etree
@@ -73,11 +74,19 @@ def _html_lines(markup: str) -> list[str]:
         root = lxml.html.fragment_fromstring(markup, create_parent="div")
     except (lxml.etree.ParserError, ValueError):  # no element, or an encoding declaration
         return [line for line in (collapse(x) for x in markup.splitlines()) if line]
-    lxml.etree.strip_elements(root, *_SKIPPED, with_tail=False)
-    for el in root.xpath("//*[@class]"):
-        if not _GUTTERS.isdisjoint(el.get("class", "").split()):
-            el.drop_tree()  # its tail stays
-    return _lines_of(root)
+    return _lines_of(_without(root, _SKIPPED, _GUTTERS))
+
+
+def _without(
+    root: lxml.html.HtmlElement, tags: tuple[str, ...], classes: frozenset[str]
+) -> lxml.html.HtmlElement:
+    """``root`` (modified) without the elements of ``tags`` and those carrying one of
+    ``classes``; their tails stay."""
+    lxml.etree.strip_elements(root, *tags, with_tail=False)
+    for el in root.xpath(".//*[@class]"):
+        if not classes.isdisjoint(el.get("class", "").split()):
+            el.drop_tree()
+    return root
 
 
 def _lines_of(root: lxml.html.HtmlElement) -> list[str]:
@@ -158,7 +167,7 @@ def card_abstract(page: Page, max_chars: int) -> str:
         classes = set((card.get("class") or "").split())
         if card.tag != "article" and _CARD_CLASSES.isdisjoint(classes):
             continue
-        if _marked(card, _SLIDES) or _pinned(card):
+        if _named((card, *card.iterancestors()), _SLIDES) or _named(card.iter(), _PINNED):
             continue
         text = join_lines(_excerpt(card))
         if len(text) >= MIN_CARD_TEXT:
@@ -166,26 +175,11 @@ def card_abstract(page: Page, max_chars: int) -> str:
     return ""
 
 
-def _marked(el: lxml.html.HtmlElement, words: tuple[str, ...]) -> bool:
-    """``el`` or an ancestor carries a class naming one of ``words``."""
-    for node in (el, *el.iterancestors()):
-        names = node.get("class") or ""
-        if any(w in names for w in words):
-            return True
-    return False
-
-
-def _pinned(card: lxml.html.HtmlElement) -> bool:
-    return any(
-        any(w in (el.get("class") or "") for w in _PINNED) for el in card.iter() if el.get("class")
-    )
+def _named(elements: Iterable[lxml.html.HtmlElement], words: tuple[str, ...]) -> bool:
+    """One of ``elements`` carries a class attribute that holds one of ``words``."""
+    return any(any(w in el.get("class", "") for w in words) for el in elements)
 
 
 def _excerpt(card: lxml.html.HtmlElement) -> list[str]:
     """The lines of a copy of ``card`` without what is not the post's opening."""
-    copy = deepcopy(card)
-    lxml.etree.strip_elements(copy, *_SKIPPED, *_NOT_EXCERPT_TAGS, with_tail=False)
-    for el in copy.xpath(".//*[@class]"):
-        if not _NOT_EXCERPT.isdisjoint(el.get("class", "").split()):
-            el.drop_tree()
-    return _lines_of(copy)
+    return _lines_of(_without(deepcopy(card), (*_SKIPPED, *_NOT_EXCERPT_TAGS), _NOT_EXCERPT))
