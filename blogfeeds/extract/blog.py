@@ -9,7 +9,9 @@ feed as its main feed. In order:
    pages, user rules);
 2. its robots directives: noindex keeps the identity only, nofollow records no friends;
 3. feeds: the one a user rule names, else :func:`~blogfeeds.extract.discovery.find_feeds`
-   (candidates validated by fetching them);
+   (candidates validated by fetching them); then the abstract, the opening of the newest post
+   (:mod:`~blogfeeds.extract.abstract`: the main feed's newest entry, else the home page), and
+   the profile;
 4. friends: from the first friend-link page that lists any (at most ``max_pages - 1`` fetched),
    else from the home page (read only then, :func:`page_friends`); then the machine-readable
    lists (OPML, JSON) that page points to (at most ``max_pages``), merged; capped at
@@ -329,8 +331,8 @@ async def _abstract(
     report: BlogReport, analysis: PageAnalysis, config: ExtractConfig, run: Run
 ) -> None:
     """The blog's abstract (:mod:`blogfeeds.extract.abstract`): a user rule's, else the
-    opening of the main feed's newest entry, else the home page's main text (trafilatura,
-    the one costly step: counter ``abstract/page``)."""
+    opening of the main feed's newest entry, else the home page's first post card, else its
+    main text (trafilatura, the one costly step: counter ``abstract/page``)."""
     if config.abstract_chars <= 0 or "abstract" in analysis.rules:
         return
     meta = report.metadata
