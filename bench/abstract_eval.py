@@ -36,7 +36,6 @@ import argparse
 import html
 import json
 import re
-import subprocess
 import sys
 import tomllib
 from collections import defaultdict
@@ -101,21 +100,7 @@ def entries() -> list[dict[str, Any]]:
 
 
 def build(mirrors: Path, out: Path) -> None:
-    missing = []
-    blogs = entries()
-    for e in blogs:
-        gitdir = pe.mirror(mirrors, e["repo"])
-        if gitdir is None:
-            missing.append(e["repo"])
-            continue
-        try:
-            pe.build_one(gitdir, e, out / e["id"])
-            build_posts(gitdir, e, out / e["id"])
-        except subprocess.CalledProcessError as exc:
-            missing.append(f"{e['repo']} ({exc})")
-    print(f"built {len(blogs) - len(missing)} of {len(blogs)} into {out}")
-    for repo in missing:
-        print(f"missing: {repo}")
+    pe.build(mirrors, out, entries(), then=build_posts)
 
 
 def build_posts(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
@@ -123,24 +108,12 @@ def build_posts(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
     commit = e["commit"]
     files = pe.git(gitdir, "ls-tree", "-r", "-z", "--name-only", commit).decode().split("\0")
     posts = []
-    for name in files:
-        if not name.startswith(pe.POST_DIRS) or not name.endswith(pe.POST_EXTS):
-            continue
-        if name.rsplit("/", 1)[-1].startswith("_index") or pe._not_a_post(name):
-            continue
-        text = pe.git(gitdir, "show", f"{commit}:{name}").decode("utf-8", "replace")
-        meta = pe.front_matter(text)
-        if name.endswith(".org") and (org := pe._ORG_DATE.search(text)):
-            title = pe._ORG_TITLE.search(text)
-            meta = {"date": org.group(1), "title": title.group(1).strip() if title else ""}
-        when = pe.post_date(meta.get("date"))
-        if when is None or meta.get("draft") is True or meta.get("published") is False:
-            continue
+    for name, text, title, when in pe.post_sources(gitdir, commit, files):
         plain = body_text(text)
         posts.append(
             {
                 "path": name,
-                "title": str(meta.get("title") or ""),
+                "title": title,
                 "date": when.isoformat(),
                 "text": norm(plain)[:3000],
                 "text_body": norm(_HEADING.sub(" ", plain))[:3000],
@@ -162,28 +135,13 @@ def newest_post(dest: Path, e: dict[str, Any], home_raw: str) -> dict[str, Any] 
         (dest / "site" / f[len(e["build"]) :]).read_bytes().decode("utf-8", "replace")
         for f in e["feeds"]
     )
-    newest = newest_item(dest, e)
+    newest = pe.newest_item(dest, e)
     if newest is not None:  # the build's own newest post, by its feed
         named = [p for p in posts if pe._norm(p["title"]) == newest]
         return max(named, key=lambda p: p["date"]) if named else None
     shown = pe.feed_titles(feeds_raw) or pe._home_titles(home_raw)
     built = [p for p in posts if p["title"] and pe._norm(p["title"]) in shown]
     return max(built, key=lambda p: p["date"]) if built else None
-
-
-def newest_item(dest: Path, e: dict[str, Any]) -> str | None:
-    """The normalised title of the built feeds' newest dated entry (``""``: untitled), None
-    without one."""
-    import feedparser
-
-    best: tuple[Any, str] | None = None
-    for name in e["feeds"]:
-        doc = feedparser.parse((dest / "site" / name[len(e["build"]) :]).read_bytes())
-        for entry in doc.entries:
-            when = entry.get("published_parsed") or entry.get("updated_parsed")
-            if when and (best is None or tuple(when) > best[0]):
-                best = (tuple(when), pe._norm(entry.get("title", "")))
-    return best[1] if best else None
 
 
 def classify(
