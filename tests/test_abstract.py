@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from blogfeeds.extract.abstract import card_abstract, feed_abstract, html_text
+from blogfeeds.extract.abstract import card_abstract, feed_abstract, html_text, lead_abstract
 from blogfeeds.extract.blog import ExtractConfig, extract_blog
 from blogfeeds.extract.discovery import Fetched
 from blogfeeds.extract.feedreader import read_feed
@@ -160,3 +160,16 @@ def test_version_9_adds_the_abstract_source_to_a_version_8_database(
         store.write([blog("new.example", abstract=ABSTRACT, abstract_source="feed")], [])
         new = next(r for r in store.blogs() if r["blog_id"] == "new.example")
         assert (new["abstract"], new["abstract_source"]) == (ABSTRACT, "feed")
+
+
+def test_a_short_summary_gives_way_to_the_post_card_that_opens_the_post() -> None:
+    """A feed whose entry has only a short hand-written summary: the home page's card of that
+    post shows its opening, and wins; a card that opens with the post's title does not."""
+    doc = read_feed(atom(entry("spring", "2026-03-01T00:00:00Z", summary="On compost.")))
+    assert doc is not None
+    home = f"""<html><body><main><article><h2><a href="/spring">spring</a></h2>
+        <p>{POST}</p></article></main></body></html>"""
+    assert lead_abstract(doc, parse_page(HOME, home.encode()), 100) == (ABSTRACT, "page")
+    titled = home.replace("<h2>", "<div>").replace("</h2>", "</div>")
+    assert lead_abstract(doc, parse_page(HOME, titled.encode()), 100) == ("On compost.", "feed")
+    assert lead_abstract(None, parse_page(HOME, home.encode()), 100) == (ABSTRACT, "page")

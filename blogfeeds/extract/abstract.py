@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from copy import deepcopy
+from urllib.parse import urlsplit
 
 import lxml.etree
 import lxml.html
@@ -38,6 +39,7 @@ _GUTTERS = frozenset(
     "gutter lnt ln lineno linenos rouge-gutter hljs-ln-numbers line-numbers-rows".split()
 )
 _MARKUP = re.compile(r"^\s*<[a-zA-Z][^>]*>")
+_ALNUM = re.compile(r"[^\W_]+")
 _BLOCKS = frozenset(
     "address article aside blockquote br dd details div dl dt figure footer h1 h2 h3 h4 h5 h6 "
     "header hr li main nav ol p pre section summary table td th tr ul".split()
@@ -108,6 +110,12 @@ def _lines_of(root: lxml.html.HtmlElement) -> list[str]:
 def entry_abstract(entry: FeedEntry, max_chars: int) -> str:
     """The opening of ``entry``'s text, at most ``max_chars`` characters (:func:`cut`);
     ``""`` when it has none."""
+    return cut(entry_text(entry), max_chars)
+
+
+def entry_text(entry: FeedEntry) -> str:
+    """``entry``'s text (content, else summary), one line, without a leading title line and
+    a summary's read-more ending."""
     from_summary = not entry.content
     lines = html_text(entry.content or entry.summary or "")
     title = collapse(entry.title or "").casefold()
@@ -116,7 +124,7 @@ def entry_abstract(entry: FeedEntry, max_chars: int) -> str:
     text = join_lines(lines)
     if from_summary:
         text = _MORE.sub("", text)
-    return cut(text, max_chars)
+    return text
 
 
 def feed_abstract(doc: FeedDocument | None, max_chars: int) -> str:
@@ -126,6 +134,45 @@ def feed_abstract(doc: FeedDocument | None, max_chars: int) -> str:
         return ""
     entry = newest_entry(doc)
     return entry_abstract(entry, max_chars) if entry is not None else ""
+
+
+def lead_abstract(doc: FeedDocument | None, page: Page, max_chars: int) -> tuple[str, str]:
+    """The abstract and its source without trafilatura: the main feed's newest entry, else
+    the home page's first post card; ``("", "")`` when neither gives one. An entry that gives
+    only a summary may give the post's hand-written description there: when that summary is
+    shorter than the abstract and the home page's card of that post (the card linking to it)
+    is longer, opens with other text and not with an entry's title, the card wins."""
+    if max_chars <= 0:
+        return "", ""
+    entry = newest_entry(doc) if doc is not None else None
+    whole = entry_text(entry) if entry is not None else ""
+    text = cut(whole, max_chars)
+    if doc is not None and entry is not None and 0 < len(whole) < max_chars and not entry.content:
+        card = card_abstract(page, max_chars, link=entry.link or "")
+        if len(card) > len(whole) and not _agree(card, whole) and not _titled(card, doc):
+            return card, PAGE
+    if text:
+        return text, FEED
+    text = card_abstract(page, max_chars)
+    return text, PAGE if text else ""
+
+
+def _titled(text: str, doc: FeedDocument) -> bool:
+    """``text`` opens with the title of one of the feed's entries: a card that kept its title
+    or lists several posts, not a post's opening."""
+    low = text.casefold()
+    return any(
+        len(title) >= 4 and low.startswith(title)
+        for title in (collapse(e.title or "").casefold() for e in doc.entries)
+    )
+
+
+def _agree(one: str, other: str) -> bool:
+    """The two texts open alike (letters and digits, case folded, of the shorter one's first
+    20)."""
+    a, b = ("".join(_ALNUM.findall(t.casefold())) for t in (one, other))
+    n = min(len(a), len(b), 20)
+    return a[:n] == b[:n]
 
 
 # --- The home page's newest post -------------------------------------------------------------
@@ -156,23 +203,35 @@ MIN_CARD_TEXT = 20
 """Characters a card's excerpt needs to be the abstract (else the main text is read)."""
 
 
-def card_abstract(page: Page, max_chars: int) -> str:
+def card_abstract(page: Page, max_chars: int, link: str = "") -> str:
     """The opening of the first post card of a home page that lists posts: the card's text
     without its title, meta, cover and read-more link; ``""`` when the page shows no card
     with :data:`MIN_CARD_TEXT` characters of text. A card among slides (featured posts) or
-    marked pinned is not the newest post and is skipped."""
+    marked pinned is not the newest post and is skipped. ``link``: the card of that post (one
+    of its links has the same path), whatever its place."""
     if max_chars <= 0:
         return ""
+    path = urlsplit(link).path.rstrip("/") or None if link else None
     for card in _CARD_XPATH(page.tree):
         classes = set((card.get("class") or "").split())
         if card.tag != "article" and _CARD_CLASSES.isdisjoint(classes):
             continue
-        if _named((card, *card.iterancestors()), _SLIDES) or _named(card.iter(), _PINNED):
+        if path is not None:
+            if not any(_path(page, a.get("href", "")) == path for a in card.iter("a")):
+                continue
+        elif _named((card, *card.iterancestors()), _SLIDES) or _named(card.iter(), _PINNED):
             continue
         text = join_lines(_excerpt(card))
         if len(text) >= MIN_CARD_TEXT:
             return cut(text, max_chars)
     return ""
+
+
+def _path(page: Page, href: str) -> str:
+    try:
+        return urlsplit(page.absolute(href)).path.rstrip("/")
+    except ValueError:  # an unparsable link
+        return "\0"
 
 
 def _named(elements: Iterable[lxml.html.HtmlElement], words: tuple[str, ...]) -> bool:

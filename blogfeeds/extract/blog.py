@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urljoin
 
-from blogfeeds.extract.abstract import FEED, PAGE, card_abstract, feed_abstract
+from blogfeeds.extract.abstract import PAGE, lead_abstract
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
     DiscoveredFeed,
@@ -336,13 +336,11 @@ async def _abstract(
     if config.abstract_chars <= 0 or "abstract" in analysis.rules:
         return
     meta = report.metadata
-    text = await run(feed_abstract, _main_document(report), config.abstract_chars)
+    text, source = await run(
+        lead_abstract, _main_document(report), analysis.page, config.abstract_chars
+    )
     if text:
-        report.metadata = replace(meta, abstract=text, abstract_source=FEED)
-        return
-    text = await run(card_abstract, analysis.page, config.abstract_chars)
-    if text:
-        report.metadata = replace(meta, abstract=text, abstract_source=PAGE)
+        report.metadata = replace(meta, abstract=text, abstract_source=source)
         return
     _count(report.counters, "abstract/page")
     text, cut_text = await run(
