@@ -46,7 +46,7 @@ def test_the_newest_entry_opens_the_abstract_and_its_content_wins_over_a_summary
     content is. The newest entry is the one with the latest date, wherever it stands."""
     doc = read_feed(
         atom(
-            entry("Older", "2026-01-01T00:00:00Z", content="<p>An older post.</p>"),
+            entry("Older", "2026-01-01T00:00:00Z", "An older post.", "<p>An older post.</p>"),
             entry(
                 "Compost",
                 "2026-03-01T00:00:00Z",
@@ -57,6 +57,8 @@ def test_the_newest_entry_opens_the_abstract_and_its_content_wins_over_a_summary
     )
     assert doc is not None
     assert feed_abstract(doc, 100) == ABSTRACT
+    # Only the newest entry keeps its content: a feed's every content doubles what it holds.
+    assert [e.content is not None for e in doc.entries] == [False, True]
     assert feed_abstract(doc, 0) == "" and feed_abstract(None, 100) == ""
 
 

@@ -24,6 +24,7 @@ import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.feedreader import FeedDocument, FeedEntry
+from blogfeeds.extract.feedreader.entries import newest_index
 from blogfeeds.extract.metadata import cut, join_lines
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.text import collapse
@@ -53,12 +54,9 @@ _MORE = re.compile(
 
 
 def newest_entry(doc: FeedDocument) -> FeedEntry | None:
-    """The feed's newest entry: the latest date (published, else updated), the first entry
-    in document order when none is dated (feeds list the newest first); None when empty."""
-    dated = [e for e in doc.entries if e.date is not None]
-    if dated:
-        return max(dated, key=lambda e: e.date or 0.0)
-    return doc.entries[0] if doc.entries else None
+    """The feed's newest entry (:func:`~blogfeeds.extract.feedreader.entries.newest_index`)."""
+    newest = newest_index(doc.entries)
+    return doc.entries[newest] if newest is not None else None
 
 
 def html_text(markup: str) -> list[str]:

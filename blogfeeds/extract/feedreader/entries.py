@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import calendar
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
@@ -56,7 +57,27 @@ class FeedEntry:
     content: str | None = None
     """The full content (Atom ``<content>``, RSS ``content:encoded``, JSON ``content_html`` /
     ``content_text``) when the entry also gives a summary, at most :data:`SUMMARY_MAX`
-    characters (HTML): a summary may be a hand-written excerpt, the content opens the post."""
+    characters (HTML): a summary may be a hand-written excerpt, the content opens the post.
+    Kept on the feed's newest entry only (:func:`keep_newest_content`)."""
+
+
+def newest_index(entries: Sequence[FeedEntry]) -> int | None:
+    """The index of the newest entry: the latest date (published, else updated), the first
+    in document order when none is dated (feeds list the newest first); None when empty."""
+    dated = [(e.date, i) for i, e in enumerate(entries) if e.date is not None]
+    if dated:
+        return max(dated, key=lambda d: (d[0], -d[1]))[1]
+    return 0 if entries else None
+
+
+def keep_newest_content(entries: list[FeedEntry]) -> list[FeedEntry]:
+    """``entries`` with ``content`` kept on the newest only: the abstract reads that one, and
+    every entry's content would double the text a crawl holds for a feed."""
+    newest = newest_index(entries)
+    return [
+        e if i == newest or e.content is None else replace(e, content=None)
+        for i, e in enumerate(entries)
+    ]
 
 
 def clean(value: Any, limit: int | None = SHORT_MAX) -> str | None:

@@ -34,6 +34,7 @@ from blogfeeds.extract.feedreader.entries import (
     FeedEntry,
     clean,
     iso_utc,
+    keep_newest_content,
     make_entry,
     struct_time_utc,
 )
@@ -175,7 +176,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         site_url=str(meta.get("link") or ""),
         self_url=self_url,
         hubs=hubs,
-        entries=tuple(entries),
+        entries=tuple(keep_newest_content(entries)),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),
         comment_feeds=frozenset(comments),
@@ -249,7 +250,7 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
                 if isinstance(h, dict) and (hub := _url(h.get("url"), url))
             )
         ),
-        entries=tuple(entries),
+        entries=tuple(keep_newest_content(entries)),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),
         podcast=bool(items) and media * 2 > len(items),
