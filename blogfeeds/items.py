@@ -43,7 +43,8 @@ class Blog:
     """``<title>``, falling back to ``og:site_name``."""
     abstract: str = ""
     """The opening of the blog's newest post, at most ``BLOGFEEDS_ABSTRACT_CHARS`` (100)
-    characters: from the main feed's newest entry, else the home page's main text."""
+    characters: from the main feed's newest entry, else the home page (its first post card,
+    else its main text)."""
     abstract_source: str = ""
     """``feed``, ``page`` or ``""`` (:mod:`blogfeeds.extract.abstract`)."""
     language: str = ""
