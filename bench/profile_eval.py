@@ -71,6 +71,7 @@ import subprocess
 import sys
 import tomllib
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -308,8 +309,16 @@ def toml_entries(entries: list[dict[str, Any]]) -> str:
 # --- build -----------------------------------------------------------------------------------
 
 
-def build(mirrors: Path, out: Path) -> None:
-    entries = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))["blog"]
+def build(
+    mirrors: Path,
+    out: Path,
+    entries: list[dict[str, Any]] | None = None,
+    then: Callable[[Path, dict[str, Any], Path], None] | None = None,
+) -> None:
+    """Build ``entries`` (the manifest's by default) into ``out``; ``then(gitdir, entry,
+    dest)`` after each (another evaluation's own truth)."""
+    if entries is None:
+        entries = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))["blog"]
     missing = []
     for e in entries:
         gitdir = mirror(mirrors, e["repo"])
@@ -318,6 +327,8 @@ def build(mirrors: Path, out: Path) -> None:
             continue
         try:
             build_one(gitdir, e, out / e["id"])
+            if then is not None:
+                then(gitdir, e, out / e["id"])
         except subprocess.CalledProcessError as exc:
             missing.append(f"{e['repo']} ({exc})")
     print(f"built {len(entries) - len(missing)} of {len(entries)} into {out}")
@@ -346,21 +357,10 @@ def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
         target.write_bytes(body)
     config_text = git(gitdir, "show", f"{commit}:{e['config']}").decode("utf-8", "replace")
     truth = truth_of(load_config(e["config"], config_text), e["generator"])
-    posts = []
-    for name in files:
-        if not name.startswith(POST_DIRS) or not name.endswith(POST_EXTS):
-            continue
-        if name.rsplit("/", 1)[-1].startswith("_index") or _not_a_post(name):
-            continue
-        text = git(gitdir, "show", f"{commit}:{name}").decode("utf-8", "replace")
-        meta = front_matter(text)
-        if name.endswith(".org") and (org := _ORG_DATE.search(text)):
-            title = _ORG_TITLE.search(text)
-            meta = {"date": org.group(1), "title": title.group(1).strip() if title else ""}
-        when = post_date(meta.get("date"))
-        if when is None or meta.get("draft") is True or meta.get("published") is False:
-            continue
-        posts.append({"title": str(meta.get("title") or ""), "date": when.isoformat()})
+    posts = [
+        {"title": title, "date": when.isoformat()}
+        for _, _, title, when in post_sources(gitdir, commit, files)
+    ]
     # Icon files' first bytes, to tell an image from a placeholder.
     icons = {}
     home = (dest / "site" / "index.html").read_bytes().decode("utf-8", "replace")
@@ -380,6 +380,27 @@ def build_one(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
                 built.append(datetime(y, m, d, tzinfo=UTC).isoformat())
     truth.update(posts=posts, icons=icons, built_post_dates=built)
     (dest / "truth.json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
+
+
+def post_sources(
+    gitdir: Path, commit: str, files: list[str]
+) -> Iterator[tuple[str, str, str, datetime]]:
+    """``(path, source, title, date)`` of every dated post source that is no draft and no
+    page (about, links, a Hugo page at the top of ``content/``)."""
+    for name in files:
+        if not name.startswith(POST_DIRS) or not name.endswith(POST_EXTS):
+            continue
+        if name.rsplit("/", 1)[-1].startswith("_index") or _not_a_post(name):
+            continue
+        text = git(gitdir, "show", f"{commit}:{name}").decode("utf-8", "replace")
+        meta = front_matter(text)
+        if name.endswith(".org") and (org := _ORG_DATE.search(text)):
+            title = _ORG_TITLE.search(text)
+            meta = {"date": org.group(1), "title": title.group(1).strip() if title else ""}
+        when = post_date(meta.get("date"))
+        if when is None or meta.get("draft") is True or meta.get("published") is False:
+            continue
+        yield name, text, str(meta.get("title") or ""), when
 
 
 def _site_path(href: str, page_url: str, hosts: frozenset[str] = frozenset()) -> str:
@@ -523,9 +544,9 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any]:
     # the build holds a newer post than the repository's sources (removed, renamed or
     # redated since) or its feed lists sections, and the sources cannot tell the date: not
     # judged.
-    newest_item = _newest_item(dest, e)
+    newest_title = newest_item(dest, e)
     sources = {_norm(p["title"]) for p in truth["posts"]}
-    unjudged = bool(newest_item) and newest_item not in sources and not truth["built_post_dates"]
+    unjudged = bool(newest_title) and newest_title not in sources and not truth["built_post_dates"]
     if unjudged:
         dates = []
     newest = max(dates) if dates else None
@@ -604,8 +625,9 @@ def _home_titles(home_raw: str) -> set[str]:
     return found - {""}
 
 
-def _newest_item(dest: Path, e: dict[str, Any]) -> str:
-    """The normalised title of the built feeds' newest dated entry, ``""`` without one."""
+def newest_item(dest: Path, e: dict[str, Any]) -> str | None:
+    """The normalised title of the built feeds' newest dated entry (``""``: untitled), None
+    without one."""
     import feedparser
 
     best: tuple[Any, str] | None = None
@@ -615,7 +637,7 @@ def _newest_item(dest: Path, e: dict[str, Any]) -> str:
             when = entry.get("published_parsed") or entry.get("updated_parsed")
             if when and (best is None or tuple(when) > best[0]):
                 best = (tuple(when), _norm(entry.get("title", "")))
-    return best[1] if best else ""
+    return best[1] if best else None
 
 
 def _visible(raw: str) -> str:

@@ -43,7 +43,11 @@ class Blog:
     title: str = ""
     """``<title>``, falling back to ``og:site_name``."""
     abstract: str = ""
-    """At most 100 characters of the page's main text (trafilatura), else its description."""
+    """The opening of the blog's newest post, at most ``BLOGFEEDS_ABSTRACT_CHARS`` (100)
+    characters: from the main feed's newest entry, else the home page (its first post card,
+    else its main text)."""
+    abstract_source: str = ""
+    """``feed``, ``page`` or ``""`` (:mod:`blogfeeds.extract.abstract`)."""
     language: str = ""
     """The page's language declaration checked against its text
     (:func:`blogfeeds.extract.profile.check_language`): ``<html lang>`` or

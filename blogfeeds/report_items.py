@@ -38,6 +38,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
         url=report.url,
         title=meta.title,
         abstract=meta.abstract,
+        abstract_source=meta.abstract_source,
         language=prof.language,
         language_declared=prof.language_declared,
         description=prof.description,

@@ -74,6 +74,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
             "url": data["url"],
             "title": data["title"],
             "abstract": data["abstract"],
+            "abstract_source": data["abstract_source"],
             "language": data["language"],
             "language_declared": data["language_declared"],
             "description": data["description"],
@@ -311,7 +312,11 @@ def test_a_user_rule_feed_is_kept_unfetched() -> None:
     assert asked == ["https://river.example/favicon.ico"]
     assert [f.url for f in report.feeds] == ["https://river.example/f.xml"]
     assert report.discovery is None and report.rules_fired == {"feed": "btn"}
-    assert report.counters == {"rule_fired/btn/feed": 1, "profile/favicon_requests": 1}
+    assert report.counters == {
+        "rule_fired/btn/feed": 1,
+        "abstract/page": 1,  # a rule's feed is not read: the abstract is the page's
+        "profile/favicon_requests": 1,
+    }
     blog, _ = blog_items(report, fetched_at="t", depth=0)
     assert blog.feed_url == "https://river.example/f.xml" and blog.status == "ok"
 
@@ -397,8 +402,8 @@ def _stored(db: Path) -> dict[str, Any]:
         blog = {
             k: row[k]
             for k in (
-                "blog_id", "url", "title", "abstract", "language", "generator", "platform",
-                "platform_version", "feed_url", "friend_count", "status", "truncated",
+                "blog_id", "url", "title", "abstract", "abstract_source", "language", "generator",
+                "platform", "platform_version", "feed_url", "friend_count", "status", "truncated",
             )
         }  # fmt: skip
         for name in (

@@ -311,6 +311,7 @@ def test_extract_metadata_bundles_every_field() -> None:
         language="en",
         generator="Hugo 0.120",
         abstract=cut(LEAD),
+        abstract_source="page",
         platform="Hugo",
         platform_version="0.120",
     )

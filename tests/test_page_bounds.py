@@ -107,12 +107,14 @@ def test_inspect_shows_what_was_cut() -> None:
 
 
 def test_the_abstract_reads_the_first_characters_of_text() -> None:
+    """The home page's main text (no feed, no post card: trafilatura) reads the first
+    ``abstract_text`` characters."""
     filler = " ".join(["word"] * 200)
     body = (
-        "<html><head><title>T</title></head><body><article>"
+        "<html><head><title>T</title></head><body><div class='body'>"
         f"<p>The opening paragraph of this post says what it is about. {filler}.</p>"
         + "".join(f"<p>Paragraph {i}: {filler}.</p>" for i in range(50))
-        + "</article></body></html>"
+        + "</div></body></html>"
     ).encode()
     whole = _extract(body)
     cut = _extract(body, ExtractConfig(abstract_text=3000))
@@ -138,9 +140,9 @@ def test_no_abstract_runs_no_trafilatura(monkeypatch: pytest.MonkeyPatch) -> Non
     filler = " ".join(["word"] * 200)
     body = (
         '<html><head><title>T</title><meta name="description" content="A blog about tea.">'
-        "</head><body><article>"
+        "</head><body><div class='body'>"  # no feed, no post card: trafilatura reads it
         + "".join(f"<p>Paragraph {i}: {filler}.</p>" for i in range(50))
-        + "</article></body></html>"
+        + "</div></body></html>"
     ).encode()
     on = _extract(body, ExtractConfig(abstract_text=3000))
     assert on.metadata.abstract.startswith("Paragraph 0") and calls

@@ -221,7 +221,7 @@ def render_text(data: dict[str, Any]) -> str:
         f"  {c['names']}  {c['evidence']} (said by {c['address']})"
         for c in data.get("claims") or []
     ]
-    lines += ["", f"Abstract: {data['abstract']}"]
+    lines += ["", f"Abstract: {_sourced(data, 'abstract')}"]
     fired: dict[str, list[str]] = {}
     for what, rule in data.get("rules_fired", {}).items():
         fired.setdefault(rule, []).append(what)

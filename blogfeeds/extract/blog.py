@@ -9,7 +9,9 @@ feed as its main feed. In order:
    pages, user rules);
 2. its robots directives: noindex keeps the identity only, nofollow records no friends;
 3. feeds: the one a user rule names, else :func:`~blogfeeds.extract.discovery.find_feeds`
-   (candidates validated by fetching them);
+   (candidates validated by fetching them); then the abstract, the opening of the newest post
+   (:mod:`~blogfeeds.extract.abstract`: the main feed's newest entry, else the home page), and
+   the profile;
 4. friends: from the first friend-link page that lists any (at most ``max_pages - 1`` fetched),
    else from the home page (read only then, :func:`page_friends`); then, merged, the OPML and
    JSON lists that page points to (at most ``max_pages``); capped at ``max_friends``.
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
+from blogfeeds.extract.abstract import PAGE, lead_abstract
 from blogfeeds.extract.aliases import Observation, page_signals
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
@@ -48,7 +51,7 @@ from blogfeeds.extract.friends import (
 from blogfeeds.extract.friends.themes import ThemeRule
 from blogfeeds.extract.icon import HostIcons, favicon_is_image
 from blogfeeds.extract.identity import blog_id
-from blogfeeds.extract.metadata import PageMetadata, cut, extract_metadata
+from blogfeeds.extract.metadata import TEXT, PageMetadata, cut, extract_metadata, page_abstract
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
 from blogfeeds.extract.profile import read_profile
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
@@ -214,6 +217,7 @@ async def _extract_home(
         limits=config.limits,
         abstract_text=config.abstract_text,
         read_friends=False,
+        read_abstract=False,
     )
     counters: dict[str, int] = {}
     for what in analysis.truncated:
@@ -256,6 +260,7 @@ async def _extract_home(
         _seed_feed(report, *seed)
     report.observation = await run(_observation, report, analysis.page)
     if not robots.noindex:
+        await _abstract(report, analysis, config, run)
         await _profile(report, analysis.page, fetch, config, run)
     if not robots.nofollow:
         await _friends(report, analysis, fetch, config, run)
@@ -275,19 +280,51 @@ def _observation(report: BlogReport, page: Page) -> Observation:
     )
 
 
+def _main_document(report: BlogReport) -> FeedDocument | None:
+    """The main feed as feed discovery read it (None when no feed was validated)."""
+    main = next((f for f in report.feeds if isinstance(f, DiscoveredFeed)), None)
+    return main.document if main is not None else None
+
+
+async def _abstract(
+    report: BlogReport, analysis: PageAnalysis, config: ExtractConfig, run: Run
+) -> None:
+    """The blog's abstract (:mod:`blogfeeds.extract.abstract`): a user rule's, else the
+    opening of the main feed's newest entry, else the home page's first post card, else its
+    main text (trafilatura, the one costly step: counter ``abstract/page``)."""
+    if config.abstract_chars <= 0 or "abstract" in analysis.rules:
+        return
+    meta = report.metadata
+    text, source = await run(
+        lead_abstract, _main_document(report), analysis.page, config.abstract_chars
+    )
+    if text:
+        report.metadata = replace(meta, abstract=text, abstract_source=source)
+        return
+    _count(report.counters, "abstract/page")
+    text, cut_text = await run(
+        page_abstract, analysis.page, config.abstract_chars, config.abstract_text
+    )
+    truncated = (TEXT,) if cut_text else ()
+    report.metadata = replace(
+        meta, abstract=text, abstract_source=PAGE if text else "", truncated=truncated
+    )
+    for what in truncated:
+        _count(report.counters, f"truncated/{what}")
+    report.truncated += truncated  # before the friend page's, as the docstring says
+
+
 async def _profile(
     report: BlogReport, page: Page, fetch: Fetch, config: ExtractConfig, run: Run
 ) -> None:
     """The blog's profile from the home page and the main feed discovery read; one request for
     ``/favicon.ico`` when the page declares no icon (counter ``profile/favicon_requests``), once
     per host for blogs under a path of a host (:class:`~blogfeeds.extract.icon.HostIcons`)."""
-    main = next((f for f in report.feeds if isinstance(f, DiscoveredFeed)), None)
-    doc = main.document if main is not None else None
     now = config.clock()
     profile = await run(
         read_profile,
         page,
-        doc,
+        _main_document(report),
         declared_language=report.metadata.language,
         now=now,
         config=config.profile,
@@ -475,6 +512,7 @@ def analyze_page(
     abstract_text: int = ABSTRACT_TEXT,
     read_friends: bool = True,
     read_friend_pages: bool = True,
+    read_abstract: bool = True,
 ) -> PageAnalysis:
     """Decode, parse and run every page extractor over one page (nothing is fetched).
 
@@ -486,30 +524,34 @@ def analyze_page(
     leaves it empty without running trafilatura or a rule's abstract (a friend-link page).
     ``limits`` bound the elements and links read (:class:`~blogfeeds.extract.page.PageLimits`),
     ``abstract_text`` the text the abstract reads; :attr:`PageAnalysis.truncated` says which
-    bounds the page reached. ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None
-    (:func:`page_friends`); ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages`
-    empty (a friend-link page's own links to friend pages are never followed).
+    bounds the page reached.
+    ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`);
+    ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages` empty (a friend-link
+    page's own links to friend pages are never followed). ``read_abstract=False`` leaves the
+    page's abstract to the caller (a user rule's is still read): :func:`extract_blog` takes the
+    main feed's first.
     """
     bid = blog_id(url)
+    page_chars = abstract_chars if read_abstract else 0
     if not user_rules:
         page = parse_page(url, body, headers, limits)
         return PageAnalysis(
             page=page,
             blog_id=bid,
-            metadata=extract_metadata(page, abstract_chars, abstract_text),
+            metadata=extract_metadata(page, page_chars, abstract_text),
             friends=page_friends(page, friend_config)[0] if read_friends else None,
             friend_pages=find_friend_pages(page) if read_friend_pages else [],
         )
     fired: dict[str, str] = {}
     early = _first(user_rules.for_url(url), "encoding")
     page = _parse(url, body, headers, early, limits)
-    metadata = extract_metadata(page, abstract_chars, abstract_text)
+    metadata = extract_metadata(page, page_chars, abstract_text)
     matched = user_rules.for_page(page, metadata.generator)
     rule = _first(matched, "encoding")
     if rule is not None and not isinstance(body, str):
         if rule is not early:
             page = _parse(url, body, headers, rule, limits)
-            metadata = extract_metadata(page, abstract_chars, abstract_text)
+            metadata = extract_metadata(page, page_chars, abstract_text)
         fired["encoding"] = rule.name
     rule_feed = None
     for rule in matched:
@@ -521,7 +563,7 @@ def analyze_page(
     for rule in matched if abstract_chars > 0 else ():
         text = collapse(rule.abstract.extract(page)) if rule.abstract is not None else ""
         if text:
-            metadata = replace(metadata, abstract=cut(text, abstract_chars))
+            metadata = replace(metadata, abstract=cut(text, abstract_chars), abstract_source=PAGE)
             fired["abstract"] = rule.name
             break
     friend_pages = find_friend_pages(page) if read_friend_pages else []

@@ -101,6 +101,9 @@ class PageMetadata:
     platform_version: str = ""
     truncated: tuple[str, ...] = ()
     """``(TEXT,)`` when the abstract read the first ``max_text`` characters of the page only."""
+    abstract_source: str = ""
+    """Where the abstract comes from: ``feed`` (the main feed's newest entry,
+    :mod:`blogfeeds.extract.abstract`), ``page`` (this page), ``""`` when there is none."""
 
 
 def _meta(page: Page) -> dict[str, str]:
@@ -395,7 +398,7 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _join(lines: list[str]) -> str:
+def join_lines(lines: list[str]) -> str:
     """Join lines with a space, or with nothing between two characters of a script written
     without spaces (two Chinese paragraphs)."""
     out = ""
@@ -420,10 +423,10 @@ def abstract(page: Page, max_chars: int = ABSTRACT_CHARS, max_text: int = ABSTRA
     the page's text (:func:`capped_tree`; 0 = all), and first from the window of
     :data:`ABSTRACT_WINDOW` characters (:func:`main_text`).
     """
-    return _abstract(page, max_chars, max_text)[0]
+    return page_abstract(page, max_chars, max_text)[0]
 
 
-def _abstract(page: Page, max_chars: int, max_text: int) -> tuple[str, bool]:
+def page_abstract(page: Page, max_chars: int, max_text: int) -> tuple[str, bool]:
     """:func:`abstract`, and whether the text was cut at ``max_text``."""
     if max_chars <= 0:  # every cut would be empty: skip trafilatura
         return "", False
@@ -438,11 +441,11 @@ def _abstract(page: Page, max_chars: int, max_text: int) -> tuple[str, bool]:
         while start < len(lines) and _headline_like(lines[start], headlines, headline_tokens):
             start += 1
         candidates = (
-            lambda: _join(lines[start:]),
+            lambda: join_lines(lines[start:]),
             lambda: meta.get("og:description", ""),
             lambda: meta.get("description", ""),
-            lambda: _join(lines),
-            lambda: _join(_lines(main_text(page, precise=False, tree=capped))),
+            lambda: join_lines(lines),
+            lambda: join_lines(_lines(main_text(page, precise=False, tree=capped))),
         )
         for candidate in candidates:
             text = candidate()
@@ -460,7 +463,7 @@ def extract_metadata(
     the abstract reads the first ``max_text`` characters of text (:func:`abstract`)."""
     found = generators(page)
     platform = platform_of(found)
-    text, cut_text = _abstract(page, max_chars, max_text)
+    text, cut_text = page_abstract(page, max_chars, max_text)
     return PageMetadata(
         title=title(page),
         language=language(page),
@@ -469,4 +472,5 @@ def extract_metadata(
         platform=platform.name,
         platform_version=platform.version,
         truncated=(TEXT,) if cut_text else (),
+        abstract_source="page" if text else "",
     )

@@ -70,8 +70,8 @@ class ExtractSettings(SettingsGroup):
     abstract_chars: int = option(
         "BLOGFEEDS_ABSTRACT_CHARS",
         ABSTRACT_CHARS,
-        "Characters of a blog's abstract; 0 = no abstract (trafilatura never runs: about a "
-        "third of a crawl's CPU).",
+        "Characters of a blog's abstract, the opening of its newest post (from the main feed, "
+        "else the home page); 0 = no abstract.",
         low=0,
     )
     abstract_max_text: int = option(

@@ -58,6 +58,7 @@ _BLOG_COLUMNS = (
     "url",
     "title",
     "abstract",
+    "abstract_source",
     "language",
     "generator",
     "platform",
@@ -88,6 +89,7 @@ _NULLABLE_TEXTS = (
     "last_post_at",
     "activity",
     "status_reason",
+    "abstract_source",
 )
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
 # A failure keeps what the last answered crawl read, except that an unreachable blog is dead;
@@ -493,7 +495,7 @@ class Store:
                 platform = platform_of(row["generator"])
                 row["platform"], row["platform_version"] = platform.name, platform.version
             row.setdefault("truncated", "")
-            for name in _NULLABLE_TEXTS:  # NULL, or a database older than version 6 or 8
+            for name in _NULLABLE_TEXTS:  # NULL, or a database older than version 6, 8 or 9
                 row[name] = row.get(name) or ""
             row.setdefault("posts_per_month", None)
         avatars: dict[str, list[dict[str, str]]] = {}

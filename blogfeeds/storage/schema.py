@@ -405,8 +405,11 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "{create_index} runs_finished ON runs (spider, finished)",
         ],
     ),
-    # Version 10 (version 9 is the abstract's source on another branch: renumbered at merge if
-    # needed): one blog, one node (blogfeeds.storage.nodes). What the crawl saw of each address
+    # Version 9: where a blog's abstract comes from (``feed``: the main feed's newest entry,
+    # ``page``: the home page; blogfeeds.extract.abstract). Rows stored before keep their
+    # abstract with no source until a re-crawl refreshes both.
+    (9, [_add_columns("blogs", ["abstract_source {short} NOT NULL DEFAULT ''"])]),
+    # Version 10: one blog, one node (blogfeeds.storage.nodes). What the crawl saw of each address
     # (an aliases.Observation as JSON), the index that finds an address's candidates by digest
     # of aliases.index_keys, and each alias's node with its evidence.
     (

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import calendar
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
@@ -53,6 +54,30 @@ class FeedEntry:
     summary: str | None = None
     """Summary or content as given (HTML), at most :data:`SUMMARY_MAX` characters."""
     date: float | None = None
+    content: str | None = None
+    """The full content (Atom ``<content>``, RSS ``content:encoded``, JSON ``content_html`` /
+    ``content_text``) when the entry also gives a summary, at most :data:`SUMMARY_MAX`
+    characters (HTML): a summary may be a hand-written excerpt, the content opens the post.
+    Kept on the feed's newest entry only (:func:`keep_newest_content`)."""
+
+
+def newest_index(entries: Sequence[FeedEntry]) -> int | None:
+    """The index of the newest entry: the latest date (published, else updated), the first
+    in document order when none is dated (feeds list the newest first); None when empty."""
+    dated = [(e.date, i) for i, e in enumerate(entries) if e.date is not None]
+    if dated:
+        return max(dated, key=lambda d: (d[0], -d[1]))[1]
+    return 0 if entries else None
+
+
+def keep_newest_content(entries: list[FeedEntry]) -> list[FeedEntry]:
+    """``entries`` with ``content`` kept on the newest only: the abstract reads that one, and
+    every entry's content would double the text a crawl holds for a feed."""
+    newest = newest_index(entries)
+    return [
+        e if i == newest or e.content is None else replace(e, content=None)
+        for i, e in enumerate(entries)
+    ]
 
 
 def clean(value: Any, limit: int | None = SHORT_MAX) -> str | None:
@@ -131,6 +156,7 @@ def make_entry(
     published: datetime | None,
     updated: datetime | None,
     summary: Any,
+    content: Any = None,
 ) -> FeedEntry:
     """The entry of these fields as the feed gives them; ``link`` resolved against ``base``."""
     guid_text = str(guid).strip() if guid not in (None, "") else None
@@ -141,7 +167,8 @@ def make_entry(
         except ValueError:  # e.g. "http://0:][": an unparsable link stays as given
             pass
     title_text = clean(title)
-    summary_text = strip_controls(str(summary)).strip()[:SUMMARY_MAX] if summary else None
+    summary_text = _long(summary)
+    content_text = _long(content)
     when = published or updated
     key, source = entry_key(guid_text, link_text, title_text, _iso(when), summary_text)
     return FeedEntry(
@@ -154,4 +181,10 @@ def make_entry(
         updated=_iso(updated),
         summary=summary_text or None,
         date=when.timestamp() / 60.0 if when is not None else None,
+        content=content_text if content_text != summary_text else None,
     )
+
+
+def _long(value: Any) -> str | None:
+    """A summary or content as kept: no control characters, at most :data:`SUMMARY_MAX`."""
+    return strip_controls(str(value)).strip()[:SUMMARY_MAX] or None if value else None

@@ -32,6 +32,7 @@ from blogfeeds.extract.feedreader.entries import (
     FeedEntry,
     clean,
     iso_utc,
+    keep_newest_content,
     make_entry,
     struct_time_utc,
 )
@@ -176,8 +177,9 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         updated = struct_time_utc(dict.get(e, "updated_parsed"))
         dates.extend(d for d in (published, updated) if d)
         summary = e.get("summary")
-        if not summary and e.get("content"):
-            summary = (e["content"][0] or {}).get("value")
+        content = (e["content"][0] or {}).get("value") if e.get("content") else None
+        if not summary:
+            summary, content = content, None
         entries.append(
             make_entry(
                 url,
@@ -188,6 +190,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
                 published=published,
                 updated=updated,
                 summary=summary,
+                content=content,
             )
         )
     if not dates:
@@ -218,7 +221,7 @@ def _read_xml(body: bytes, sniff: FeedSniff, url: str) -> FeedDocument:
         site_url=str(meta.get("link") or ""),
         self_url=self_url,
         hubs=hubs,
-        entries=tuple(entries),
+        entries=tuple(keep_newest_content(entries)),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),
         comment_feeds=frozenset(comments),
@@ -260,14 +263,10 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
         authors = _list(item.get("authors")) or [item.get("author")]
         names = (_string(a.get("name")) for a in authors if isinstance(a, dict))
         author = next((name for name in names if name), None)
-        summary = next(
-            (
-                text
-                for key in ("summary", "content_text", "content_html")
-                if (text := _string(item.get(key)))
-            ),
-            None,
-        )
+        summary = _string(item.get("summary"))
+        content = _string(item.get("content_html")) or _string(item.get("content_text"))
+        if not summary:
+            summary, content = _string(item.get("content_text")) or content, None
         entries.append(
             make_entry(
                 url,
@@ -278,6 +277,7 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
                 published=published,
                 updated=updated,
                 summary=summary,
+                content=content,
             )
         )
     return FeedDocument(
@@ -295,7 +295,7 @@ def _read_json(sniff: FeedSniff, url: str) -> FeedDocument:
                 if isinstance(h, dict) and (hub := _url(h.get("url"), url))
             )
         ),
-        entries=tuple(entries),
+        entries=tuple(keep_newest_content(entries)),
         item_keys=frozenset(keys),
         newest=max(dates, default=None),
         podcast=bool(items) and media * 2 > len(items),
