@@ -1,9 +1,8 @@
 """The one extraction entry point: :func:`extract_blog` reads a blog from its home page.
 
 The ``blogs`` spider, ``scrapy inspect`` and the tests call it with the home page and a fetch
-function; it returns a :class:`~blogfeeds.extract.report.BlogReport`. A URL that answers with a
-feed stands for the blog of the feed's site link, which is fetched and read as below with that
-feed as its main feed. In order:
+function; it returns a :class:`~blogfeeds.extract.report.BlogReport`. A feed URL stands for the
+blog of its site link, read as below with that feed as its main feed. In order:
 
 1. :func:`analyze_page` reads the home page in one parse (identity, metadata, friend-link
    pages, user rules);
@@ -522,14 +521,11 @@ def analyze_page(
     extractors: a rule's encoding, feed, abstract, friend pages and friend cards win; ``rules``
     says which fired. ``abstract_chars`` is the abstract's length (a user rule's abstract too); 0
     leaves it empty without running trafilatura or a rule's abstract (a friend-link page).
-    ``limits`` bound the elements and links read (:class:`~blogfeeds.extract.page.PageLimits`),
-    ``abstract_text`` the text the abstract reads; :attr:`PageAnalysis.truncated` says which
-    bounds the page reached.
-    ``read_friends=False`` leaves :attr:`PageAnalysis.friends` None (:func:`page_friends`);
-    ``read_friend_pages=False`` leaves :attr:`PageAnalysis.friend_pages` empty (a friend-link
-    page's own links to friend pages are never followed). ``read_abstract=False`` leaves the
-    page's abstract to the caller (a user rule's is still read): :func:`extract_blog` takes the
-    main feed's first.
+    ``limits`` and ``abstract_text`` bound what is read (:attr:`PageAnalysis.truncated` says
+    which bounds the page reached). ``read_friends=False`` leaves :attr:`PageAnalysis.friends`
+    None (:func:`page_friends`); ``read_friend_pages=False`` leaves its friend pages empty (a
+    friend-link page's own are never followed); ``read_abstract=False`` leaves the abstract to
+    the caller (a user rule's is still read): :func:`extract_blog` takes the main feed's first.
     """
     bid = blog_id(url)
     page_chars = abstract_chars if read_abstract else 0
