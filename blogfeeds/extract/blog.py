@@ -11,9 +11,8 @@ blog of its site link, read as below with that feed as its main feed. In order:
    (candidates validated by fetching them); then the abstract, the opening of the newest post
    (:mod:`~blogfeeds.extract.abstract`: the main feed's newest entry, else the home page), and
    the profile;
-4. friends: from the first friend-link page that lists any (at most ``max_pages - 1`` fetched),
-   else from the home page (read only then, :func:`page_friends`); then, merged, the OPML and
-   JSON lists that page points to (at most ``max_pages``); capped at ``max_friends``.
+4. friends: from the first friend-link page that lists any, else from the home page; then,
+   merged, the OPML and JSON lists that page points to; capped at ``max_friends``.
 """
 
 from __future__ import annotations
