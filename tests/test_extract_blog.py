@@ -54,11 +54,12 @@ def _report(case: cases.Case) -> BlogReport | None:
 def stored_view(blog: Blog, links: list[FriendLink]) -> dict[str, Any]:
     """What the crawl stores, in the shape compared below."""
     return {
-        # ``type`` labels an export record; it is no field of the blog or the link
+        # ``type`` labels an export record; it is no field of the blog or the link; the
+        # observation is stored apart (blog_observations) and inspect shows it as its claims
         "blog": {
             k: v
             for k, v in dataclasses.asdict(blog).items()
-            if k not in ("fetched_at", "depth", "type")
+            if k not in ("fetched_at", "depth", "type", "observation")
         },
         "links": [
             {k: v for k, v in dataclasses.asdict(link).items() if k != "type"} for link in links
