@@ -105,12 +105,6 @@ def _lines_of(root: lxml.html.HtmlElement) -> list[str]:
     return [line for line in (collapse(x) for x in "".join(parts).split("\n")) if line]
 
 
-def entry_abstract(entry: FeedEntry, max_chars: int) -> str:
-    """The opening of ``entry``'s text, at most ``max_chars`` characters (:func:`cut`);
-    ``""`` when it has none."""
-    return cut(entry_text(entry), max_chars)
-
-
 def entry_text(entry: FeedEntry) -> str:
     """``entry``'s text (content, else summary), one line, without a leading title line and
     a summary's read-more ending."""
@@ -131,7 +125,7 @@ def feed_abstract(doc: FeedDocument | None, max_chars: int) -> str:
     if doc is None or max_chars <= 0:
         return ""
     entry = newest_entry(doc)
-    return entry_abstract(entry, max_chars) if entry is not None else ""
+    return cut(entry_text(entry), max_chars) if entry is not None else ""
 
 
 def lead_abstract(doc: FeedDocument | None, page: Page, max_chars: int) -> tuple[str, str]:
