@@ -187,3 +187,23 @@ def test_registered_domain_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> 
 )
 def test_blog_prefix_is_a_path_hosted_blogs_own_root(url: str, prefix: str | None) -> None:
     assert blog_prefix(url) == prefix
+
+
+@pytest.mark.parametrize(
+    ("host", "platform"),
+    [
+        ("alice.github.io", True),  # the PSL's private section
+        ("alice.vercel.app", True),
+        ("alice.gitee.io", True),  # the platform table, which the PSL lacks
+        ("alice.wordpress.com", True),
+        ("blog.alice.example.com", False),  # a domain of one's own
+        ("www.cnblogs.com", False),  # a path-hosted platform: the blog is its path there
+        ("localhost", False),
+    ],
+)
+def test_a_blog_on_a_hosting_platform_is_told_from_one_on_its_own_domain(
+    host: str, platform: bool
+) -> None:
+    from blogfeeds.extract.identity import on_platform
+
+    assert on_platform(host) is platform

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from blogfeeds.extract.identity import on_platform
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.text import collapse
 
@@ -49,22 +50,6 @@ NOTICE_LEVELS = 3
 PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
 """Addresses an unconfigured site names (RFC 2606 second-level names, ``localhost``), with
 their subdomains; loopback, unspecified and private IP literals too (:func:`is_placeholder`)."""
-STATIC_HOSTS = (
-    "github.io",
-    "gitlab.io",
-    "gitee.io",
-    "vercel.app",
-    "netlify.app",
-    "netlify.com",
-    "pages.dev",
-    "surge.sh",
-    "web.app",
-    "firebaseapp.com",
-    "codeberg.page",
-    "onrender.com",
-)
-"""Static hosting platforms: a blog's own domain is preferred over its address on one."""
-
 # Matched against lower-cased text (a case-blind pattern scans several times slower).
 MOVED_WORDS = re.compile(
     r"moved\s+to|has\s+moved|have\s+moved|new\s+(?:home|address|domain|blog)\b|migrated\s+to|"
@@ -438,8 +423,11 @@ def _entry_hosts(entries: frozenset[str]) -> set[str]:
 
 
 def _on_platform(url: str) -> bool:
-    host = _host(url)
-    return any(host == s or host.endswith("." + s) for s in STATIC_HOSTS)
+    """A blog's address on a hosting platform (its own domain is preferred over it)."""
+    try:
+        return on_platform(_host(url))
+    except ValueError:
+        return False
 
 
 # --- finding candidates, and observations as JSON -------------------------------------------

@@ -243,6 +243,17 @@ def hosting_domain(host: str) -> str:
     return registered_domain(host)
 
 
+def on_platform(host: str) -> bool:
+    """Whether ``host`` is a blog's address on a hosting platform rather than its own domain:
+    under a suffix of the PSL's private section (``*.github.io``, ``*.vercel.app``,
+    ``*.pages.dev``) or a subdomain platform of the platform table (``*.gitee.io``,
+    ``*.wordpress.com``)."""
+    host = normalize_host(host)
+    ext = _extractor()(host)
+    domain = ext.top_domain_under_public_suffix
+    return bool(domain) and (ext.is_private or domain in _platforms().subdomain_domains)
+
+
 @functools.lru_cache(maxsize=4096)
 def blog_id(url: str) -> str:
     """Identity of the blog ``url`` belongs to, e.g. ``alice.github.io`` or ``cnblogs.com/alice``.
