@@ -363,9 +363,14 @@ def test_the_new_address_of_a_move_and_the_original_of_a_copy_are_preferred() ->
     copy = Observation("https://alice.vercel.app/", feed_url="https://alice.github.io/atom.xml")
     original = Observation("https://alice.github.io/", feed_url="https://alice.github.io/atom.xml")
     assert preferred(copy, original) == preferred(original, copy) == "https://alice.github.io/"
-    # copies linking only relatively: nothing says which is the original
+    # both copies' feeds link their posts on one of the two hosts: the build's own site
+    posts = frozenset(f"https://alice.gitee.io/2021/0{n}/post/" for n in range(1, 5))
+    gitee = Observation("https://alice.gitee.io/", entries=posts)
+    mirror = Observation("https://alice.vercel.app/", entries=posts)
+    assert preferred(mirror, gitee) == preferred(gitee, mirror) == gitee.url
+    # copies that say nothing of which is the original: the same answer in either order
     twin = Observation("https://alice.vercel.app/", feed_url="https://alice.vercel.app/atom.xml")
-    assert preferred(twin, original) == twin.url and preferred(original, twin) == original.url
+    assert preferred(twin, original) == preferred(original, twin)
 
 
 # --- the real built blogs ---------------------------------------------------------------------

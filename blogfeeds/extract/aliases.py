@@ -270,8 +270,9 @@ def preferred(a: Observation, b: Observation) -> str:
     """The address of one blog its own evidence prefers, of ``a`` and ``b``: the target of a
     permanent redirect, else the address the other's canonical or ``og:url`` names, else the
     address the other's moved notice names or whose feed the other's page names, else the
-    blog's own domain over a static hosting platform's, else ``a``'s (two copies whose pages
-    link only relatively say nothing of which is the original)."""
+    address on whose host the feeds' posts are (a build names its own site URL there), else the
+    blog's own domain over a hosting platform's, else the first of the two in sorting order (two
+    copies that say nothing of which is the original: the same answer whichever came first)."""
     for x, y in ((a, b), (b, a)):
         if _redirects_to(x, y):
             return y.home
@@ -281,9 +282,13 @@ def preferred(a: Observation, b: Observation) -> str:
     for x, y in ((a, b), (b, a)):  # a moved notice, or a copy's pages linking the feed
         if _names(x.page.moved_to, y) or (_names(x.feed_url, y) and not _names(x.feed_url, x)):
             return y.home
-    if _on_platform(a.home) and not _on_platform(b.home):
-        return b.home
-    return a.home
+    hosts = _entry_hosts(a.entries) | _entry_hosts(b.entries)
+    for x, y in ((a, b), (b, a)):
+        if _host(y.home) in hosts and _host(x.home) not in hosts:
+            return y.home
+    if _on_platform(a.home) != _on_platform(b.home):
+        return b.home if _on_platform(a.home) else a.home
+    return min(a.home, b.home)
 
 
 def shared_enough(one: frozenset[str], other: frozenset[str]) -> bool:
