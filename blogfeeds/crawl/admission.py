@@ -1,7 +1,9 @@
 """Admission: whether a blog reached through a link is requested, and at which depth.
 
-A blog is requested when it is new, or known only at a greater hop depth (:mod:`.depth`), within
-``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs requested) and its domain's cap (:mod:`.caps`).
+A blog the opt-out list leaves out (:mod:`.optoutfile`) is never requested (counted
+``blogfeeds/opt_out/blog``). Any other blog is requested when it is new, or known only at a
+greater hop depth (:mod:`.depth`), within ``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs
+requested) and its domain's cap (:mod:`.caps`).
 A blog read already at a greater depth is not fetched again: its friends are offered one hop
 further instead. The books behind it (depths, domain counts) live in this process, or in Redis
 for every worker when the Redis frontier is on (:mod:`blogfeeds.frontier.depths`,
@@ -19,6 +21,7 @@ from typing import Any
 from blogfeeds.config import CapsSettings, CrawlSettings
 from blogfeeds.crawl.caps import DomainCaps
 from blogfeeds.crawl.depth import DepthBook
+from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.crawl.urls import check_url, crawl_url
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
@@ -55,8 +58,10 @@ class Admission:
         max_blogs: int = 0,
         depth_limit: int = 0,
         seen_capacity: int = 0,
+        opted_out: OptOutFile | None = None,
     ) -> None:
         self.stats = stats
+        self.opted_out = opted_out
         self.depths = depths
         self.caps = caps
         self.max_blogs = max_blogs
@@ -74,6 +79,7 @@ class Admission:
             max_blogs=crawl.max_blogs,
             depth_limit=crawler.settings.getint("DEPTH_LIMIT"),
             seen_capacity=crawl.seen_capacity,
+            opted_out=opt_out(crawler),
         )
 
     @property
@@ -99,6 +105,9 @@ class Admission:
             if bad is not None:
                 logger.debug("Not a blog to visit: %s", bad)
                 self.stats.inc_value("blogfeeds/bad_friend_url")
+                continue
+            if self.opted_out is not None and url in self.opted_out:
+                self.stats.inc_value("blogfeeds/opt_out/blog")
                 continue
             bid = blog_id(url)
             best = self.depths.best(bid)

@@ -146,6 +146,13 @@ def under_public_suffix(host: str) -> bool:
     return bool(ext.suffix and ext.domain)
 
 
+def is_public_suffix(host: str) -> bool:
+    """Whether ``host`` (normalised) is itself a public suffix (``com``, ``github.io``): every
+    blog under it would be its subdomain."""
+    ext = _extractor()(host)
+    return bool(ext.suffix) and not ext.domain
+
+
 def normalize_host(host: str) -> str:
     """Lower-case, IDNA-decode (``xn--`` labels to Unicode) and strip a trailing dot."""
     host = host.strip().rstrip(".").lower()
