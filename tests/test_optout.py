@@ -1,0 +1,144 @@
+"""The opt-out list: what a line names, which addresses it leaves out, its bad lines, and the
+crawl's copy of the file, read again when the file changes (docs/opt-out.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+
+from blogfeeds.crawl.optout import OptOutList, parse_address, parse_lines
+from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
+from blogfeeds.option import StartupError
+
+LINES = [
+    "# blogs whose owners asked to be left out",
+    "https://alice.example/   # by mail, 2026-11-02",
+    "www.bob.example",
+    "https://www.cnblogs.com/carol/",
+    "pages.example/%7Egus",
+    "shared.example/people/dan/",
+    "https://ana.github.io/",
+    "",
+]
+
+LEFT_OUT = [
+    "https://alice.example/",
+    "http://www.alice.example/feed.xml",
+    "https://alice.example/robots.txt",
+    "https://bob.example/friends/",
+    "https://www.cnblogs.com/carol/p/1.html",
+    "https://cnblogs.com/Carol/",
+    "https://pages.example/~gus/",
+    "https://pages.example/%7egus/feed.xml",
+    "https://shared.example/people/dan",
+    "https://shared.example/people/dan/posts/1/",
+    "https://ana.github.io/favicon.ico",
+    "https://ana.github.io/project/",
+]
+KEPT = [
+    "https://alice.example.org/",
+    "https://bobby.example/",
+    "https://www.cnblogs.com/caroline/",
+    "https://www.cnblogs.com/robots.txt",
+    "https://pages.example/~hal/",
+    "https://pages.example/robots.txt",
+    "https://shared.example/people/danny/",
+    "https://shared.example/",
+    "https://bea.github.io/",
+    "mailto:alice@alice.example",
+    "not a url",
+]
+
+
+@pytest.fixture(scope="module")
+def listed() -> OptOutList:
+    entries, bad = parse_lines(LINES)
+    assert bad == []
+    return OptOutList.of(entries)
+
+
+@pytest.mark.parametrize("url", LEFT_OUT)
+def test_every_address_of_a_listed_blog_is_left_out(listed: OptOutList, url: str) -> None:
+    assert url in listed
+
+
+@pytest.mark.parametrize("url", KEPT)
+def test_other_blogs_and_the_rest_of_a_shared_host_are_not(listed: OptOutList, url: str) -> None:
+    assert url not in listed
+
+
+def test_a_path_on_a_shared_host_names_only_that_prefix() -> None:
+    entry = parse_address("shared.example/people/dan/")
+    assert (entry.host, entry.path, entry.blog) == ("shared.example", "/people/dan", "")
+    entry = parse_address("https://www.cnblogs.com/carol/")
+    assert (entry.host, entry.path, entry.blog) == ("cnblogs.com", "/carol", "cnblogs.com/carol")
+
+
+def test_a_stored_alias_leaves_its_whole_blog_out(listed: OptOutList) -> None:
+    assert "https://ana-blog.example/" not in listed
+    assert "https://ana-blog.example/" in listed.with_ids(["ana-blog.example"])
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("github.io", "a public suffix"),
+        ("com", "a public suffix"),
+        ("www.cnblogs.com", "a shared host"),
+        ("medium.com", "a shared host"),
+        ("ftp://files.example/", "not an http(s) address"),
+        ("alice.example bob.example", "one address a line"),
+        ("https://exa\u202emple.com/", "invalid host"),
+        ("https:///path-only", "no host"),
+    ],
+)
+def test_a_bad_line_is_named_and_the_others_still_count(line: str, problem: str) -> None:
+    entries, bad = parse_lines(["alice.example", line, "bob.example"])
+    assert [e.host for e in entries] == ["alice.example", "bob.example"]
+    assert len(bad) == 1
+    assert bad[0].line == 2
+    assert problem in bad[0].problem
+    assert str(bad[0]).startswith("line 2: ")
+
+
+def test_the_file_is_read_again_when_it_changes(tmp_path: Path) -> None:
+    path = tmp_path / "opt-out.txt"
+    path.write_text("alice.example\n", encoding="utf-8")
+    now = [0.0]
+    asked: list[set[str]] = []
+
+    def aliases(ids: object) -> set[str]:
+        asked.append(set(ids))  # type: ignore[call-overload]
+        return set(ids) | ({"alias.example"} if "bob.example" in asked[-1] else set())  # type: ignore[call-overload]
+
+    listed = OptOutFile(str(path), 5.0, aliases=aliases, clock=lambda: now[0])
+    assert "https://alice.example/" in listed
+    assert "https://bob.example/" not in listed
+    with path.open("a", encoding="utf-8") as f:
+        f.write("bob.example\nnot a host at all\n")
+    os.utime(path, ns=(1, 1))  # another modification time, whatever the file system's grain
+    now[0] = 4.9
+    assert "https://bob.example/" not in listed  # not looked at yet: at most every 5 s
+    now[0] = 5.0
+    assert "https://bob.example/" in listed
+    assert "https://alias.example/" in listed  # the database's aliases, read with the file
+    assert asked == [{"alice.example"}, {"alice.example", "bob.example"}]
+    path.unlink()
+    now[0] = 20.0
+    assert "https://bob.example/" in listed  # unreadable later: the last list is kept
+
+
+class _Crawler:
+    def __init__(self, **settings: str) -> None:
+        self.settings = Settings(settings)
+        self.stats = None
+
+
+def test_a_file_unreadable_at_start_stops_the_crawl(tmp_path: Path) -> None:
+    crawler = _Crawler(BLOGFEEDS_OPT_OUT=str(tmp_path / "missing.txt"), BLOGFEEDS_DATABASE_URL="")
+    with pytest.raises(StartupError, match="BLOGFEEDS_OPT_OUT: cannot read"):
+        opt_out(crawler)
+    assert opt_out(_Crawler(BLOGFEEDS_OPT_OUT="")) is None
