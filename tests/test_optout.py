@@ -19,7 +19,7 @@ LINES = [
     "www.bob.example",
     "https://www.cnblogs.com/carol/",
     "pages.example/%7Egus",
-    "shared.example/people/dan/",
+    "zoe.example/feed.xml",
     "https://ana.github.io/",
     "",
 ]
@@ -33,8 +33,8 @@ LEFT_OUT = [
     "https://cnblogs.com/Carol/",
     "https://pages.example/~gus/",
     "https://pages.example/%7egus/feed.xml",
-    "https://shared.example/people/dan",
-    "https://shared.example/people/dan/posts/1/",
+    "https://zoe.example/",
+    "http://www.zoe.example/about/",
     "https://ana.github.io/favicon.ico",
     "https://ana.github.io/project/",
 ]
@@ -45,8 +45,6 @@ KEPT = [
     "https://www.cnblogs.com/robots.txt",
     "https://pages.example/~hal/",
     "https://pages.example/robots.txt",
-    "https://shared.example/people/danny/",
-    "https://shared.example/",
     "https://bea.github.io/",
     "mailto:alice@alice.example",
     "not a url",
@@ -70,9 +68,9 @@ def test_other_blogs_and_the_rest_of_a_shared_host_are_not(listed: OptOutList, u
     assert url not in listed
 
 
-def test_a_path_on_a_shared_host_names_only_that_prefix() -> None:
-    entry = parse_address("shared.example/people/dan/")
-    assert (entry.host, entry.path, entry.blog) == ("shared.example", "/people/dan", "")
+def test_a_path_names_its_blog_and_on_a_shared_host_only_that_blog() -> None:
+    entry = parse_address("zoe.example/feed.xml")
+    assert (entry.host, entry.path, entry.blog) == ("zoe.example", "/feed.xml", "zoe.example")
     entry = parse_address("https://www.cnblogs.com/carol/")
     assert (entry.host, entry.path, entry.blog) == ("cnblogs.com", "/carol", "cnblogs.com/carol")
 

@@ -104,10 +104,8 @@ def _new_lines(
     stored identities of their blogs (an identity is an address: ``alias.example``)."""
     lines: list[str] = []
     for address, entry in named:
-        if listed.has_blog(entry.blog) or (not entry.blog and address in listed):
-            continue
-        if entry.blog and not entry.path and entry.host in listed.hosts:
-            continue
+        if listed.has_blog(entry.blog) and (entry.path or entry.host in listed.hosts):
+            continue  # listed already
         lines.append(address)
     known = OptOutList.of(parse_address(line) for line in lines).with_ids(listed.blogs)
     for bid in sorted(stored):

@@ -1,14 +1,12 @@
 """The opt-out list: which addresses a blog's owner asked to be left out of the crawl.
 
 A line of the list (``BLOGFEEDS_OPT_OUT``; docs/opt-out.md) names, after an optional ``#``
-comment is cut:
-
-- a blog's address, ``https://alice.example/`` or ``alice.example`` (scheme optional): the whole
-  blog of that identity (:func:`~blogfeeds.extract.identity.blog_id`: every subdomain of its
-  registered domain) and every path of that host;
-- an address with a path, ``https://www.cnblogs.com/alice/`` or ``pages.example/~bob``: that
-  path prefix on that host, and the blog whose identity the address has when the identity keeps
-  the path (a path-hosted platform, a ``~user`` site): a shared host is not left out whole.
+comment is cut, any address of a blog, scheme optional (``https://alice.example/``,
+``alice.example``, ``alice.example/feed.xml``): the whole blog of that address's identity
+(:func:`~blogfeeds.extract.identity.blog_id`), and, for a host alone, every path of that host
+(``ana.github.io`` and its project sites). On a shared host the identity keeps the user's path
+(a path-hosted platform, a ``~user`` site), so ``cnblogs.com/alice`` or ``pages.example/~bob``
+leaves out that prefix and not the host's other blogs.
 
 A bare public suffix (``github.io``) or a path-hosted platform without a path (``cnblogs.com``)
 is an error: it would leave out every blog under it. :meth:`OptOutList.with_ids` adds the other
@@ -28,7 +26,6 @@ from blogfeeds.extract.identity import (
     normalize_host,
     path_rule,
     split_url,
-    tilde_user,
 )
 
 _COMMENT = re.compile(r"(^|\s)#.*$")
@@ -38,7 +35,7 @@ _WWW = re.compile(r"^www\d*\.")
 @dataclass(frozen=True)
 class Entry:
     """One address of the list: its ``host`` (``www.`` dropped), its ``path`` prefix (``""``
-    for the whole host) and the blog identity it leaves out whole (``""``: none)."""
+    for the whole host) and the blog identity it leaves out whole."""
 
     host: str
     path: str
@@ -87,9 +84,7 @@ def parse_address(text: str) -> Entry:
         return Entry(host, "", identity)
     if segments[0][:3].lower() == "%7e":  # %7E is ~, as in identities
         segments[0] = "~" + segments[0][3:]
-    path = "/" + "/".join(segments)
-    keeps_path = "/" in identity and (path_rule(host) is not None or tilde_user(segments))
-    return Entry(host, path, identity if keeps_path else "")
+    return Entry(host, "/" + "/".join(segments), identity)
 
 
 def parse_lines(lines: Iterable[str]) -> tuple[list[Entry], list[BadLine]]:
