@@ -197,12 +197,17 @@ def tell(url: str, tmp: Path) -> dict[str, Any]:
         seen["stored_before"] = stored_text(url)
         seen["asked_before"] = hosts_asked(web)
 
-        listed.write_text("# owners who asked\n" + "\n".join(NAMED) + "\n", encoding="utf-8")
+        lines = ["# owners who asked", *NAMED, "ftp://files.example/ # a bad line"]
+        listed.write_text("\n".join(lines) + "\n", encoding="utf-8")
         env["BLOGFEEDS_OPT_OUT"] = str(listed)
         web.clear_hits()
         seen["log_listed"] = crawl(env, tmp / "items2.jsonl")
         seen["asked_listed"] = hosts_asked(web)
         seen["items_listed"] = (tmp / "items2.jsonl").read_text("utf-8")
+        web.clear_hits()  # every stored feed due: theirs are not fetched
+        due = ("BLOGFEEDS_NOW=2030-01-01T00:00:00Z", "RETRY_TIMES=0")
+        seen["log_feeds"] = run(env, *bs.crawl_command(*due, spider="feeds")).stderr
+        seen["asked_feeds"] = hosts_asked(web)
 
         seen["optout"] = scrapy(env, "optout", *NAMED).stdout
         seen["file"] = listed.read_text("utf-8")
@@ -232,8 +237,19 @@ def test_a_crawl_with_the_list_requests_nothing_of_them(story: dict[str, Any]) -
     assert asked & (GONE_HOSTS | {"pages.example/~gus"}) == set()
     assert {"hub.example", "eve.example", "fay.example", "pages.example"} <= asked
     assert traces(story["items_listed"]) == []
+    assert (
+        f"{'opt-out.txt'} line 7: not an http(s) address: 'ftp://files.example/'"
+        in (story["log_listed"])
+    )
     # hub: 6 links to them, eve: 2, fay: 1 (to ana's node, an address the file does not name)
     assert "'blogfeeds/opt_out/friend_link': 9," in story["log_listed"]
+
+
+def test_the_feeds_crawl_fetches_none_of_their_feeds(story: dict[str, Any]) -> None:
+    # zed.example stays stored (crawl 1): its feed is fetched
+    assert story["asked_feeds"] & (GONE_HOSTS | {"pages.example/~gus"}) == {"zed.example"}
+    assert {"hub.example", "eve.example"} <= story["asked_feeds"]
+    assert "'blogfeeds/opt_out/feed': 5," in story["log_feeds"]
 
 
 def test_optout_removes_every_row_and_says_what(story: dict[str, Any]) -> None:

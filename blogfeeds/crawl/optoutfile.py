@@ -124,8 +124,12 @@ class _Stats:
         self.crawler = crawler
 
     def inc_value(self, key: str) -> None:
-        if self.crawler.stats is not None:
-            self.crawler.stats.inc_value(key)
+        try:
+            stats = self.crawler.stats
+        except RuntimeError:  # read before the crawl starts (Scrapy 2.13+): the ERROR line says it
+            return
+        if stats is not None:
+            stats.inc_value(key)
 
 
 def opt_out(crawler: Any) -> OptOutFile | None:
