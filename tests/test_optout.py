@@ -4,6 +4,8 @@ crawl's copy of the file, read again when the file changes (docs/opt-out.md)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from scrapy.settings import Settings
 from blogfeeds.crawl.optout import OptOutList, parse_address, parse_lines
 from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
 from blogfeeds.option import StartupError
+
+REPO = Path(__file__).resolve().parent.parent
 
 LINES = [
     "# blogs whose owners asked to be left out",
@@ -140,3 +144,30 @@ def test_a_file_unreadable_at_start_stops_the_crawl(tmp_path: Path) -> None:
     with pytest.raises(StartupError, match="BLOGFEEDS_OPT_OUT: cannot read"):
         opt_out(crawler)
     assert opt_out(_Crawler(BLOGFEEDS_OPT_OUT="")) is None
+
+
+def optout_command(tmp_path: Path, *args: str, listed: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env.update(BLOGFEEDS_OPT_OUT=listed, BLOGFEEDS_DATABASE_URL=f"sqlite:///{tmp_path}/b.sqlite3")
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "optout", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_optout_refuses_a_bad_address_and_changes_nothing(tmp_path: Path) -> None:
+    listed = tmp_path / "opt-out.txt"
+    listed.write_text("alice.example\n", encoding="utf-8")
+    out = optout_command(tmp_path, "bob.example", "github.io", listed=str(listed))
+    assert out.returncode == 2
+    assert "'github.io': a public suffix" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert listed.read_text("utf-8") == "alice.example\n"
+    out = optout_command(tmp_path, "bob.example", listed="")
+    assert out.returncode == 2 and "set BLOGFEEDS_OPT_OUT" in out.stderr
+    out = optout_command(tmp_path, "alice.example", "bob.example", listed=str(listed))
+    assert out.returncode == 0, out.stderr
+    assert "Added to" in out.stdout and ": bob.example" in out.stdout
+    assert listed.read_text("utf-8").splitlines()[-1] == "bob.example"
+    assert "No database" in out.stdout
+    assert not (tmp_path / "b.sqlite3").exists()  # none is made

@@ -23,7 +23,7 @@ from blogfeeds.crawl.optout import Entry, OptOutList, parse_address
 from blogfeeds.crawl.optoutfile import read_list
 from blogfeeds.storage.db import utc_now
 from blogfeeds.storage.optout import OptOutStore, Removed
-from blogfeeds.storage.url import redact
+from blogfeeds.storage.url import database_file, redact
 
 
 class Command(ScrapyCommand):
@@ -88,8 +88,15 @@ def _read(path: str) -> OptOutList:
 
 
 def _open(url: str) -> OptOutStore | None:
-    """The database (None: storage off); ``UsageError`` when it cannot be opened."""
+    """The database (None: storage off, or no SQLite file yet: nothing is stored);
+    ``UsageError`` when it cannot be opened."""
     if not url:
+        return None
+    try:
+        path = database_file(url)
+    except ValueError:  # a malformed URL: Store.open below says why
+        path = None
+    if path is not None and not Path(path).is_file():
         return None
     try:
         return OptOutStore.open(url)
