@@ -119,7 +119,8 @@ def scrapy(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 def crawl(env: dict[str, str], items: Path) -> str:
     cmd = bs.crawl_command("ROBOTSTXT_OBEY=True")
-    proc = run(env, *cmd, "-a", "start_urls=https://hub.example/", "-o", f"{items}:jsonlines")
+    seeds = "start_urls=https://hub.example/,https://dee.example/"  # a seed opts out too
+    proc = run(env, *cmd, "-a", seeds, "-o", f"{items}:jsonlines")
     return proc.stderr
 
 
@@ -243,6 +244,7 @@ def test_a_crawl_with_the_list_requests_nothing_of_them(story: dict[str, Any]) -
     )
     # hub: 6 links to them, eve: 2, fay: 1 (to ana's node, an address the file does not name)
     assert "'blogfeeds/opt_out/friend_link': 9," in story["log_listed"]
+    assert "'blogfeeds/opt_out/blog': 1," in story["log_listed"]  # the seed dee.example
 
 
 def test_the_feeds_crawl_fetches_none_of_their_feeds(story: dict[str, Any]) -> None:
