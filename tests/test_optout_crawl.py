@@ -245,6 +245,7 @@ def test_a_crawl_with_the_list_requests_nothing_of_them(story: dict[str, Any]) -
     # hub: 6 links to them, eve: 2, fay: 1 (to ana's node, an address the file does not name)
     assert "'blogfeeds/opt_out/friend_link': 9," in story["log_listed"]
     assert "'blogfeeds/opt_out/blog': 1," in story["log_listed"]  # the seed dee.example
+    assert "Seed https://dee.example/ is on the opt-out list" in story["log_listed"]
 
 
 def test_the_feeds_crawl_fetches_none_of_their_feeds(story: dict[str, Any]) -> None:

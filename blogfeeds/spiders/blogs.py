@@ -86,8 +86,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         for error in errors:
             logger.error("Bad seed %s: %s", error.where, error.message)
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
-        usable = 0
+        usable = left_out = 0
         for seed in seeds:
+            if self._left_out(seed.url):
+                logger.info(
+                    "Seed %s is on the opt-out list (BLOGFEEDS_OPT_OUT): not crawled", seed.url
+                )
+                left_out += 1
             offered = list(self._requests(self.admission.offer(seed.url, 0)))
             if not offered:
                 self._seen_seed(seed.url)
@@ -99,6 +104,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if not usable and self.frontier() is None and not self._resumed():
             if not seeds and not errors:
                 logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
+            elif seeds and left_out == len(seeds):
+                logger.error("Every seed is on the opt-out list (BLOGFEEDS_OPT_OUT)")
             elif seeds:
                 logger.error("None of the %d seeds names a blog", len(seeds))
             raise CloseSpider("no_seeds")
