@@ -4,7 +4,8 @@ Each address (a blog's address or alias, a host, or a path prefix on a shared ho
 to the opt-out file ``BLOGFEEDS_OPT_OUT``, with the other addresses the database stores of the
 same blogs (the list keeps naming them once their rows are gone), then every stored row of the
 blogs the whole list leaves out is deleted (:meth:`~blogfeeds.storage.optout.OptOutStore.purge`)
-and what was removed is printed. Running crawls read the file again within
+and what was removed is printed. Without an address, the rows of the blogs the file lists are
+removed (after the file was edited by hand). Running crawls read the file again within
 ``BLOGFEEDS_OPT_OUT_CHECK`` seconds. A bad address is an error naming it; nothing is changed.
 """
 
@@ -31,7 +32,7 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 - Scrapy reads it as a class attribute
 
     def syntax(self) -> str:
-        return "ADDRESS [ADDRESS ...] [--database URL]"
+        return "[ADDRESS ...] [--database URL]"
 
     def short_desc(self) -> str:
         return "Leave blogs out of every crawl: add them to BLOGFEEDS_OPT_OUT, remove their rows"
@@ -45,8 +46,6 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
-        if not args:
-            raise UsageError("name at least one address: scrapy optout https://blog.example/")
         path = OptOutSettings.from_settings(self.settings).path
         if not path:
             raise UsageError("set BLOGFEEDS_OPT_OUT to the opt-out file (docs/opt-out.md)")
@@ -60,7 +59,9 @@ class Command(ScrapyCommand):
         url = database_url(self.settings, opts.database)
         store = _open(url)
         try:
+            # the blogs of the whole list: a line added by hand has its aliases listed too
             given = OptOutList.of(entry for _, entry in named)
+            given = given.with_ids(listed.blogs)
             stored = store.addresses(given) if store is not None else {}
             lines = _new_lines(listed, named, stored)
             _append(path, lines)
