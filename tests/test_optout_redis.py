@@ -53,7 +53,7 @@ def workers(
         cmd = bs.crawl_command(
             f"BLOGFEEDS_WORKER_ID={name}",
             "BLOGFEEDS_WORKER_TTL=3",
-            "MAX_IDLE_TIME_BEFORE_CLOSE=4",
+            "MAX_IDLE_TIME_BEFORE_CLOSE=10",  # they wait for the commands run meanwhile
             "BLOGFEEDS_OPT_OUT_CHECK=0.2",
             "ROBOTSTXT_OBEY=True",
             f"BLOGFEEDS_SPOOL_PATH={tmp / f'spool-{name}.jsonl'}",
@@ -102,7 +102,8 @@ def test_optout_reaches_running_workers_and_their_recrawl(mysql_url: str, tmp_pa
 
     with LittleWeb(web.routes) as served, bs.redis_prefix("optout-b") as second:
         env, started = workers(served, second, mysql_url, listed, tmp=tmp_path, run="b")
-        removed = command(env, "optout", *NAMED)  # while both workers wait for work
+        # while both workers wait for work; it waits as long as they take to read the list
+        removed = command(env, "optout", "-s", "BLOGFEEDS_OPT_OUT_CHECK=0.2", *NAMED)
         command(env, "seed", bs.home(0))  # a fresh frontier: every blog is crawled again
         logs = finish(started)
         asked = Counter(h.url.split("/")[2] for h in served.hits())

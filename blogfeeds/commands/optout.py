@@ -1,17 +1,19 @@
-"""``scrapy optout ADDRESS…``: leave blogs out of the crawl for good (docs/opt-out.md).
+"""``scrapy optout [ADDRESS…]``: leave blogs out of the crawl for good (docs/opt-out.md).
 
-Each address (a blog's address or alias, a host, or a path prefix on a shared host) is appended
-to the opt-out file ``BLOGFEEDS_OPT_OUT``, with the other addresses the database stores of the
-same blogs (the list keeps naming them once their rows are gone), then every stored row of the
-blogs the whole list leaves out is deleted (:meth:`~blogfeeds.storage.optout.OptOutStore.purge`)
-and what was removed is printed. Without an address, the rows of the blogs the file lists are
-removed (after the file was edited by hand). Running crawls read the file again within
-``BLOGFEEDS_OPT_OUT_CHECK`` seconds. A bad address is an error naming it; nothing is changed.
+Each address (a blog's address or alias, a host, or a path on a shared host) is appended to the
+opt-out file ``BLOGFEEDS_OPT_OUT``, with the other addresses the database stores of the same
+blogs (the list keeps naming them once their rows are gone); then, after waiting
+``BLOGFEEDS_OPT_OUT_CHECK`` seconds and one more when lines were added (running crawls read the
+list again meanwhile), every stored row of the blogs the whole list leaves out is deleted
+(:meth:`~blogfeeds.storage.optout.OptOutStore.purge`) and what was removed is printed. Without
+an address, the rows of the blogs the file lists are removed (a list edited by hand). A bad
+address is an error naming it, and nothing is changed.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from argparse import ArgumentParser, Namespace
 from pathlib import Path
 
@@ -46,7 +48,8 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: Namespace) -> None:
         assert self.settings is not None
-        path = OptOutSettings.from_settings(self.settings).path
+        config = OptOutSettings.from_settings(self.settings)
+        path = config.path
         if not path:
             raise UsageError("set BLOGFEEDS_OPT_OUT to the opt-out file (docs/opt-out.md)")
         named: list[tuple[str, Entry]] = []
@@ -69,6 +72,10 @@ class Command(ScrapyCommand):
             if store is None:
                 print("No database: nothing stored to remove.")
                 return
+            if lines:  # running crawls read the file again before its rows go
+                wait = config.check_interval + 1
+                print(f"Waiting {wait:g} s for running crawls to read the list", file=sys.stderr)
+                time.sleep(wait)
             removed = store.purge(_read(path))
         finally:
             if store is not None:
