@@ -103,7 +103,8 @@ class OptOutStore(Store):
     def purge(self, listed: OptOutList) -> Removed:
         """Delete every row of the blogs ``listed`` leaves out (module doc)."""
         removed = Removed()
-        with self._transaction() as cursor:
+        # the lock of node writes (MySQL): no crawl joins or moves these blogs' rows meanwhile
+        with self._nodes_lock(), self._transaction() as cursor:
             blogs = self.left_out(cursor, listed)
             removed.blogs = blogs
             if not blogs:
