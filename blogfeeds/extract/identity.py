@@ -1,5 +1,4 @@
-"""Blog identity: which blog a URL belongs to. The rule, in order (examples and consequences:
-docs/identity.md):
+"""Blog identity: which blog a URL belongs to. The rule, in order (docs/identity.md):
 
 1. Only ``http``/``https`` URLs have an identity (anything else raises ``ValueError``); the
    scheme, the port, user info, query and fragment are ignored. A host no host may hold
@@ -7,8 +6,7 @@ docs/identity.md):
    never fetched, never stored.
 2. The host is lower-cased, IDNA-decoded to Unicode, and a leading ``www.`` is dropped.
 3. Path-hosted platforms keep the user's path prefix (``blogfeeds/data/platforms.toml``); on
-   any host, a ``~user`` directory (:func:`tilde_user`) and an account path by its shape
-   (``/@name``, ``/u/name``, ``/user/name``, ``/users/name``, ``/members/name``:
+   any host, a ``~user`` directory and an account path (``/@name``, ``/users/name``:
    :func:`account_path`) are one person's.
 4. Otherwise the registered domain under the Public Suffix List, private section included
    (tldextract with its bundled snapshot, never fetched at run time), plus the
