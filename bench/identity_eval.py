@@ -31,13 +31,14 @@ each blog chosen by a hash and every address no friend page links (each address 
 the script prints, overall, per kind of address, per generator and per language:
 
 - nodes: the distinct blog identities of the database (``blogs`` and the targets of
-  ``friend_links``) that are an address of a blog of the part; extra nodes = nodes beyond one
+  ``friend_links``) that are an address of a blog of the part (its identity, or for an address
+  under a path its host and first segment: :func:`identities`); extra nodes = nodes beyond one
   a blog;
 - false merges: blogs that share a node with another blog (a node standing for k blogs counts
   k - 1);
 - on one node: the share of the friend links to a blog of the part (rows of ``friend_links``
-  whose target URL is one of its addresses) whose target is the blog's one node, the identity
-  of its canonical address.
+  whose target URL is one of its addresses) whose target is the blog's one node, an identity
+  of its canonical address that stands for no other blog.
 
 Usage, from the repository root::
 
@@ -364,8 +365,8 @@ class MirrorWeb:
         folder = self.out / blog.id / build
         name = rel + "index.html" if rel == "" or rel.endswith("/") else rel
         file = folder / name
-        if not file.is_file() and (folder / (rel + ".html")).is_file():
-            name, file = rel + ".html", folder / (rel + ".html")  # /about is about.html, as on Pages
+        if not file.is_file() and (folder / (rel + ".html")).is_file():  # as Pages answers /about
+            name, file = rel + ".html", folder / (rel + ".html")
         if not file.is_file():
             if (folder / rel / "index.html").is_file():
                 return Route(status=301, location=f"https://{host}{path}/", body=b"")
