@@ -44,6 +44,8 @@ from blogfeeds.site.data import (
 )
 from blogfeeds.site.feeds import write_atom, write_json_feed
 from blogfeeds.site.folder import SiteFolder
+from blogfeeds.site.postsearch import hit_row, post_index
+from blogfeeds.site.randomlinks import random_files, weights
 from blogfeeds.site.i18n import (
     LANGUAGE_NAMES,
     catalog_script,
@@ -471,6 +473,14 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
     _write_text(folder.path("data/links.js"), _js_data("BLOGFEEDS_LINKS", friends))
     render("directory.html", "directory.html", "", page="directory")
 
+    weight = weights((b["blog_id"] for b in data.blogs), data.entries)
+    chances = [
+        (slug(b["blog_id"]), weight[b["blog_id"]], len(per_blog.get(b["blog_id"], ())))
+        for b in data.blogs
+    ]
+    for name, script in random_files(chances).items():
+        _write_text(folder.path(name), script)
+
     lists, listed_by = _friend_lists(data.links, known)
     page = env.get_template("blog.html")
     for blog in data.blogs:
@@ -513,6 +523,16 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             start=(n - 1) * options.page_size + 1,
         )  # fmt: skip
     report.river_entries, report.river_pages = len(shown), pages
+
+    def hit(entry: Mapping[str, Any]) -> list[Any]:
+        blog = known.get(entry["blog_id"] or "")
+        name = blog.get("title") if blog else ""
+        face = avatar(entry["blog_id"] or entry["feed_url"], name)
+        return hit_row(entry, blog, slug(entry["blog_id"]) if blog else None,
+                       content_lang(blog), face)  # fmt: skip
+
+    for name, script in post_index(river, hit).items():
+        _write_text(folder.path(name), script)
 
     title = options.title + (f": friend circle of {scope['name']}" if scope else ": river")
     feed_id = (
