@@ -44,8 +44,6 @@ from blogfeeds.site.data import (
 )
 from blogfeeds.site.feeds import write_atom, write_json_feed
 from blogfeeds.site.folder import SiteFolder
-from blogfeeds.site.postsearch import hit_row, post_index
-from blogfeeds.site.randomlinks import random_files, weights
 from blogfeeds.site.i18n import (
     LANGUAGE_NAMES,
     catalog_script,
@@ -53,6 +51,8 @@ from blogfeeds.site.i18n import (
     time_tag,
     utc_text,
 )
+from blogfeeds.site.postsearch import hit_row, post_index
+from blogfeeds.site.randomlinks import random_files, weights
 from blogfeeds.site.topics import TOPICS, topics_of
 from blogfeeds.storage.runs import Run
 
@@ -531,7 +531,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
         return hit_row(entry, blog, slug(entry["blog_id"]) if blog else None,
                        content_lang(blog), face)  # fmt: skip
 
-    for name, script in post_index(river, hit).items():
+    for name, script in post_index(river, hit):
         _write_text(folder.path(name), script)
 
     title = options.title + (f": friend circle of {scope['name']}" if scope else ": river")
