@@ -165,7 +165,8 @@ def test_random_links_land_on_an_active_blog_and_its_post(browser: Any, site: Pa
         seen[blog_id] += 1
     assert set(seen) <= {b for b, w in WEIGHTS.items() if w}, seen
     for _ in range(6):
-        # from a blog page (its links are relative to blogs/)
+        # from a blog page (its links are relative to blogs/) that has no post: a new page loads
+        open_page(browser, site / "blogs" / "nofeed.example.html")
         browser.find_element("id", "random-post").click()
         wait(browser, "return location.hash.startsWith('#post-')")
         blog_id, fragment = landed(browser, site)
