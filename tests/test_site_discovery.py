@@ -30,6 +30,7 @@ from tests.test_site import (
     console_errors,
     open_page,
     scrapy,
+    set_value,
     shot,
     wait,
 )
@@ -245,6 +246,9 @@ def test_post_search_finds_titles_and_openings(
     assert len(shards) <= len(query.split()) * 2 < all_shards, got["loaded"]
     if query == "lighthouse":
         shot(browser, "river-search")
+        set_value(browser, "ui-lang", "zh")  # the count follows the interface's language
+        assert browser.find_element("id", "post-count").text == "3 篇文章匹配"
+        set_value(browser, "ui-lang", "en")
     cleared = post_search(browser, "")
     assert cleared["river"]
     assert console_errors(browser) == []

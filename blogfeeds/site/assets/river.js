@@ -170,6 +170,9 @@
   }
 
   input.addEventListener("input", function () { search(input.value); });
+  document.addEventListener("blogfeeds:language", function () {
+    if (!results.hidden) count.textContent = i18n.t("post_hits", { n: matches.length });
+  });
   more.addEventListener("click", function () { page(current); });
   var api = window.blogfeedsPosts = {
     lastMs: 0, loaded: loaded, search: search,
