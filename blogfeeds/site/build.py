@@ -96,13 +96,17 @@ class BuildReport:
     feed_entries: int = 0
     graph_nodes: int = 0
     graph_edges: int = 0
+    searchable: int = 0
+    search_seconds: float = 0.0
+    """Writing the post search's index of the ``searchable`` river entries."""
     seconds: float = 0.0
 
     def line(self) -> str:
         return (
             f"{self.blogs} blog pages, {self.river_entries} river entries on "
             f"{self.river_pages} pages, {self.feed_entries} feed entries, graph of "
-            f"{self.graph_nodes} nodes and {self.graph_edges} edges in {self.seconds:.1f} s"
+            f"{self.graph_nodes} nodes and {self.graph_edges} edges, post search over "
+            f"{self.searchable} entries ({self.search_seconds:.1f} s) in {self.seconds:.1f} s"
         )
 
 
@@ -531,8 +535,10 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
         return hit_row(entry, blog, slug(entry["blog_id"]) if blog else None,
                        content_lang(blog), face)  # fmt: skip
 
+    indexing = time.monotonic()
     for name, script in post_index(river, hit):
         _write_text(folder.path(name), script)
+    report.searchable, report.search_seconds = len(river), time.monotonic() - indexing
 
     title = options.title + (f": friend circle of {scope['name']}" if scope else ": river")
     feed_id = (
