@@ -52,12 +52,12 @@ def weights(blog_ids: Iterable[str], entries: Sequence[Mapping[str, Any]]) -> di
 def random_files(rows: Sequence[tuple[str, int, int]]) -> dict[str, str]:
     """The files (relative path → script) of ``rows``: ``(page, weight, posts listed)`` per
     blog, in a stable order."""
-    chosen = [list(r) for r in rows if r[1] > 0]
+    chosen = [r for r in rows if r[1] > 0]
     shards = [chosen[i : i + SHARD] for i in range(0, len(chosen), SHARD)]
-    totals = [[sum(r[1] for r in shard), sum(r[1] for r in shard if r[2] > 0)] for shard in shards]
+    totals = [[sum(w for _, w, _ in shard), sum(w for _, w, n in shard if n)] for shard in shards]
     files = {"data/random.js": _assign("index", {"shards": totals})}
     for n, shard in enumerate(shards):
-        files[f"data/random-{n}.js"] = _assign(f"s{n}", shard)
+        files[f"data/random-{n}.js"] = _assign(f"s{n}", [list(r) for r in shard])
     return files
 
 
