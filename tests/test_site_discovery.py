@@ -21,6 +21,7 @@ from urllib.parse import unquote
 import pytest
 
 from blogfeeds.site.data import plain_text
+from blogfeeds.site.postsearch import tokens
 from blogfeeds.storage.feedstore import FeedStore, iso_minutes
 from tests.test_site import (
     CHROMEDRIVER,
@@ -54,13 +55,17 @@ POSTS: dict[str, list[tuple[str, str, str]]] = {
         ("2026-06-01T08:00:00Z", "旧文章", "<p>一篇老的文章 about lighthouses.</p>"),
     ],
     "slow.example": [("2026-05-14T12:00:00Z", "Half a year", "<p>Still here, lighthouse.</p>")],
+    "archive.example": [  # silent for over a year: drawn never, found by the search
+        (f"2024-{1 + k // 28:02d}-{1 + k % 28:02d}T12:00:00Z", f"Archive {k}", "<p>Old.</p>")
+        for k in range(25)
+    ],
     "quiet.example": [
         ("2025-09-01T12:00:00Z", "Long ago", "<p>The last post, about the garden.</p>"),
         ("2025-08-01T12:00:00Z", "Longer ago", "<p>Marmalade again.</p>"),
     ],
 }
 WEIGHTS = {"fresh.example": 10, "steady.example": 2, "slow.example": 1, "quiet.example": 0,
-           "nofeed.example": 0}  # fmt: skip
+           "archive.example": 0, "nofeed.example": 0}  # fmt: skip
 """What the rule gives: 1 + posts of the last 90 days (at most 10 in all); 1 for a post in the
 last year; else 0."""
 
@@ -178,6 +183,31 @@ def test_random_links_land_on_an_active_blog_and_its_post(browser: Any, site: Pa
         )
         assert target.get_attribute("data-guid").startswith(f"https://{blog_id}/p/")
     shot(browser, "random-post")
+    assert console_errors(browser) == []
+
+
+def test_more_hits_and_a_query_cut_as_the_posts_were(browser: Any, site: Path) -> None:
+    """20 hits a page, *More* for the rest; the page cuts a query into the tokens the build
+    cut the posts into (words of any script, NFKC, lower case; CJK pairs)."""
+    open_page(browser, site / "river.html")
+    got = post_search(browser, "archive")
+    expected = expected_hits("archive")
+    assert len(expected) == 25 and got["guids"] == expected[:20]
+    assert got["count"] == "25 posts match"
+    browser.find_element("id", "post-more").click()
+    wait(browser, "return document.querySelectorAll('#post-hits li').length === 25")
+    guids = browser.execute_script(
+        "return [...document.querySelectorAll('#post-hits li')].map(li => li.dataset.guid)"
+    )
+    assert guids == expected and not browser.find_element("id", "post-more").is_displayed()
+    for text in (
+        "Ünïcode CAFÉ ＡＢＣ１２３ snake_case x² 3.14",
+        "東京タワー 한국어 咖啡馆",
+        "Ελληνικά и кириллица",
+    ):
+        cut = browser.execute_script("return window.blogfeedsPosts.tokens(arguments[0])", text)
+        assert set(cut) <= tokens(text) and cut
+        assert {t for t in tokens(text) if not re.search(r"[\u3040-\ud7af]", t)} <= set(cut)
     assert console_errors(browser) == []
 
 

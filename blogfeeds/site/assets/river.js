@@ -176,6 +176,7 @@
   more.addEventListener("click", function () { page(current); });
   var api = window.blogfeedsPosts = {
     lastMs: 0, loaded: loaded, search: search,
+    tokens: function (q) { return terms(q).map(function (t) { return t.token; }); },
     matches: function () { return matches.length; }
   };
 })();
