@@ -188,6 +188,14 @@ class CrawlSettings(SettingsGroup):
         "Blog ids a process remembers exactly, per seen-set (about 110 bytes each); 0 = unbounded.",
         low=0,
     )
+    verify_claims: int = option(
+        "BLOGFEEDS_VERIFY_CLAIMS",
+        2,
+        "Addresses a home page names as its own (canonical, og:url, a moved notice) that the "
+        "crawl has not seen, requested per blog to confirm them (stored only when the evidence "
+        "says one blog); 0 = off.",
+        low=0,
+    )
     extract_threads: int = option(
         "BLOGFEEDS_EXTRACT_THREADS",
         1,

@@ -24,10 +24,12 @@ from blogfeeds.extract.aliases import (
     REDIRECT,
     REL_ME,
     SAME_FEED,
+    SAME_PAGE,
     Hop,
     Observation,
     PageSignals,
     claims,
+    index_keys,
     is_placeholder,
     page_signals,
     preferred,
@@ -237,6 +239,43 @@ def test_entries_that_do_not_say_one_blog() -> None:
         assert not shared_enough(same_ids, same_ids)
     uuids = frozenset(f"urn:uuid:{i:08d}-0000-4000-8000-000000000000" for i in range(5))
     assert shared_enough(uuids, uuids | {"tag:alice.example,2024:post-9"})
+
+
+def _text_page(url: str, text: str) -> PageSignals:
+    return page(url, body=f"<main><h1>Notes</h1><p>{text}</p></main>")
+
+
+def test_one_page_text_served_at_two_addresses() -> None:
+    """A site with no evidence of its own (no feed, or one on a placeholder address such as a
+    build for ``localhost``; no canonical) copied to a platform: the same text of 400 letters
+    and more is one site; a short front page (a theme's empty home) or one sentence
+    different is no evidence."""
+    text = " ".join(f"Paragraph {i} of the garden, on tools and walks." for i in range(40))
+    a = Observation("https://frank.example/", page=_text_page("https://frank.example/", text))
+    b = Observation("https://frank.netlify.app/", page=_text_page("https://x.netlify.app/", text))
+    assert same_blog(a, b).evidence == (SAME_PAGE,)
+    assert f"page {a.page.text_digest}" in index_keys(a) & index_keys(b)
+    changed = Observation("https://gina.example/", page=_text_page("https://g/", text + " More."))
+    assert not same_blog(a, changed).same
+    nginx = (
+        "Welcome to nginx! If you see this page, the nginx web server is successfully installed "
+        "and working. Further configuration is required. For online documentation and support "
+        "please refer to nginx.org. Commercial support is available at nginx.com. Thank you for "
+        "using nginx."
+    )
+    assert _text_page("https://j.example/", nginx).text_digest == ""
+    short = _text_page("https://h.example/", "Welcome to my new site.")
+    assert short.text_digest == ""
+    assert not same_blog(
+        Observation("https://h.example/", page=short),
+        Observation(
+            "https://i.example/", page=_text_page("https://i.example/", "Welcome to my new site.")
+        ),
+    ).same
+    # the same long text but two feeds with no post in common: two blogs
+    a_feed = Observation(a.url, page=a.page, entries=POSTS)
+    b_feed = Observation(b.url, page=b.page, entries=OTHER_POSTS)
+    assert not same_blog(a_feed, b_feed).same
 
 
 def test_rel_me_both_ways_and_one_way() -> None:

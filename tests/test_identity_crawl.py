@@ -3,8 +3,11 @@
 A hub's blogroll links every address of the web: a ``github.io`` address answering 301 to its
 custom domain, a platform copy served with 200 whose canonical and feed name the original, a
 stale copy on a platform whose feed is a subset of the original's, an old domain whose older
-copy says the blog moved; and controls that must stay apart: two blogs of one theme with the
-same title, description and placeholder canonical, two people under paths of one host. Every
+copy says the blog moved, a platform copy naming as canonical an original no page links (the
+crawl asks it), a hand-made site without feed or canonical and its copy (the same text); and
+controls that must stay apart: two blogs of one theme with the
+same title, description and placeholder canonical, two people under paths of one host, copies
+naming as canonical a theme's default address (not served) or its demo (another blog). Every
 blog must be one node of the database, every link of the hub on its blog's node.
 """
 
@@ -12,11 +15,16 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from blogfeeds.crawl.admission import Admission
+from blogfeeds.crawl.caps import DomainCaps
+from blogfeeds.crawl.depth import DepthBook
+from blogfeeds.extract.aliases import Observation, PageSignals
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 
@@ -38,6 +46,11 @@ NODES = {
     "https://fay.github.io/": "fay.github.io",
     "https://pages.example/~gus/": "pages.example/~gus",
     "https://pages.example/~hal/": "pages.example/~hal",
+    "https://ivy.vercel.app/": "ivy.example",
+    "https://lea.github.io/": "lea.example",
+    "https://lea.example/": "lea.example",
+    "https://jon.netlify.app/": "jon.netlify.app",
+    "https://kim.pages.dev/": "kim.pages.dev",
 }
 """Each address the hub links, and the node it must be stored on."""
 
@@ -128,6 +141,32 @@ def mirror_web() -> dict[str, dict[str, Any]]:
             home("My Blog", head='<link rel="canonical" href="https://example.com/">')
         )
         routes[blog + "feed.xml"] = feed(rss("My Blog", posts(blog, 3)))
+    # a copy naming an original no page links: the crawl confirms the claim by asking it
+    routes["https://ivy.example/"] = page(
+        home("Ivy", head='<link rel="canonical" href="https://ivy.example/">')
+    )
+    routes["https://ivy.example/feed.xml"] = feed(rss("Ivy", posts("https://ivy.example/", 4)))
+    routes["https://ivy.vercel.app/"] = page(
+        home("Ivy", head='<link rel="canonical" href="https://ivy.example/">')
+    )
+    routes["https://ivy.vercel.app/feed.xml"] = feed(rss("Ivy", posts("https://ivy.example/", 4)))
+    # a hand-made site with neither feed nor canonical, copied as it is
+    garden = "".join(
+        f"<p>Note {i}: on tools, walks and the garden in winter.</p>" for i in range(40)
+    )
+    for blog in ("https://lea.github.io/", "https://lea.example/"):
+        routes[blog] = page(f"<html><head><title>Lea</title></head><body>{garden}</body></html>")
+    # copies naming a theme's default address (served by no one) or the theme's demo blog
+    for blog, named in (
+        ("https://jon.netlify.app/", "https://yoursite.example/"),
+        ("https://kim.pages.dev/", "https://theme-demo.example/"),
+    ):
+        routes[blog] = page(home("Notes", head=f'<link rel="canonical" href="{named}">'))
+        routes[blog + "feed.xml"] = feed(rss("Notes", posts(blog, 3)))
+    routes["https://theme-demo.example/"] = page(home("Theme demo"))
+    routes["https://theme-demo.example/feed.xml"] = feed(
+        rss("Theme demo", posts("https://theme-demo.example/", 3))
+    )
     # two people under paths of one host
     for blog in ("https://pages.example/~gus/", "https://pages.example/~hal/"):
         routes[blog] = page(home("Home page"))
@@ -160,6 +199,8 @@ def test_every_blog_is_one_node_and_the_controls_stay_apart(crawled: Path) -> No
         "ben.vercel.app": "ben.example",
         "cai.netlify.app": "cai.example",
         "dee-old.example": "dee.example",
+        "ivy.vercel.app": "ivy.example",
+        "lea.github.io": "lea.example",
     }
 
 
@@ -172,3 +213,26 @@ def test_every_friend_link_is_on_its_blogs_node(crawled: Path) -> None:
             ).fetchall()
         )
     assert links == NODES
+
+
+def test_a_claim_is_recorded_only_once_confirmed() -> None:
+    """The address a copy names as canonical is asked once; until its page confirms the claim
+    the crawl has not recorded it, so a friend link to it (another site, as a theme's demo is)
+    still requests it, and one requested already is not asked."""
+
+    class Stats(Counter[str]):
+        def inc_value(self, key: str) -> None:
+            self[key] += 1
+
+    stats = Stats()
+    admission = Admission(stats, DepthBook(), DomainCaps(0), verify_claims=2)
+    copy = Observation(
+        "https://kim.pages.dev/",
+        page=PageSignals(canonical="https://theme-demo.example/", og_url="https://kim.pages.dev/"),
+    )
+    (visit,) = admission.claimed(copy, 1)
+    assert (visit.url, visit.depth, visit.again) == ("https://theme-demo.example/", 1, True)
+    assert visit.claimed_by and stats["blogfeeds/alias/verify"] == 1
+    assert [v.url for v in admission.offer("https://theme-demo.example/", 2)] == [visit.url]
+    assert list(admission.claimed(copy, 1)) == []  # requested now: not asked again
+    assert list(Admission(stats, DepthBook(), DomainCaps(0)).claimed(copy, 1)) == []  # off

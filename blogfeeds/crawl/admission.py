@@ -1,12 +1,15 @@
 """Admission: whether a blog reached through a link is requested, and at which depth.
 
 A blog the opt-out list leaves out (:mod:`.optoutfile`) is never requested (counted
-``blogfeeds/opt_out/blog``). Any other blog is requested when it is new, or known only at a
-greater hop depth (:mod:`.depth`), within ``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs
-requested) and its domain's cap (:mod:`.caps`).
-A blog read already at a greater depth is not fetched again: its friends are offered one hop
-further instead. The books behind it (depths, domain counts) live in this process, or in Redis
-for every worker when the Redis frontier is on (:mod:`blogfeeds.frontier.depths`,
+``blogfeeds/opt_out/blog``). Any other is requested when it is new, or known only at a greater hop
+depth (:mod:`.depth`), within ``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs requested) and its
+domain's cap (:mod:`.caps`). A blog read already at a greater depth is not fetched again: its
+friends are offered one hop further instead. An address a home page names as its own (canonical,
+``og:url``, a moved notice) that the crawl has not seen is requested to confirm it
+(:meth:`Admission.claimed`): kept only when :func:`confirms` says one blog, so the node can be the
+address the blog prefers even when no friend links it, and a theme's placeholder never becomes a
+blog. The books behind it (depths, domain counts) live in this process, or in Redis for every
+worker when the Redis frontier is on (:mod:`blogfeeds.frontier.depths`,
 :mod:`blogfeeds.frontier.caps`). The spider turns each :class:`Visit` into a request.
 """
 
@@ -24,6 +27,16 @@ from blogfeeds.crawl.depth import DepthBook
 from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.crawl.urls import check_url, crawl_url
+from blogfeeds.extract.aliases import (
+    CANONICAL,
+    MOVED,
+    OG_URL,
+    Observation,
+    claims,
+    observation_from,
+    observation_json,
+    same_blog,
+)
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.frontier.caps import RedisDomainCaps
@@ -44,6 +57,22 @@ class Visit:
     blog_id: str
     depth: int
     again: bool = False
+    claimed_by: str = ""
+    """The observation (JSON) of the home page that names this address as its own: the visit
+    confirms it (:func:`confirms`), recorded only then."""
+
+
+CLAIMS = frozenset({CANONICAL, OG_URL, MOVED})
+"""The claims :meth:`Admission.claimed` confirms: those naming the address a blog prefers."""
+
+
+def confirms(claimed_by: str, seen: Observation | None) -> bool:
+    """Whether the address observed as ``seen`` is the blog whose observation ``claimed_by``
+    named it (:func:`~blogfeeds.extract.aliases.same_blog`)."""
+    try:
+        return seen is not None and same_blog(observation_from(claimed_by), seen).same
+    except ValueError:
+        return False
 
 
 class Admission:
@@ -58,6 +87,7 @@ class Admission:
         max_blogs: int = 0,
         depth_limit: int = 0,
         seen_capacity: int = 0,
+        verify_claims: int = 0,
         opted_out: OptOutFile | None = None,
     ) -> None:
         self.stats = stats
@@ -66,6 +96,7 @@ class Admission:
         self.caps = caps
         self.max_blogs = max_blogs
         self.depth_limit = depth_limit
+        self.verify_claims = verify_claims
         self.requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
         self._analysed = SeenSet(seen_capacity)
 
@@ -79,6 +110,7 @@ class Admission:
             max_blogs=crawl.max_blogs,
             depth_limit=crawler.settings.getint("DEPTH_LIMIT"),
             seen_capacity=crawl.seen_capacity,
+            verify_claims=crawl.verify_claims,
             opted_out=opt_out(crawler),
         )
 
@@ -139,6 +171,31 @@ class Admission:
             else:
                 self.stats.inc_value("blogfeeds/depth_lowered/read")
                 offers.extend((friend, depth + 1) for friend in reversed(offer.friends))
+
+    def claimed(self, seen: Observation, depth: int) -> Iterator[Visit]:
+        """Visits confirming the addresses ``seen`` names as its blog's own (:data:`CLAIMS`)
+        that no request has reached yet, at most ``BLOGFEEDS_VERIFY_CLAIMS``, at the blog's
+        depth; none once ``BLOGFEEDS_MAX_BLOGS`` is reached. Their depth is recorded when
+        confirmed (:meth:`marker`), so a friend link to an address that turned out to be
+        another site still requests it."""
+        if self.full or not self.verify_claims:
+            return
+        asked = 0
+        own = blog_id(seen.home)
+        for url in dict.fromkeys(crawl_url(c.target) for c in claims(seen) if c.evidence in CLAIMS):
+            if check_url(url) is not None:
+                continue
+            bid = blog_id(url)
+            if bid == own or self.depths.best(bid) is not None or bid in self._analysed:
+                continue
+            if self.opted_out is not None and url in self.opted_out:
+                self.stats.inc_value("blogfeeds/opt_out/blog")
+                continue
+            self.stats.inc_value("blogfeeds/alias/verify")
+            yield Visit(url, bid, depth, again=True, claimed_by=observation_json(seen))
+            asked += 1
+            if asked >= self.verify_claims:
+                return
 
     def _replayed(self, url: str, bid: str, depth: int) -> Visit:
         self.stats.inc_value("frontier/reoffered")

@@ -4,11 +4,11 @@ A blog is often served at more than one address (``user.github.io`` beside its o
 copies on vercel.app, netlify.app, pages.dev or gitee.io, an old domain after a move), and two
 people can share one host under paths. From what the crawl saw of each address (an
 :class:`Observation`: its redirects, canonical, ``og:url``, ``rel=me``, moved notice, mirror
-menu, main feed and its entries) :func:`same_blog` decides whether two addresses are one blog
-and on what evidence, and :func:`preferred` names the address the blog prefers. The evidence
-kinds and when each counts: docs/identity.md. Never title, template or description (two blogs
-of one theme share all three); two feeds that both have entries and share none outweigh every
-evidence but a permanent redirect and one feed URL.
+menu, text digest, main feed and its entries) :func:`same_blog` decides whether two addresses
+are one blog and on what evidence, and :func:`preferred` names the address the blog prefers.
+The evidence kinds and when each counts: docs/identity.md. Never title, template or
+description (two blogs of one theme share all three); two feeds that both have entries and
+share none outweigh every evidence but a permanent redirect and one feed URL.
 
 Pure: functions of parsed pages and dataclasses, no Scrapy, items or storage.
 """
@@ -36,12 +36,18 @@ ENTRIES = "entries"
 REL_ME = "rel_me"
 MOVED = "moved"
 MIRROR = "mirror"
+SAME_PAGE = "same_page"
 FEEDS_DISJOINT = "feeds_disjoint"
 """What :attr:`Verdict.against` names: both feeds have entries and share none."""
 
 PERMANENT = frozenset({301, 308})
 MIN_COMMON = 2
 """Entries two feeds must share at least for :data:`ENTRIES`."""
+PAGE_CHARS = 400
+"""Fewest letters (not counting spaces) of a home page's text whose digest counts for
+:data:`SAME_PAGE`: a theme's empty front page, a web server's welcome page have fewer; a
+blog's front page with its newest posts has more (three Chinese blogs of identity_eval with
+their posts' titles: about 720)."""
 NOTICE_CHARS = 300
 """Longest text of an element read as a moved notice or a mirror menu."""
 NOTICE_LEVELS = 3
@@ -75,6 +81,8 @@ class PageSignals:
     """The home-page link of a notice that the blog moved."""
     mirrors: tuple[str, ...] = ()
     """Home-page links of a mirror menu (镜像) to other hosts."""
+    text_digest: str = ""
+    """A digest of the page's text when it holds at least :data:`PAGE_CHARS` characters."""
 
 
 @dataclass(frozen=True)
@@ -151,13 +159,14 @@ def page_signals(page: Page) -> PageSignals:
             canonical = _absolute(page, element.get("href"))
         if "me" in rels and (href := _absolute(page, element.get("href"))):
             rel_me.append(href)
-    moved, mirrors = _notices(page)
+    moved, mirrors, digest = _notices(page)
     return PageSignals(
         canonical=canonical,
         og_url=og_url,
         rel_me=tuple(dict.fromkeys(rel_me)),
         moved_to=next(iter(moved), ""),
         mirrors=tuple(mirrors),
+        text_digest=digest,
     )
 
 
@@ -169,20 +178,26 @@ def _absolute(page: Page, value: str | None) -> str:
     return url if url.startswith(("http://", "https://")) else ""
 
 
-def _notices(page: Page) -> tuple[list[str], list[str]]:
+def _notices(page: Page) -> tuple[list[str], list[str], str]:
     """The links of moved notices and of mirror menus: links to another host's home (a path of
     at most one segment) in the blocks whose own text holds :data:`MOVED_WORDS` or
     :data:`MIRROR_WORDS` (the outermost of the :data:`NOTICE_LEVELS` nearest enclosing
     elements of :data:`_NOTICE_TAGS` whose text stays within :data:`NOTICE_CHARS`: a menu's
-    title sits beside its submenu). Page order; each text node is read once."""
+    title sits beside its submenu); and the page's text digest (:attr:`PageSignals.text_digest`).
+    Page order; each text node is read once."""
     own = _host(page.url)
     found: tuple[list[str], list[str]] = ([], [])
+    digest = hashlib.sha1(usedforsecurity=False)
+    chars = 0
     for element in page.tree.iter():
         if not isinstance(element.tag, str) or element.tag in ("script", "style"):
             continue
         for text, holder in ((element.text, element), (element.tail, element.getparent())):
             if not text or holder is None or text.isspace():
                 continue
+            words = text.split()
+            chars += sum(map(len, words))
+            digest.update(" ".join(words).encode("utf-8", "surrogatepass") + b"\n")
             low = text.lower()
             if not _ANY_WORDS.search(low):  # one scan for both, on most texts the only one
                 continue
@@ -192,7 +207,7 @@ def _notices(page: Page) -> tuple[list[str], list[str]]:
                     url = _absolute(page, a.get("href"))
                     if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
                         links.append(url)
-    return found
+    return found[0], found[1], digest.hexdigest() if chars >= PAGE_CHARS else ""
 
 
 def _notice_block(element: Any) -> Any:
@@ -250,6 +265,8 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
     shared = _shared_entries(a.entries, b.entries)
     if shared_enough(a.entries, b.entries):
         evidence.append(ENTRIES)
+    if a.page.text_digest and a.page.text_digest == b.page.text_digest:
+        evidence.append(SAME_PAGE)
     if any(_names(u, b) for u in a.page.rel_me) and any(_names(u, a) for u in b.page.rel_me):
         evidence.append(REL_ME)
     moved = any(_names(x.page.moved_to, y) for x, y in ((a, b), (b, a)))
@@ -446,12 +463,15 @@ def index_keys(seen: Observation, posts: int = INDEX_POSTS) -> frozenset[str]:
     """Keys that two observations :func:`same_blog` could call one blog share at least one of,
     so a store finds the candidates of an address without comparing all: ``home <address>``
     for the address, where it ended, and every address it claims (:func:`claims`), ``feed
-    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys."""
+    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys, ``page
+    <digest>`` for its text digest."""
     keys = {f"home {_key(url)}" for url in (seen.url, seen.home) if url}
     keys |= {f"home {_key(claim.target)}" for claim in claims(seen)}
     keys |= {f"feed {_key(url)}" for url in (seen.feed_url, seen.feed_final_url) if url}
     chosen = sorted(_posts(seen.entries), key=lambda k: hashlib.sha1(k.encode()).digest())
     keys |= {f"post {k}" for k in chosen[:posts]}
+    if seen.page.text_digest:
+        keys.add(f"page {seen.page.text_digest}")
     return frozenset(k for k in keys if k.split(" ", 1)[1])
 
 

@@ -24,7 +24,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from blogfeeds.crawl.admission import Admission, Visit
+from blogfeeds.crawl.admission import Admission, Visit, confirms
 from blogfeeds.crawl.fetch import (
     HomeReader,
     Unread,
@@ -45,6 +45,14 @@ from blogfeeds.report_items import address_item, blog_items
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 
 logger = logging.getLogger(__name__)
+
+
+CLAIMED_BY = "blogfeeds_claimed_by"
+"""Request meta: the observation of the page claiming the address requested (JSON)."""
+
+
+def _same(fetch: Any) -> Any:
+    return fetch
 
 
 def _now() -> str:
@@ -151,11 +159,14 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     def _requests(self, visits: Iterable[Visit]) -> Iterable[scrapy.Request]:
         for visit in visits:
+            meta = {"blog_id": visit.blog_id, "depth": visit.depth}
+            if visit.claimed_by:
+                meta[CLAIMED_BY] = visit.claimed_by
             yield scrapy.Request(
                 visit.url,
                 callback=self.parse_home,
                 errback=self.home_failed,
-                meta={"blog_id": visit.blog_id, "depth": visit.depth},
+                meta=meta,
                 dont_filter=visit.again,
             )
 
@@ -180,7 +191,14 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if bid is None:  # a redirect led to a blog already analysed
             return
         mark = self.admission.marker(bid, depth)
-        report = await self.reader.read(response, mark.before)
+        claimed_by = response.meta.get(CLAIMED_BY)
+        # an address another page claims is recorded only once confirmed (Admission.claimed)
+        report = await self.reader.read(response, mark.before if claimed_by is None else _same)
+        if claimed_by is not None and (
+            isinstance(report, Unread) or not confirms(claimed_by, report.observation)
+        ):
+            self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")
+            return
         if isinstance(report, Unread):
             yield self._failed_blog(response.url, response.meta, report)
             return
@@ -196,6 +214,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             for request in self._requests(
                 self.admission.offer(link.target_url, depth + 1, recovered=recovered)
             ):
+                yield request
+        if report.observation is not None:
+            for request in self._requests(self.admission.claimed(report.observation, depth)):
                 yield request
 
     def _left_out(self, *urls: str) -> bool:
@@ -215,6 +236,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.crawl.order)
             return None
         if failure.check(OptedOut):  # listed after it was queued: nothing of it is stored
+            return None
+        if CLAIMED_BY in request.meta:  # an address a page claimed, unreachable: no blog
+            self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")
             return None
         if refused_seed(failure, request.meta):
             # a seed whose own address the SSRF guard refused says nothing of a blog (a local
