@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from scrapy.settings import Settings
 
-from blogfeeds.crawl.optout import OptOutList, parse_address, parse_lines
+from blogfeeds.crawl.optout import OptOutList, parse_address, parse_lines, without_listed
 from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
+from blogfeeds.extract.aliases import Observation, PageSignals
 from blogfeeds.option import StartupError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,3 +172,25 @@ def test_optout_refuses_a_bad_address_and_changes_nothing(tmp_path: Path) -> Non
     assert listed.read_text("utf-8").splitlines()[-1] == "bob.example"
     assert "No database" in out.stdout
     assert not (tmp_path / "b.sqlite3").exists()  # none is made
+
+
+def test_a_pages_claims_to_listed_addresses_are_dropped(listed: OptOutList) -> None:
+    page = PageSignals(
+        canonical="https://alice.example/",
+        og_url="https://keep.example/",
+        rel_me=("https://bob.example/", "https://keep.example/about/"),
+        moved_to="https://pages.example/~gus/",
+        mirrors=("https://ana.github.io/", "https://mirror.example/"),
+        text_digest="abc",
+    )
+    seen = Observation("https://keep.example/", page=page, feed_url="https://keep.example/f")
+    kept = without_listed(seen, listed)
+    assert kept.page == PageSignals(
+        og_url="https://keep.example/",
+        rel_me=("https://keep.example/about/",),
+        mirrors=("https://mirror.example/",),
+        text_digest="abc",
+    )
+    assert kept.feed_url == seen.feed_url
+    clean = Observation("https://keep.example/", page=PageSignals(og_url="https://keep.example/"))
+    assert without_listed(clean, listed) is clean

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,14 @@ def blogroll(urls: list[str]) -> str:
     return f'<section><h2>友情链接</h2><ul class="flink-list">{items}</ul></section>'
 
 
-def blog(routes: dict[str, Any], url: str, title: str, friends: list[str] = []) -> None:  # noqa: B006
-    routes[url] = page(home(title, body=blogroll(friends) if friends else ""))
+def blog(
+    routes: dict[str, Any],
+    url: str,
+    title: str,
+    friends: Sequence[str] = (),
+    head: str = "",
+) -> None:
+    routes[url] = page(home(title, head=head, body=blogroll(friends) if friends else ""))
     routes[url + "feed.xml"] = feed(rss(title, posts(url, 3)))
 
 
@@ -100,6 +106,8 @@ def little_web() -> dict[str, Any]:
         "https://fay.example/",
         "Fay",
         ["https://ana-blog.example/", "https://hub.example/", "https://eve.example/"],
+        # a claim the crawl confirms by a request (Admission.claimed): not of a listed blog
+        head='<meta property="og:url" content="https://cai.example/">',
     )
     return routes
 
@@ -247,6 +255,8 @@ def test_a_crawl_with_the_list_requests_nothing_of_them(story: dict[str, Any]) -
     # hub: 6 links to them, eve: 2, fay: 1 (to ana's node, an address the file does not name)
     assert "'blogfeeds/opt_out/friend_link': 9," in story["log_listed"]
     assert "'blogfeeds/opt_out/blog': 1," in story["log_listed"]  # the seed dee.example
+    # fay.example's og:url names cai.example: not requested to confirm it, nor stored
+    assert "'blogfeeds/opt_out/claim': 1," in story["log_listed"]
     assert "Seed https://dee.example/ is on the opt-out list" in story["log_listed"]
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
+from blogfeeds.extract.aliases import Observation, PageSignals
 from blogfeeds.extract.identity import (
     blog_id,
     is_public_suffix,
@@ -158,3 +159,19 @@ class OptOutList:
     def has_blog(self, bid: str | None) -> bool:
         """Whether the blog identity ``bid`` is left out whole."""
         return bool(bid) and bid in self.blogs
+
+
+def without_listed(seen: Observation, listed: OptOutList) -> Observation:
+    """``seen`` without the addresses of ``listed`` its page names as its own (canonical,
+    ``og:url``, ``rel=me``, moved notice, mirrors): stored, they would keep a listed blog's
+    address in the database, and the store would look for it."""
+    page = seen.page
+    kept = PageSignals(
+        canonical="" if page.canonical in listed else page.canonical,
+        og_url="" if page.og_url in listed else page.og_url,
+        rel_me=tuple(u for u in page.rel_me if u not in listed),
+        moved_to="" if page.moved_to in listed else page.moved_to,
+        mirrors=tuple(u for u in page.mirrors if u not in listed),
+        text_digest=page.text_digest,
+    )
+    return seen if kept == page else replace(seen, page=kept)

@@ -9,7 +9,8 @@ extraction, whose further pages are fetched through the downloader), its report 
 admission (:mod:`blogfeeds.crawl.admission`: depth, caps, ``BLOGFEEDS_MAX_BLOGS``), whose
 visits become requests. The crawl order is :mod:`blogfeeds.crawl.order`'s. A blog of the
 opt-out list (:mod:`blogfeeds.crawl.optoutfile`) yields nothing, and a friend link to one is
-dropped (counted ``blogfeeds/opt_out/friend_link``): not even the edge is stored.
+dropped (counted ``blogfeeds/opt_out/friend_link``): not even the edge is stored, nor a page's
+claim that it is another address of the page's blog (``blogfeeds/opt_out/claim``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from blogfeeds.crawl.fetch import (
     refused_seed,
     unreadable,
 )
+from blogfeeds.crawl.optout import without_listed
 from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
 from blogfeeds.crawl.order import StaleRequest
 from blogfeeds.crawl.seeds import check_url, load_seeds
@@ -203,6 +205,11 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
+        if self.opted_out is not None and report.observation is not None:
+            seen = without_listed(report.observation, self.opted_out.current())
+            if seen is not report.observation:
+                self.crawler.stats.inc_value("blogfeeds/opt_out/claim")
+                report.observation = seen
         blog, links = blog_items(report, fetched_at=_now(), depth=depth)
         links = self._friends(links)
         blog.friend_count = len(links)
