@@ -19,8 +19,11 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from scrapy.exceptions import IgnoreRequest
+
 from blogfeeds.config import OptOutSettings, database_url
-from blogfeeds.crawl.optout import BadLine, OptOutList, parse_lines
+from blogfeeds.crawl.optout import BadLine, OptOutList, parse_lines, without_listed
+from blogfeeds.extract.aliases import Observation
 from blogfeeds.option import StartupError
 
 logger = logging.getLogger(__name__)
@@ -34,6 +37,11 @@ def read_list(path: str) -> tuple[OptOutList, list[BadLine]]:
     with open(path, encoding="utf-8-sig", errors="replace") as f:
         entries, bad = parse_lines(f)
     return OptOutList.of(entries), bad
+
+
+class OptedOut(IgnoreRequest):
+    """A request to an address of the opt-out list, not made
+    (:class:`~blogfeeds.middlewares.optout.OptOutMiddleware`)."""
 
 
 class OptOutFile:
@@ -92,6 +100,10 @@ class OptOutFile:
 
     def __contains__(self, url: object) -> bool:
         return url in self.current()
+
+    def scrub(self, seen: Observation) -> Observation:
+        """``seen`` without its claims on listed addresses (:func:`.optout.without_listed`)."""
+        return without_listed(seen, self.current())
 
     def has_blog(self, bid: str | None) -> bool:
         return self.current().has_blog(bid)

@@ -11,15 +11,11 @@ import logging
 from typing import Any
 
 from scrapy import Request
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import NotConfigured
 
-from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
+from blogfeeds.crawl.optoutfile import OptedOut, OptOutFile, opt_out
 
 logger = logging.getLogger(__name__)
-
-
-class OptedOut(IgnoreRequest):
-    """A request to an address of the opt-out list, not made."""
 
 
 class OptOutMiddleware:
@@ -33,7 +29,7 @@ class OptOutMiddleware:
     def from_crawler(cls, crawler: Any) -> OptOutMiddleware:
         listed = opt_out(crawler)
         if listed is None:
-            raise NotConfigured("BLOGFEEDS_OPT_OUT is empty")
+            raise NotConfigured  # no message: Scrapy would warn of a setting left at its default
         return cls(listed, crawler.stats)
 
     def process_request(self, request: Request) -> None:

@@ -34,15 +34,13 @@ from blogfeeds.crawl.fetch import (
     refused_seed,
     unreadable,
 )
-from blogfeeds.crawl.optout import without_listed
-from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
+from blogfeeds.crawl.optoutfile import OptedOut, OptOutFile, opt_out
 from blogfeeds.crawl.order import StaleRequest
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog, FriendLink
-from blogfeeds.middlewares.optout import OptedOut
 from blogfeeds.report_items import address_item, blog_items
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 
@@ -206,7 +204,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             return
         mark()
         if self.opted_out is not None and report.observation is not None:
-            seen = without_listed(report.observation, self.opted_out.current())
+            seen = self.opted_out.scrub(report.observation)
             if seen is not report.observation:
                 self.crawler.stats.inc_value("blogfeeds/opt_out/claim")
                 report.observation = seen

@@ -28,6 +28,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.config import WebSubSettings, database_url
+from blogfeeds.crawl.optoutfile import OptedOut
 from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.runner import Run, inline
@@ -40,7 +41,6 @@ from blogfeeds.feedcrawl.item import fetch_item
 from blogfeeds.feedcrawl.response import FetchRead, permanent_move, read_response
 from blogfeeds.feedcrawl.summary import Tally, next_due_text
 from blogfeeds.items import FeedFetch
-from blogfeeds.middlewares.optout import OptedOut
 from blogfeeds.middlewares.ssrf import TargetRefused
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
