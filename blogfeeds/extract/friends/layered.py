@@ -24,8 +24,15 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
+from blogfeeds.extract.friends.defaults import sample_entries
 from blogfeeds.extract.friends.feedpairs import feed_pairs
-from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL, filters, friend_key
+from blogfeeds.extract.friends.filters import (
+    DATED_POST,
+    FEED_URL,
+    filters,
+    friend_key,
+    normal_host,
+)
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
 from blogfeeds.extract.friends.model import Friend, FriendExtraction
@@ -87,6 +94,7 @@ def extract_layered(
         filters=flt,
         friend_page=_is_friend_page(page, scan),
         friend_path=names_friend_page(urlsplit(page.url).path),
+        page_host=normal_host(page.url),
         by_el={link.el: link for link in scan.links},
         user_rules=list(user_rules),
         scorers=built_rules(rules, FRIEND_SCORERS_BASE),
@@ -134,6 +142,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
             deep_urls.setdefault(friend_key(c.url), set()).add(c.url)
     feeds = _listed_feeds(cands, scan)
+    samples = sample_entries(found.page_host, (c.url for c in cands))
     friends: list[Friend] = []
     excluded: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
@@ -152,6 +161,8 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             reason = "post"
         if reason is None and len(deep_urls.get(friend_key(c.url), ())) >= SAME_SITE_PAGES:
             reason = "same-site-pages"
+        if reason is None and samples and friend_key(c.url) in samples:
+            reason = "theme-default"
         if reason is None and repeats[(c.how, c.url, " ".join(c.name.split()))] >= flt.repeats:
             reason = "placeholder"
         if reason is not None:

@@ -1,0 +1,73 @@
+"""Kinds of friend-list errors on pages nobody tuned for (issue 40), each over real pages of
+the shared folder (``corpus/pages/sites``, ``cases/friend-links-real``) with a counter-case: a
+real friend that looks like the kind. Skipped when the shared folder is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blogfeeds.extract.friends import FriendExtraction, extract_friends
+from blogfeeds.extract.friends.defaults import theme_defaults
+from blogfeeds.extract.page import parse_page
+from tests.littleweb import find_shared
+
+SHARED = find_shared()
+pytestmark = pytest.mark.skipif(SHARED is None, reason="needs the shared folder (../shared)")
+
+
+def real(url: str, relative: str) -> FriendExtraction:
+    """The friends of the shared page at ``relative`` served at ``url``."""
+    assert SHARED is not None
+    body = (SHARED / relative).read_bytes()
+    return extract_friends(parse_page(url, body, {}))
+
+
+def site(folder: str, path: str) -> str:
+    return str(Path("corpus/pages/sites") / folder / path)
+
+
+def urls(result: FriendExtraction) -> list[str]:
+    return [f.url for f in result.friends]
+
+
+# --- 1. A theme's sample entries kept by the owner ----------------------------------------------
+
+
+def test_every_theme_default_says_where_it_was_read() -> None:
+    for theme in theme_defaults():
+        assert "/" in theme.repository and len(theme.commit) == 40, theme.name
+        assert theme.keys and theme.needed >= 1
+
+
+def test_a_materys_sample_friends_kept_unchanged_are_the_themes() -> None:
+    """0rangeWind keeps Matery's README friends.json: 码酱, 闪烁之狐 and ja_rome."""
+    result = real(
+        "https://0rangewind.github.io/friends/",
+        site("0rangeWind__0rangeWind.github.io", "friends/index.html"),
+    )
+    assert urls(result) == []
+    reasons = dict(result.excluded)
+    assert reasons["http://luokangyuan.com/"] == "theme-default"
+    assert reasons["https://me.csdn.net/jlh912008548"] == "theme-default"
+
+
+def test_on_the_theme_authors_own_blog_the_samples_are_friends() -> None:
+    """Counter-case: blinkfox.github.io, whose friends Matery's samples are, lists 码酱."""
+    result = real(
+        "https://blinkfox.github.io/friends/",
+        "cases/friend-links-real/zh_matery_blinkfox/page.html",
+    )
+    assert "http://luokangyuan.com/" in urls(result)
+
+
+def test_one_sample_entry_alone_is_a_friend() -> None:
+    """Counter-case: the same 码酱 card without the theme's other samples is a friend."""
+    assert SHARED is not None
+    path = SHARED / site("0rangeWind__0rangeWind.github.io", "friends/index.html")
+    body = path.read_bytes()
+    for other in (b"https://blinkfox.github.io/", b"https://me.csdn.net/jlh912008548"):
+        body = body.replace(other, b"https://friend-example.org/" + other[-6:].strip(b"/"))
+    result = extract_friends(parse_page("https://0rangewind.github.io/friends/", body, {}))
+    assert "http://luokangyuan.com/" in urls(result)
