@@ -71,3 +71,54 @@ def test_one_sample_entry_alone_is_a_friend() -> None:
         body = body.replace(other, b"https://friend-example.org/" + other[-6:].strip(b"/"))
     result = extract_friends(parse_page("https://0rangewind.github.io/friends/", body, {}))
     assert "http://luokangyuan.com/" in urls(result)
+
+
+# --- 2. Services, tools and publications listed beside friends -----------------------------------
+
+ZERO_A = ("https://0a00.github.io/link/", site("0a00__0a00.github.io", "link/index.html"))
+
+
+def test_a_group_headed_recommended_websites_lists_no_friends() -> None:
+    """0a00's Butterfly page: 友情链接 (a friend's card), then 推荐网站 (Arch Linux, Notion,
+    wallhaven): the second group's heading names sites to use, not people."""
+    result = real(*ZERO_A)
+    reasons = dict(result.excluded)
+    for url in ("https://www.archlinux.org/", "https://www.notion.so/", "https://wallhaven.cc/hot"):
+        assert reasons[url] == "service-section"
+    assert urls(result) == ["https://vip.bdziyi.com/"]
+
+
+def test_the_same_group_headed_as_recommended_blogs_is_friends() -> None:
+    """Counter-case: the same cards under "推荐博客" (recommended blogs): people's sites."""
+    assert SHARED is not None
+    body = (SHARED / ZERO_A[1]).read_bytes().replace("推荐网站".encode(), "推荐博客".encode())
+    result = extract_friends(parse_page(ZERO_A[0], body, {}))
+    assert "https://www.archlinux.org/" in urls(result)
+    assert "https://wallhaven.cc/hot" in urls(result)
+
+
+@pytest.mark.parametrize(
+    ("heading", "service"),
+    [
+        ("好用的网站", True),
+        ("推荐网站", True),
+        ("Podcasts", True),
+        ("Rolo de podcasts", True),
+        ("Newsletters", True),
+        ("Useful sites", True),
+        ("推荐博客", False),
+        ("推荐大佬", False),
+        ("Personal websites I like", False),
+        ("Websites of people I know", False),
+    ],
+)
+def test_headings_that_name_services_and_headings_that_name_people(
+    heading: str, service: bool
+) -> None:
+    """The headings of the friend pages of bench/friends_eval.py (no-22-github-hugo,
+    docs-site-site-hexo, techzerkergit-techzerker, danielysilva-danielysilva-github-io,
+    jamieadamsuk-jamieadamsdotclick2022, chinzicam-chinzicam-github-io,
+    2656172491-2656172491-github-io, zinzy-zinzy-website-v3)."""
+    from blogfeeds.extract.friends.keywords import has_keyword, is_service_heading
+
+    assert (is_service_heading(heading) and not has_keyword(heading)) is service
