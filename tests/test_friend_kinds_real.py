@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from blogfeeds.extract.friends import FriendExtraction, extract_friends
-from blogfeeds.extract.friends.defaults import theme_defaults
 from blogfeeds.extract.page import parse_page
 from tests.littleweb import find_shared
 
@@ -36,6 +35,8 @@ def urls(result: FriendExtraction) -> list[str]:
 
 
 def test_every_theme_default_says_where_it_was_read() -> None:
+    from blogfeeds.extract.friends.defaults import theme_defaults
+
     for theme in theme_defaults():
         assert "/" in theme.repository and len(theme.commit) == 40, theme.name
         assert theme.keys and theme.needed >= 1
@@ -104,7 +105,8 @@ def test_the_same_group_headed_as_recommended_blogs_is_friends() -> None:
         ("推荐网站", True),
         ("Podcasts", True),
         ("Rolo de podcasts", True),
-        ("Newsletters", True),
+        ("Newsletters", False),
+        ("Software", False),
         ("Useful sites", True),
         ("推荐博客", False),
         ("推荐大佬", False),
@@ -117,8 +119,50 @@ def test_headings_that_name_services_and_headings_that_name_people(
 ) -> None:
     """The headings of the friend pages of bench/friends_eval.py (no-22-github-hugo,
     docs-site-site-hexo, techzerkergit-techzerker, danielysilva-danielysilva-github-io,
-    jamieadamsuk-jamieadamsdotclick2022, chinzicam-chinzicam-github-io,
-    2656172491-2656172491-github-io, zinzy-zinzy-website-v3)."""
+    jamieadamsuk-jamieadamsdotclick2022, tmanternach-tmanternach-github-io,
+    chinzicam-chinzicam-github-io, 2656172491-2656172491-github-io, zinzy-zinzy-website-v3)."""
     from blogfeeds.extract.friends.keywords import has_keyword, is_service_heading
 
     assert (is_service_heading(heading) and not has_keyword(heading)) is service
+
+
+# --- 5. A friend linked by one of their posts before their home page's card --------------------
+
+BLINKFOX = (
+    "https://blinkfox.github.io/friends/",
+    "cases/friend-links-real/zh_matery_blinkfox/page.html",
+)
+
+
+def _with_card_first(href: str, name: str) -> bytes:
+    """blinkfox's Matery friend page with one more card, of the page's own markup, first."""
+    assert SHARED is not None
+    body = (SHARED / BLINKFOX[1]).read_text("utf-8")
+    card = (
+        '<div class="col s12 m6 l4 friend-div"><div class="card frind-card1">'
+        f'<div class="frind-ship"><div class="title"><div><h1 class="friend-name">{name}</h1>'
+        f'</div></div><div class="friend-button"><a href="{href}" target="_blank">前去学习</a>'
+        "</div></div></div></div>"
+    )
+    at = body.index('<div class="col s12 m6 l4 friend-div"')
+    return (body[:at] + card + body[at:]).encode()
+
+
+def test_a_friends_post_before_their_home_card_gives_the_blog() -> None:
+    """A "recommended post" card of 洪卫 (sunhwee.com, whose own card comes later): the friend
+    is the blog, in the post card's place; the post is a duplicate of it."""
+    body = _with_card_first("https://sunhwee.com/posts/6e8839eb.html", "Hexo 博客配置")
+    result = extract_friends(parse_page(BLINKFOX[0], body, {}))
+    found = urls(result)
+    assert found[0] == "https://sunhwee.com"
+    assert "https://sunhwee.com/posts/6e8839eb.html" not in found
+    reasons = dict(result.excluded)
+    assert reasons["https://sunhwee.com/posts/6e8839eb.html"] == "duplicate of https://sunhwee.com"
+    assert result.friends[0].name == "洪卫の博客"
+
+
+def test_a_friend_listed_only_by_a_post_stays_listed_by_it() -> None:
+    """Counter-case: a post card whose blog has no card of its own is that friend's entry."""
+    body = _with_card_first("https://friend-example.org/posts/hello.html", "Hello")
+    result = extract_friends(parse_page(BLINKFOX[0], body, {}))
+    assert urls(result)[0] == "https://friend-example.org/posts/hello.html"

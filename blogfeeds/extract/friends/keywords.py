@@ -25,12 +25,13 @@ SERVICE_HEADING = re.compile(
     r"(?:好用|实用|常用|推荐|有用|优质)的?(?:网站|站点|网址|软件|应用)|(?:网站|网址)(?:推荐|收藏)|"
     r"\b(?:tools?|resources?|services?|credits?|thanks|acknowledge?ments?|sponsors?|bookmarks?|"
     r"powered by|built with|werkzeuge|danksagung|herramientas|recursos|agradecimientos|"
-    r"ferramentas|outils|ressources|podcasts?|newsletters?|apps|software|"
+    r"ferramentas|outils|ressources|podcasts?|"
     r"(?:useful|recommended|handy) (?:web)?sites|(?:rss|feed) readers?)\b",
     re.IGNORECASE,
 )
-"""Headings of sections that list tools, services, credits and publications rather than
-people ("在线工具", "鸣谢", "好用的网站", "Resources", "Podcasts", "Powered by"): a heading that
+"""Headings of sections that list tools, services, credits and shows rather than people
+("在线工具", "鸣谢", "好用的网站", "Resources", "Podcasts", "Powered by"; newsletters and
+software makers' blogs are blogs): a heading that
 also holds a friend keyword is a friend list ("感谢这些朋友"), and so is one naming people or
 their blogs (:data:`PEOPLE_HEADING`: "推荐博客", "Personal websites I like")."""
 

@@ -40,6 +40,7 @@ from blogfeeds.extract.friends.owner import owner_of, owner_reason, path_depth
 from blogfeeds.extract.friends.pages import names_friend_page
 from blogfeeds.extract.friends.scorers import FRIEND_SCORERS_BASE, RulesSpec, built_rules
 from blogfeeds.extract.friends.themes import ThemeRule, text_of
+from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.scoring import build_rules
 from blogfeeds.extract.text import collapse
@@ -173,8 +174,22 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         if key in seen:
             first = friends[seen[key]]
             if c.rels and not set(c.rels) <= set(first.rels):
-                friends[seen[key]] = _merge_rels(first, c.rels)
-            if c.url != first.url:
+                first = friends[seen[key]] = _merge_rels(first, c.rels)
+            if c.url != first.url and _depth(c.url) == 0 < _depth(first.url):
+                # one of the friend's posts listed before their home page: the blog is the
+                # friend, the post a link to it
+                excluded.append((first.url, f"duplicate of {c.url}"))
+                friends[seen[key]] = replace(
+                    first,
+                    url=c.url,
+                    name=name,
+                    avatar=c.avatar or first.avatar,
+                    how=c.how,
+                    kind="",
+                    feed=first.feed or (first.url if first.kind == "feed" else ""),
+                    repaired=c.link.repaired if c.link is not None else "",
+                )
+            elif c.url != first.url:
                 excluded.append((c.url, f"duplicate of {first.url}"))
             continue
         seen[key] = len(friends)
@@ -226,6 +241,14 @@ def _rescale(friends: list[Friend]) -> None:
     for i, f in enumerate(friends):
         if f.how != "container":
             friends[i] = replace(f, score=1000.0 * counts[f.how])
+
+
+def _depth(url: str) -> int:
+    """Path segments of ``url`` beyond its blog's root (0 for the home page)."""
+    try:
+        return path_depth(url, blog_id(url))
+    except ValueError:
+        return 0
 
 
 def _merge_rels(friend: Friend, rels: tuple[str, ...]) -> Friend:
