@@ -166,3 +166,53 @@ def test_a_friend_listed_only_by_a_post_stays_listed_by_it() -> None:
     body = _with_card_first("https://friend-example.org/posts/hello.html", "Hello")
     result = extract_friends(parse_page(BLINKFOX[0], body, {}))
     assert urls(result)[0] == "https://friend-example.org/posts/hello.html"
+
+
+# --- 7. Feeds, podcast feeds and Gemini/Gopher proxies listed as friends ------------------------
+
+PYTHON = ("http://blog.python.org/", "cases/friend-links-real/en_blogger_bloglist_python/page.html")
+
+
+def _python_with(old: str, new: str) -> FriendExtraction:
+    assert SHARED is not None
+    body = (SHARED / PYTHON[1]).read_bytes()
+    assert old.encode() in body
+    return extract_friends(parse_page(PYTHON[0], body.replace(old.encode(), new.encode()), {}))
+
+
+def test_a_blogs_feed_listed_as_its_entry_is_that_friend_by_its_feed() -> None:
+    """Counter-case: python.org's Blogger BlogList lists some blogs by their feed only."""
+    kinds = {f.url: f.kind for f in real(*PYTHON).friends}
+    assert kinds["http://jessenoller.com/feed/"] == "feed"
+    assert kinds["http://blog.ziade.org"] == ""
+
+
+def test_a_podcasts_feed_in_a_blogroll_is_a_show_not_a_friend() -> None:
+    """The same BlogList entry pointing at a podcast's feed (its URL says so), then at a
+    podcast host: no friend, reason ``podcast``."""
+    for feed in ("https://example-show.net/podcast/feed/", "https://feeds.simplecast.com/Abc123"):
+        result = _python_with("http://jessenoller.com/feed/", feed)
+        assert feed not in urls(result)
+        assert dict(result.excluded)[feed] == "podcast"
+
+
+def test_capsules_behind_one_gemini_proxy_are_two_friends_of_their_protocol() -> None:
+    """Two entries of the BlogList rewritten to capsules shown by one web proxy: each is a
+    friend (its own capsule, not the proxy's host), kind ``gemini``; a Gopher gateway's
+    percent-encoded capsule likewise."""
+    assert SHARED is not None
+    body = (SHARED / PYTHON[1]).read_text("utf-8")
+    one = "https://portal.mozz.us/gemini/alpha-example.org/"
+    two = "https://portal.mozz.us/gemini/beta-example.org/log/"
+    three = "https://gopher.floodgap.com/gopher/gw?a=gopher%3A%2F%2Fsdf.org%2F1%2Fusers%2Fgamma"
+    body = body.replace("http://blog.ziade.org", one).replace("http://www.wefearchange.org/", two)
+    body = body.replace("http://eli.thegreenplace.net/", three)
+    result = extract_friends(parse_page(PYTHON[0], body.encode(), {}))
+    kinds = {f.url: f.kind for f in result.friends}
+    assert (kinds[one], kinds[two], kinds[three]) == ("gemini", "gemini", "gopher")
+
+
+def test_a_site_named_gemini_is_a_site() -> None:
+    """Counter-case: a host or path that says gemini is no proxy without a capsule in it."""
+    result = _python_with("http://blog.ziade.org", "https://gemini-example.org/gemini/")
+    assert {f.url: f.kind for f in result.friends}["https://gemini-example.org/gemini/"] == ""

@@ -32,6 +32,7 @@ from blogfeeds.extract.friends.filters import (
     filters,
     friend_key,
     normal_host,
+    proxied_capsule,
 )
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Scan, measure
@@ -162,6 +163,8 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             reason = "post"
         if reason is None and len(deep_urls.get(friend_key(c.url), ())) >= SAME_SITE_PAGES:
             reason = "same-site-pages"
+        if reason is None and _podcast_feed(c, name, scan):
+            reason = "podcast"
         if reason is None and samples and friend_key(c.url) in samples:
             reason = "theme-default"
         if reason is None and repeats[(c.how, c.url, " ".join(c.name.split()))] >= flt.repeats:
@@ -194,7 +197,8 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             continue
         seen[key] = len(friends)
         fed = FEED_URL.search(c.url) if c.link is None else c.link.node in scan.feeds
-        kind = "feed" if fed else ""
+        capsule = proxied_capsule(c.url)
+        kind = capsule.split(":", 1)[0] if capsule else "feed" if fed else ""
         feed = cands[feeds[i]].url if i in feeds else ""
         repaired = c.link.repaired if c.link is not None else ""
         friends.append(
@@ -241,6 +245,13 @@ def _rescale(friends: list[Friend]) -> None:
     for i, f in enumerate(friends):
         if f.how != "container":
             friends[i] = replace(f, score=1000.0 * counts[f.how])
+
+
+def _podcast_feed(c: Candidate, name: str, scan: Scan) -> bool:
+    """A feed listed as a friend whose URL or name says it is a podcast's: a show, not a blog."""
+    if "podcast" not in c.url.lower() and "podcast" not in name.lower():
+        return False
+    return bool(FEED_URL.search(c.url)) if c.link is None else c.link.node in scan.feeds
 
 
 def _depth(url: str) -> int:
