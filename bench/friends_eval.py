@@ -390,7 +390,7 @@ def expected_friends(
     protocol-relative URL (``//x.org/``) is read with the page's scheme; a URL the page links
     with the other scheme is expected as the page links it; a fragment names a place in a page,
     not another page, and is dropped."""
-    from blogfeeds.extract.friends.filters import friend_key
+    from blogfeeds.extract.friends.defaults import sample_key
     from blogfeeds.extract.friends.owner import label_of
 
     own = site_of(url_key(page_url).split("/")[0])
@@ -409,7 +409,7 @@ def expected_friends(
         url, key = listed_url, url_key(listed_url)
         if key in seen or not key or site_of(key.split("/")[0]) == own or is_credit(key, owner):
             continue
-        if friend_key(listed_url) in samples:  # the theme's sample list, kept by the owner
+        if sample_key(listed_url) in samples:  # the theme's sample list, kept by the owner
             seen.add(key)
             excluded.append(f"{url} (theme default)")
             continue
@@ -447,14 +447,13 @@ def expected_friends(
 
 
 def theme_samples(page_url: str, listed: list[str]) -> set[str]:
-    """The friend keys of the data file's entries that are a theme's shipped samples
+    """The sample keys of the data file's entries that are a theme's shipped samples
     (``blogfeeds/data/theme_defaults.toml``, read from the themes' repositories): the data file
     holds at least the theme's ``min_present`` of them and the site is not the theme's own.
     A fact of the data file, not of the page the extractor reads."""
-    from blogfeeds.extract.friends.defaults import theme_defaults
-    from blogfeeds.extract.friends.filters import friend_key
+    from blogfeeds.extract.friends.defaults import sample_key, theme_defaults
 
-    keys = {friend_key(u) for u in listed}
+    keys = {sample_key(u) for u in listed}
     host = (urlsplit(page_url).hostname or "").lower().removeprefix("www.")
     out: set[str] = set()
     for theme in theme_defaults():

@@ -14,8 +14,9 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from urllib.parse import urlsplit
 
-from blogfeeds.extract.friends.filters import friend_key
+from blogfeeds.extract.friends.filters import normal_host
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,20 @@ class ThemeDefaults:
     repository: str
     commit: str
     keys: frozenset[str]
+    """:func:`sample_key` of each entry."""
     home: frozenset[str]
     needed: int
     """Entries of the theme a page must link for them to be its samples."""
+
+
+def sample_key(url: str) -> str:
+    """The entry a URL names: host without ``www.`` and path, no scheme, query, fragment,
+    ``index.html`` or trailing slash (an entry on a platform, ``github.com/fluid-dev/...``, is
+    that page, not every link to the platform)."""
+    host = normal_host(url).removeprefix("www.")
+    path = urlsplit(url).path
+    path = path[: -len("index.html")] if path.endswith("index.html") else path
+    return (host + path.rstrip("/")).lower()
 
 
 @functools.cache
@@ -39,7 +51,7 @@ def theme_defaults() -> tuple[ThemeDefaults, ...]:
     least = int(raw.get("min_present", 2))
     out = []
     for entry in raw.get("theme", []):
-        keys = frozenset(friend_key(e["url"]) for e in entry["entries"])
+        keys = frozenset(sample_key(e["url"]) for e in entry["entries"])
         out.append(
             ThemeDefaults(
                 name=str(entry["name"]),
@@ -54,9 +66,9 @@ def theme_defaults() -> tuple[ThemeDefaults, ...]:
 
 
 def sample_entries(page_host: str, urls: Iterable[str]) -> dict[str, str]:
-    """The friend keys among ``urls`` (the links the page lists) that are a theme's sample
-    entries kept by the owner → that theme's name; ``page_host`` is the page's host."""
-    keys = {friend_key(u) for u in urls}
+    """The :func:`sample_key` of each of ``urls`` (the links the page lists) that is a theme's
+    sample entry kept by the owner → that theme's name; ``page_host`` is the page's host."""
+    keys = {sample_key(u) for u in urls}
     host = page_host.removeprefix("www.")
     out: dict[str, str] = {}
     for theme in theme_defaults():

@@ -24,7 +24,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
-from blogfeeds.extract.friends.defaults import sample_entries
+from blogfeeds.extract.friends.defaults import sample_entries, sample_key
 from blogfeeds.extract.friends.feedpairs import feed_pairs
 from blogfeeds.extract.friends.filters import (
     DATED_POST,
@@ -165,7 +165,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             reason = "same-site-pages"
         if reason is None and _podcast_feed(c, name, scan):
             reason = "podcast"
-        if reason is None and samples and friend_key(c.url) in samples:
+        if reason is None and samples and sample_key(c.url) in samples:
             reason = "theme-default"
         if reason is None and repeats[(c.how, c.url, " ".join(c.name.split()))] >= flt.repeats:
             reason = "placeholder"
