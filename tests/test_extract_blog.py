@@ -264,6 +264,26 @@ def test_the_home_pages_own_list_is_united_with_the_friend_pages(
         assert report.friend_extraction.best is not None
 
 
+def test_a_home_page_without_a_titled_list_of_its_own_is_not_read_beside_a_friend_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The home page's measuring pass costs as much as the friend page's: a home page with no
+    # friend heading, no theme or widget cards and no XFN link is not read for friends.
+    read: list[str] = []
+    extract = blog_module.extract_friends
+
+    def counted(page: Any, **kwargs: Any) -> Any:
+        read.append(page.url)
+        return extract(page, **kwargs)
+
+    monkeypatch.setattr(blog_module, "extract_friends", counted)
+    routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
+    body = '<ul><li><a href="https://five.example/">Five</a></li></ul>'
+    report, _ = run(routes, HOME.format(head="", body=body))
+    assert read == ["https://river.example/links/"]
+    assert len(report.friends) == 3
+
+
 def _real_case_page(case: str) -> bytes:
     shared = cases.shared_dir()
     if shared is None:

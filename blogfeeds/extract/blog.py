@@ -47,6 +47,7 @@ from blogfeeds.extract.friends import (
     friends_from_data_source,
 )
 from blogfeeds.extract.friends.filters import friend_key
+from blogfeeds.extract.friends.pages import may_list_friends
 from blogfeeds.extract.friends.themes import ThemeRule
 from blogfeeds.extract.icon import HostIcons, favicon_is_image
 from blogfeeds.extract.identity import blog_id
@@ -409,7 +410,8 @@ async def _friends(
     home: FriendExtraction | None = None
     if found is None:
         found = await _home_friends(analysis, config, run, counters)
-    else:  # the home page's own list (a sidebar blogroll) may differ from the friend page's
+    elif may_list_friends(analysis.page, analysis.friend_rules):
+        # the home page's own list (a sidebar blogroll) may differ from the friend page's
         home = await _home_friends(analysis, config, run, counters)
     friends = list(found.friends)
     if home is not None and home.friends:
