@@ -430,10 +430,11 @@ def proxied_capsule(url: str) -> str | None:
     x.org/`` → ``gemini://x.org/``; ``…/gw?a=gopher%3A%2F%2Fsdf.org%2F1%2Fusers%2Fal``), or None.
     The friend is the capsule, read over the web through the proxy: its kind is the protocol,
     and two capsules shown by one proxy are two friends."""
+    low = url.lower()
+    if "gemini" not in low and "gopher" not in low:  # nearly every URL: no parsing
+        return None
     parts = urlsplit(url)
     rest = unquote(parts.path + ("?" + parts.query if parts.query else ""))
-    if "gemini" not in rest.lower() and "gopher" not in rest.lower():
-        return None
     m = _CAPSULE.search(rest)
     if m is None:
         return None
