@@ -112,6 +112,8 @@ def test_the_same_group_headed_as_recommended_blogs_is_friends() -> None:
         ("推荐大佬", False),
         ("Personal websites I like", False),
         ("Websites of people I know", False),
+        ("个人收藏", True),
+        ("Personal tools", True),
     ],
 )
 def test_headings_that_name_services_and_headings_that_name_people(

@@ -35,7 +35,11 @@ software makers' blogs are blogs): a heading that
 also holds a friend keyword is a friend list ("感谢这些朋友"), and so is one naming people or
 their blogs (:data:`PEOPLE_HEADING`: "推荐博客", "Personal websites I like")."""
 
-PEOPLE_HEADING = re.compile(r"博客|博主|大佬|个人|朋友|\b(?:personal|people|persons?)\b", re.I)
+PEOPLE_HEADING = re.compile(
+    r"博客|博主|大佬|朋友|个人(?:网站|站点|主页)|"
+    r"\b(?:personal (?:web)?sites?|personal (?:blogs?|pages?|homepages?)|people|persons)\b",
+    re.IGNORECASE,
+)
 """Words of a heading that lists people: never a service section."""
 
 XFN = frozenset(
