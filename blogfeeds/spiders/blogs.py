@@ -7,7 +7,10 @@ extraction, whose further pages are fetched through the downloader), its report 
 :class:`~blogfeeds.items.Blog` and a :class:`~blogfeeds.items.FriendLink` per friend
 (:func:`blogfeeds.report_items.blog_items`), and each friend is offered to the crawl's
 admission (:mod:`blogfeeds.crawl.admission`: depth, caps, ``BLOGFEEDS_MAX_BLOGS``), whose
-visits become requests. The crawl order is :mod:`blogfeeds.crawl.order`'s.
+visits become requests. The crawl order is :mod:`blogfeeds.crawl.order`'s. A blog of the
+opt-out list (:mod:`blogfeeds.crawl.optoutfile`) yields nothing, and a friend link to one is
+dropped (counted ``blogfeeds/opt_out/friend_link``): not even the edge is stored, nor a page's
+claim that it is another address of the page's blog (``blogfeeds/opt_out/claim``).
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ from blogfeeds.crawl.fetch import (
     refused_seed,
     unreadable,
 )
+from blogfeeds.crawl.optout import without_listed
+from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
 from blogfeeds.crawl.order import StaleRequest
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
-from blogfeeds.items import Blog
+from blogfeeds.items import Blog, FriendLink
+from blogfeeds.middlewares.optout import OptedOut
 from blogfeeds.report_items import address_item, blog_items
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 
@@ -66,6 +72,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     uses_crawl_order = True  # StrategyMiddleware applies to this spider
     admission: Admission
     reader: HomeReader
+    opted_out: OptOutFile | None = None
 
     def __init__(
         self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
@@ -81,6 +88,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.admission = Admission.from_crawler(crawler)
         spider.reader = HomeReader.from_crawler(crawler)
+        spider.opted_out = opt_out(crawler)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -88,8 +96,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         for error in errors:
             logger.error("Bad seed %s: %s", error.where, error.message)
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
-        usable = 0
+        usable = left_out = 0
         for seed in seeds:
+            if self._left_out(seed.url):
+                logger.info(
+                    "Seed %s is on the opt-out list (BLOGFEEDS_OPT_OUT): not crawled", seed.url
+                )
+                left_out += 1
             offered = list(self._requests(self.admission.offer(seed.url, 0)))
             if not offered:
                 self._seen_seed(seed.url)
@@ -101,6 +114,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if not usable and self.frontier() is None and not self._resumed():
             if not seeds and not errors:
                 logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
+            elif seeds and left_out == len(seeds):
+                logger.error("Every seed is on the opt-out list (BLOGFEEDS_OPT_OUT)")
             elif seeds:
                 logger.error("None of the %d seeds names a blog", len(seeds))
             raise CloseSpider("no_seeds")
@@ -165,6 +180,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, unreadable(exc))
             return
         hops = redirects(response)
+        if self._left_out(response.url, *(hop.url for hop in hops)):
+            self.crawler.stats.inc_value("blogfeeds/opt_out/blog_read")  # listed while queued
+            return
         # the address requested redirected to another blog: stored, even when that blog was
         # analysed already, for the store to decide whether it is an alias
         address = address_item(
@@ -187,7 +205,14 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
+        if self.opted_out is not None and report.observation is not None:
+            seen = without_listed(report.observation, self.opted_out.current())
+            if seen is not report.observation:
+                self.crawler.stats.inc_value("blogfeeds/opt_out/claim")
+                report.observation = seen
         blog, links = blog_items(report, fetched_at=_now(), depth=depth)
+        links = self._friends(links)
+        blog.friend_count = len(links)
         blog.depth = depth = self.admission.read(bid, depth, [link.target_url for link in links])
         yield blog
         recovered = bool(response.meta.get(RECOVERED_META))
@@ -201,9 +226,23 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             for request in self._requests(self.admission.claimed(report.observation, depth)):
                 yield request
 
+    def _left_out(self, *urls: str) -> bool:
+        return self.opted_out is not None and any(url in self.opted_out for url in urls)
+
+    def _friends(self, links: list[FriendLink]) -> list[FriendLink]:
+        """``links`` but those to a blog of the opt-out list (dropped, counted)."""
+        if self.opted_out is None:
+            return links
+        kept = [link for link in links if link.target_url not in self.opted_out]
+        if len(kept) < len(links):
+            self.crawler.stats.inc_value("blogfeeds/opt_out/friend_link", len(links) - len(kept))
+        return kept
+
     def home_failed(self, failure: Failure) -> Blog | None:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.crawl.order)
+            return None
+        if failure.check(OptedOut):  # listed after it was queued: nothing of it is stored
             return None
         if CLAIMED_BY in request.meta:  # an address a page claimed, unreachable: no blog
             self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")

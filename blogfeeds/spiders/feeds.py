@@ -40,6 +40,7 @@ from blogfeeds.feedcrawl.item import fetch_item
 from blogfeeds.feedcrawl.response import FetchRead, permanent_move, read_response
 from blogfeeds.feedcrawl.summary import Tally, next_due_text
 from blogfeeds.items import FeedFetch
+from blogfeeds.middlewares.optout import OptedOut
 from blogfeeds.middlewares.ssrf import TargetRefused
 from blogfeeds.option import StartupError
 from blogfeeds.revisit import EstimatingPolicy, FeedState, LevelPolicy, conditional_headers
@@ -252,6 +253,12 @@ class FeedsSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
         kind, reason = failure_status(failure), failure_reason(failure)
+        if failure.check(OptedOut):
+            # the opt-out list names it (blogfeeds.middlewares.optout): not requested, nothing
+            # recorded; `scrapy optout` removes its schedule
+            self.crawler.stats.inc_value("blogfeeds/opt_out/feed")
+            self.hosts.answered(feed.url)
+            return self._after(feed.url)
         if failure.check(TargetRefused):
             # Our own guard refused the address (a local trial without
             # BLOGFEEDS_ALLOW_PRIVATE_TARGETS): nothing is known of the feed, so its plan stays

@@ -21,7 +21,13 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, under_public_suffix
+from blogfeeds.extract.identity import (
+    InvalidURL,
+    blog_id,
+    hosted_user,
+    normalize_host,
+    under_public_suffix,
+)
 
 _WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.+)$", re.I)
 _INDEX = re.compile(r"/index\.html?$", re.I)
@@ -31,6 +37,20 @@ _PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CH
 _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
 """A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
+_LANGUAGE = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$")
+_SHORT_NAME = re.compile(r"^[a-z][a-z0-9]{1,19}(?:[-_][a-z0-9]{1,19})?$")
+BLOG_WORDS = frozenset(
+    "blog blogs weblog posts notes journal diary writing writings articles essays log".split()
+)
+"""Path segments that name a blog's index (``/blog/``, ``/zh/posts/``), not one of its pages."""
+SITE_PAGES = frozenset(
+    "about archive archives categories category tags tag page search p post article links link "
+    "friends friend feed rss atom images img assets static css js public resume cv contact "
+    "wiki docs download downloads".split()
+)
+"""First path segments that name a page of a site, never a blog or a person under a path."""
+HOME_DEPTH = 3
+"""Most path segments past a blog's identity that a blog's home under a path has."""
 FEED_URL = re.compile(
     r"^https?://(?:feeds\d*\.|feedproxy\.|feedpress\.me/)|"
     r"/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|\.(?:rss|atom|xml)$|/feeds/posts/default",
@@ -49,6 +69,28 @@ _FEED_TEXT = re.compile(r"^\W*(?:rss|atom)?\s*(?:feed|rss|atom)\W*$", re.IGNOREC
 _FEED_TEXT_CHARS = 80
 """Characters (spaces included) past which a link's text is no feed's label."""
 _FEED_ICON = re.compile(r"(?<![a-z])(?:rss|feed|atom)(?![a-z])", re.IGNORECASE)
+
+
+def blog_home_path(rest: list[str], trailing_slash: bool) -> bool:
+    """Whether ``rest``, the path segments past a blog's identity, is the home of a blog under a
+    path (``/zh/posts/``, ``/python/weblog/``, ``/en/``, ``/notes/blog/``), not an article
+    (a date, a slug of many words, a file, ``/posts/<slug>``, ``/p/<id>``): at most
+    :data:`HOME_DEPTH` segments, each a language tag or a blog word (:data:`BLOG_WORDS`), the
+    first also a short name (one or two words, not a site page); a trailing slash, or a blog
+    word last."""
+    if not rest or len(rest) > HOME_DEPTH:
+        return False
+    if not trailing_slash and rest[-1].lower() not in BLOG_WORDS:
+        return False
+    for i, segment in enumerate(rest):
+        low = segment.lower()
+        if low in BLOG_WORDS:
+            continue
+        if low in SITE_PAGES:
+            return False
+        if not (_LANGUAGE.match(low) or (i == 0 and _SHORT_NAME.match(low))):
+            return False
+    return True
 
 
 def is_feed_link(a: Any, url: str) -> bool:
@@ -394,14 +436,17 @@ def _check_port(port: str | None) -> None:
 
 def _hosted_blog(url: str, entry: str) -> bool:
     """Whether ``url`` is a user's own blog on the platform ``entry`` names (its identity is a
-    subdomain of the platform, ``alice.wordpress.com``, or a user path, ``hi.baidu.com/bob``)."""
+    subdomain of the platform, ``alice.wordpress.com``, or a blog platform's user path,
+    ``cnblogs.com/bob``; an account path alone, ``weibo.com/u/1``, is the platform's profile)."""
     try:
         identity = blog_id(url)
     except ValueError:
         return False
     if identity == entry:
         return False  # the entry names this very site (a theme's project page)
-    return "/" in identity or identity.endswith("." + entry.split("/", 1)[0])
+    if "/" in identity:
+        return hosted_user(url)
+    return identity.endswith("." + entry.split("/", 1)[0])
 
 
 _TOKEN = re.compile(r"^/([A-Za-z0-9]{3,10})/?$")
