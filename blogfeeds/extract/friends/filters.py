@@ -4,7 +4,7 @@ URL clean-up (:func:`clean_url`): Wayback Machine wrappers are unwrapped
 (``web.archive.org/web/<timestamp>[flags]/<url>``), the scheme and host are lower-cased, the
 fragment, a trailing ``index.html``/``index.htm`` and click-tracking query keys are dropped.
 
-The lists live in ``blogfeeds/data/friend_filters.toml`` (circles, badges, platforms,
+The lists live in ``blogfeeds/data/friend_filters.toml`` (circles, badges, platforms, podcasts,
 shorteners, referral keys, placeholders, commercial words, page zones); :func:`filters` loads
 them once. :meth:`Filters.verdict` says why a link is not a friend, or ``None``.
 """
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from blogfeeds.extract.identity import (
     InvalidURL,
@@ -309,6 +309,7 @@ class Filters:
     circle_names: tuple[str, ...]
     badges: HostList
     platforms: HostList
+    podcasts: HostList
     shorteners: HostList
     referral_keys: frozenset[str]
     referral_rels: frozenset[str]
@@ -378,7 +379,7 @@ class Filters:
     def verdict(self, url: str | Cleaned, name: str = "", rels: Iterable[str] = ()) -> str | None:
         """Why ``url`` (cleaned, absolute) named ``name`` is not a friend, or None.
 
-        Reasons: ``circle``, ``badge``, ``placeholder``, ``platform``, ``sponsored``,
+        Reasons: ``circle``, ``badge``, ``placeholder``, ``platform``, ``podcast``, ``sponsored``,
         ``referral``, ``shortener``, ``commercial``. Owner checks are the caller's (they need
         the page).
         """
@@ -412,6 +413,8 @@ class Filters:
         platform = self.platforms.entry_of(where)
         if platform is not None and not _hosted_blog(where.url, platform):
             return "platform"
+        if self.podcasts.entry_of(where) is not None:
+            return "podcast"
         if rels and self.referral_rels & {r.lower() for r in rels}:
             return "sponsored"
         if where.query and any(
@@ -460,10 +463,37 @@ def _looks_short(path: str) -> bool:
     return bool(re.search(r"[a-z0-9][A-Z]", token) and re.search(r"\d", token))
 
 
+_CAPSULE = re.compile(
+    r"(?:^|[/?=&])(gemini|gopher)(?::/+|/+)((?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d{1,5})?)(/[^?#&]*)?",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def proxied_capsule(url: str) -> str | None:
+    """The Gemini or Gopher capsule an HTTP proxy URL shows (``https://portal.mozz.us/gemini/
+    x.org/`` → ``gemini://x.org/``; ``…/gw?a=gopher%3A%2F%2Fsdf.org%2F1%2Fusers%2Fal``), or None.
+    The friend is the capsule, read over the web through the proxy: its kind is the protocol,
+    and two capsules shown by one proxy are two friends."""
+    low = url.lower()
+    if "gemini" not in low and "gopher" not in low:  # nearly every URL: no parsing
+        return None
+    parts = urlsplit(url)
+    rest = unquote(parts.path + ("?" + parts.query if parts.query else ""))
+    m = _CAPSULE.search(rest)
+    if m is None:
+        return None
+    return f"{m.group(1).lower()}://{m.group(2).lower()}{m.group(3) or '/'}"
+
+
 def friend_key(url: str) -> str:
     """One key per friend: the host without ``www.`` (so scheme, ``www.``, slash, case and
     sub-page variants merge, but ``blog.x.com`` and ``x.com`` stay apart), the blog identity
-    for path-hosted blogs (``cnblogs.com/alice``), the whole URL on feed proxies."""
+    for path-hosted blogs (``cnblogs.com/alice``), the whole URL on feed proxies, the capsule
+    behind a Gemini or Gopher proxy (:func:`proxied_capsule`)."""
+    capsule = proxied_capsule(url)
+    if capsule is not None:
+        return capsule.rstrip("/")
     host = normal_host(url)
     if host.startswith(("feeds.", "feeds2.", "feedproxy.")):
         return url.rstrip("/").lower()
@@ -487,6 +517,7 @@ def filters() -> Filters:
         circle_names=tuple(n.lower() for n in raw["circles"].get("names", [])),
         badges=HostList(raw["badges"]["hosts"]),
         platforms=HostList(raw["platforms"]["hosts"]),
+        podcasts=HostList(raw.get("podcasts", {}).get("hosts", [])),
         shorteners=HostList(raw["shorteners"]["hosts"]),
         referral_keys=frozenset(k.lower() for k in raw["referral"]["query_keys"]),
         referral_rels=frozenset(r.lower() for r in raw["referral"]["rels"]),

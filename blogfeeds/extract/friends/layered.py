@@ -24,6 +24,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
+from blogfeeds.extract.friends.defaults import sample_entries, sample_key
 from blogfeeds.extract.friends.feedpairs import feed_pairs
 from blogfeeds.extract.friends.filters import (
     DATED_POST,
@@ -32,6 +33,8 @@ from blogfeeds.extract.friends.filters import (
     blog_home_path,
     filters,
     friend_key,
+    normal_host,
+    proxied_capsule,
 )
 from blogfeeds.extract.friends.keywords import KEYWORDS
 from blogfeeds.extract.friends.measure import Link, Scan, measure
@@ -94,6 +97,7 @@ def extract_layered(
         filters=flt,
         friend_page=_is_friend_page(page, scan),
         friend_path=names_friend_page(urlsplit(page.url).path),
+        page_host=normal_host(page.url),
         by_el={link.el: link for link in scan.links},
         user_rules=list(user_rules),
         scorers=built_rules(rules, FRIEND_SCORERS_BASE),
@@ -145,6 +149,7 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
             deep_urls.setdefault(keys[i], set()).add(c.url)
     feeds = _listed_feeds(cands, scan)
+    samples = sample_entries(found.page_host, (c.url for c in cands))
     friends: list[Friend] = []
     excluded: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
@@ -163,6 +168,10 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             reason = "post"
         if reason is None and len(deep_urls.get(keys[i], ())) >= SAME_SITE_PAGES:
             reason = "same-site-pages"
+        if reason is None and _podcast_feed(c, name, scan):
+            reason = "podcast"
+        if reason is None and samples and sample_key(c.url) in samples:
+            reason = "theme-default"
         if reason is None and repeats[(c.how, c.url, " ".join(c.name.split()))] >= flt.repeats:
             reason = "placeholder"
         if reason is not None:
@@ -173,13 +182,28 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         if key in seen:
             first = friends[seen[key]]
             if c.rels and not set(c.rels) <= set(first.rels):
-                friends[seen[key]] = _merge_rels(first, c.rels)
-            if c.url != first.url:
+                first = friends[seen[key]] = _merge_rels(first, c.rels)
+            if c.url != first.url and _depth(c.url, key) == 0 < _depth(first.url, key):
+                # one of the friend's posts listed before their home page: the blog is the
+                # friend, the post a link to it
+                excluded.append((first.url, f"duplicate of {c.url}"))
+                friends[seen[key]] = replace(
+                    first,
+                    url=c.url,
+                    name=name,
+                    avatar=c.avatar or first.avatar,
+                    how=c.how,
+                    kind="",
+                    feed=first.feed or (first.url if first.kind == "feed" else ""),
+                    repaired=c.link.repaired if c.link is not None else "",
+                )
+            elif c.url != first.url:
                 excluded.append((c.url, f"duplicate of {first.url}"))
             continue
         seen[key] = len(friends)
         fed = FEED_URL.search(c.url) if c.link is None else c.link.node in scan.feeds
-        kind = "feed" if fed else ""
+        capsule = proxied_capsule(c.url)
+        kind = capsule.split(":", 1)[0] if capsule else "feed" if fed else ""
         feed = cands[feeds[i]].url if i in feeds else ""
         repaired = c.link.repaired if c.link is not None else ""
         friends.append(
@@ -271,6 +295,20 @@ def _rescale(friends: list[Friend]) -> None:
     for i, f in enumerate(friends):
         if f.how != "container":
             friends[i] = replace(f, score=1000.0 * counts[f.how])
+
+
+def _podcast_feed(c: Candidate, name: str, scan: Scan) -> bool:
+    """A feed listed as a friend whose URL or name says it is a podcast's: a show, not a blog."""
+    if "podcast" not in c.url.lower() and "podcast" not in name.lower():
+        return False
+    return bool(FEED_URL.search(c.url)) if c.link is None else c.link.node in scan.feeds
+
+
+def _depth(url: str, key: str) -> int:
+    """Path segments of ``url`` beyond the root of the friend keyed ``key``
+    (:func:`~.filters.friend_key`, or a person's path on a shared host): 0 for the home page;
+    0 for a URL keyed whole (a feed proxy's, a proxied capsule's)."""
+    return 0 if "://" in key else path_depth(url, key)
 
 
 def _merge_rels(friend: Friend, rels: tuple[str, ...]) -> Friend:
