@@ -36,7 +36,7 @@ from blogfeeds.extract.aliases import (
     same_blog,
     shared_enough,
 )
-from blogfeeds.extract.page import parse_page
+from blogfeeds.extract.page import PageLimits, parse_page
 
 POSTS = frozenset(f"https://alice.example/posts/{i}/" for i in range(10))
 OTHER_POSTS = frozenset(f"https://bob.example/{2020 + i}/notes-{i}.html" for i in range(10))
@@ -264,6 +264,14 @@ def test_one_page_text_served_at_two_addresses() -> None:
         "using nginx."
     )
     assert _text_page("https://j.example/", nginx).text_digest == ""
+    # a page cut at a bound of the parser (150,000 links) was not read whole: no digest
+    cut = parse_page(
+        "https://k.example/",
+        f"<html><body><p>{text}</p>{'<a href=/x>x</a>' * 5}</body></html>".encode(),
+        {"Content-Type": "text/html"},
+        limits=PageLimits(max_links=2),
+    )
+    assert cut.truncated and page_signals(cut).text_digest == ""
     short = _text_page("https://h.example/", "Welcome to my new site.")
     assert short.text_digest == ""
     assert not same_blog(

@@ -82,7 +82,8 @@ class PageSignals:
     mirrors: tuple[str, ...] = ()
     """Home-page links of a mirror menu (镜像) to other hosts."""
     text_digest: str = ""
-    """A digest of the page's text when it holds at least :data:`PAGE_CHARS` characters."""
+    """A digest of the page's text when it holds at least :data:`PAGE_CHARS` letters and was
+    read whole (not cut at a bound of :class:`~blogfeeds.extract.page.PageLimits`)."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,9 @@ def _notices(page: Page) -> tuple[list[str], list[str], str]:
                     url = _absolute(page, a.get("href"))
                     if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
                         links.append(url)
-    return found[0], found[1], digest.hexdigest() if chars >= PAGE_CHARS else ""
+    # a page cut at a bound was not read whole: its text says nothing of the page's identity
+    whole = chars >= PAGE_CHARS and not page.truncated
+    return found[0], found[1], digest.hexdigest() if whole else ""
 
 
 def _notice_block(element: Any) -> Any:
