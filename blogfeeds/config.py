@@ -219,6 +219,37 @@ class HealthSettings(SettingsGroup):
 
 
 @dataclass(frozen=True)
+class BlogHealthSettings(SettingsGroup):
+    component: ClassVar[str] = "blogfeeds.storage.checks"
+
+    dead_after: int = option(
+        "BLOGFEEDS_HEALTH_DEAD_AFTER",
+        3,
+        "Failed reads in a row of a blog's home page, the last saying the host is gone (DNS, "
+        "refused, TLS, 404/410), before its health is dead (failing before).",
+        low=1,
+    )
+    keep_days: int = option(
+        "BLOGFEEDS_HEALTH_KEEP_DAYS",
+        365,
+        "Days the history of home-page checks (blog_checks) is kept; 0 = for ever.",
+        low=0,
+    )
+    recheck_min_hours: float = option(
+        "BLOGFEEDS_RECHECK_MIN_HOURS",
+        24.0,
+        "Hours to a blog's next re-check (-a recheck=due) after a change or a failure.",
+        low=0,
+    )
+    recheck_max_hours: float = option(
+        "BLOGFEEDS_RECHECK_MAX_HOURS",
+        720.0,
+        "Hours to a blog's next re-check at most: the interval doubles while it stays the same.",
+        low=0,
+    )
+
+
+@dataclass(frozen=True)
 class CapsSettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.crawl.caps"
 
@@ -461,6 +492,7 @@ SETTINGS_GROUPS: tuple[type[SettingsGroup], ...] = (
     CrawlSettings,
     CapsSettings,
     HealthSettings,
+    BlogHealthSettings,
     ExtractSettings,
     DiscoverySettings,
     FriendSettings,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 
@@ -73,6 +73,8 @@ class Health:
     failures: int = 0
     """Failed reads in a row, this one included (0 when the blog answered)."""
     moved_to: str = ""
+    gone: bool = False
+    """A failure that says the host is gone (DNS, refused, TLS, 404/410)."""
     sign: str = field(default="", compare=False)
     """The kind of page recognised (``Cloudflare challenge``), when one was."""
 
@@ -201,8 +203,9 @@ def _host(url: str) -> str:
 
 
 def takeover(before: Known, now: Known) -> str:
-    """Why ``now`` is another site on the blog's address (every one of at least three things
-    the blog had, of title, generator, language and feed host, changed), or ``""``."""
+    """Why ``now`` is another site on the blog's address (both titled, and every one of at
+    least three things the blog had, of title, generator, language and feed host, changed), or
+    ``""``."""
     pairs = [
         ("title", _norm(before.title), _norm(now.title)),
         ("generator", _generator(before.generator), _generator(now.generator)),
@@ -210,6 +213,9 @@ def takeover(before: Known, now: Known) -> str:
         ("feed", _host(before.feed_url) if before.feed_url else "", _host(now.feed_url)),
     ]
     known = [(name, old, new) for name, old, new in pairs if old]
+    # a page without a title (noindex, unreadable) says nothing of who answers
+    if not pairs[0][1] or not pairs[0][2]:
+        return ""
     if len(known) < 3 or any(old == new for _, old, new in known):
         return ""
     return "another site answers: " + ", ".join(
@@ -231,25 +237,53 @@ def assess(
     moved_to: str = "",
     dead_after: int = 3,
 ) -> Health:
-    """The health of the blog at ``url`` after one read of its home page.
+    """The health of the blog at ``url`` after one read of its home page: the read's
+    :func:`read_health`, put in the blog's history by :func:`settle` (``failures_before``:
+    failed reads in a row before this one; ``before``: the blog as last read; ``now``: as read
+    this time)."""
+    this = read_health(
+        url,
+        status,
+        headers,
+        body,
+        failure=failure,
+        failure_reason=failure_reason,
+        moved_to=moved_to,
+    )
+    return settle(
+        this, failures_before=failures_before, before=before, now=now, dead_after=dead_after
+    )
 
-    ``failure`` is the read's :mod:`blogfeeds.failures` status when it failed (``""`` when
-    answered), ``status``/``headers``/``body`` what came back (None when nothing did),
-    ``failures_before`` the failed reads in a row before this one, ``before`` the blog as last
-    read and ``now`` as read this time, ``moved_to`` the other blog a permanent redirect led
-    to. The evidence order is the module's.
-    """
+
+def read_health(
+    url: str,
+    status: int | None,
+    headers: Mapping[str, str] | None,
+    body: bytes | None,
+    *,
+    failure: str = "",
+    failure_reason: str = "",
+    moved_to: str = "",
+) -> Health:
+    """What one read says alone. ``failure`` is its :mod:`blogfeeds.failures` status when it
+    failed (``""`` when answered), ``status``/``headers``/``body`` what came back (None when
+    nothing did), ``moved_to`` the other blog a permanent redirect led to. A failure is
+    ``failing`` here (one in a row); :func:`settle` counts the streak."""
     found = recognise(url, status, headers, body)
     if found is not None:
         sign, why = found
         code = f"HTTP {status}, " if status is not None else ""
         return Health(sign.kind, f"{sign.name} ({code}{why})", sign=sign.name)
     if failure:
-        return _failed(status, failure, failure_reason, failures_before + 1, dead_after)
+        why = failure_reason or failure
+        if failure == "blocked":  # robots.txt, the SSRF guard or a crawl limit refused it
+            return Health("blocked", f"refused: {why}")
+        if status == 451:
+            return Health("blocked", "HTTP 451: unavailable for legal reasons")
+        gone = failure in GONE or status in GONE_CODES
+        return Health("failing", why, failures=1, gone=gone)
     if moved_to:
         return Health("moved", f"permanently redirected to {moved_to}", moved_to=moved_to)
-    if before is not None and now is not None and (why := takeover(before, now)):
-        return Health("parked", why)
     if body is not None:
         page = page_text(url, body, headers)
         if page.words < EMPTY_PAGE_WORDS:
@@ -258,14 +292,29 @@ def assess(
     return Health("ok", f"HTTP {status}" if status is not None else "read")
 
 
-def _failed(status: int | None, failure: str, reason: str, streak: int, dead_after: int) -> Health:
-    why = reason or failure
-    if failure == "blocked":  # robots.txt, the SSRF guard or a crawl limit refused the request
-        return Health("blocked", f"refused: {why}", failures=streak)
-    if status == 451:
-        return Health("blocked", "HTTP 451: unavailable for legal reasons", failures=streak)
-    gone = failure in GONE or status in GONE_CODES
-    in_a_row = f"{streak} failed read{'s' if streak > 1 else ''} in a row"
-    if gone and streak >= max(dead_after, 1):
-        return Health("dead", f"{why} ({in_a_row})", failures=streak)
-    return Health("failing", f"{why} ({in_a_row})", failures=streak)
+def settle(
+    this: Health,
+    *,
+    failures_before: int = 0,
+    before: Known | None = None,
+    now: Known | None = None,
+    dead_after: int = 3,
+) -> Health:
+    """``this`` read's health in the blog's history: a failure is ``dead`` once
+    ``dead_after`` reads in a row failed, the last saying the host is gone, else ``failing``;
+    an answered read whose title, generator, language and feed all changed is ``parked``."""
+    if this.kind == "failing":
+        streak = failures_before + 1
+        kind = "dead" if this.gone and streak >= max(dead_after, 1) else "failing"
+        plural = "s" if streak > 1 else ""
+        return replace(
+            this,
+            kind=kind,
+            failures=streak,
+            reason=f"{this.reason} ({streak} failed read{plural} in a row)",
+        )
+    if this.kind == "ok" and before is not None and now is not None:
+        why = takeover(before, now)
+        if why:
+            return replace(this, kind="parked", reason=why)
+    return this

@@ -1,0 +1,162 @@
+"""Blog health in the store: one ``blog_checks`` row per home-page read, the blog's current
+``health`` from it and its history, and when to check it again.
+
+:meth:`blogfeeds.storage.db.Store.write` settles each :class:`~blogfeeds.items.BlogCheck`
+against what the store knew (:func:`settle_checks`, before the blog rows: failed reads in a
+row, the title, generator, language and feed of the last read kept), then writes it
+(:func:`write_checks`, after them) to ``blog_checks`` and its blog's health columns. The
+re-check interval (:func:`next_hours`) doubles while a blog stays the same,
+between ``BLOGFEEDS_RECHECK_MIN_HOURS`` and ``_MAX_HOURS``; a change or a failure starts again
+at the minimum. History older than ``BLOGFEEDS_HEALTH_KEEP_DAYS`` is deleted as checks come in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from blogfeeds.config import BlogHealthSettings
+from blogfeeds.extract.health import Health, Known, settle
+from blogfeeds.items import BlogCheck
+from blogfeeds.storage.schema import Dialect
+
+_CHUNK = 500
+_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _time(text: str) -> datetime:
+    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+
+
+def _iso(when: datetime) -> str:
+    return when.strftime(_FORMAT)
+
+
+def next_hours(
+    previous: float | None, changed: bool, kind: str, config: BlogHealthSettings
+) -> float:
+    """Hours to the next check: the minimum after a change, a failure or a first check, else
+    twice the last interval, at most the maximum."""
+    low, high = config.recheck_min_hours, max(config.recheck_max_hours, config.recheck_min_hours)
+    if previous is None or changed or kind != "ok":
+        return low
+    return min(high, max(previous, low) * 2 or low)
+
+
+def _previous(cursor: Any, dialect: Dialect, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = list(ids[start : start + _CHUNK])
+        marks = ", ".join([dialect.param] * len(chunk))
+        cursor.execute(
+            "SELECT blog_id, title, generator, language, feed_url, health, health_failures, "
+            f"check_hours, check_digest FROM blogs WHERE blog_id IN ({marks})",
+            chunk,
+        )
+        names = [d[0] for d in cursor.description]
+        for row in cursor.fetchall():
+            found[row[0]] = dict(zip(names, row, strict=True))
+    return found
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One check settled against the store: its health, the next interval and due time."""
+
+    check: BlogCheck
+    health: Health
+    hours: float
+    due: str
+    stored: bool
+    """The blog has a row already (a page answering in its place leaves that row as it is)."""
+
+
+def settle_checks(
+    cursor: Any, dialect: Dialect, checks: Sequence[BlogCheck], config: BlogHealthSettings
+) -> list[Settled]:
+    """Each check's health in its blog's history, read before the blog rows are written (a
+    takeover is told from the last read the store kept)."""
+    before = _previous(cursor, dialect, sorted({c.blog_id for c in checks}))
+    out = []
+    for check in checks:
+        prev = before.get(check.blog_id)
+        this = Health(
+            check.kind,
+            check.reason,
+            failures=int(check.kind == "failing"),
+            moved_to=check.moved_to,
+            gone=check.gone,
+        )
+        health = settle(
+            this,
+            failures_before=int(prev["health_failures"] or 0) if prev else 0,
+            before=(
+                Known(prev["title"], prev["generator"], prev["language"], prev["feed_url"] or "")
+                if prev is not None
+                else None
+            ),
+            now=Known(check.title, check.generator, check.language, check.feed_url),
+            dead_after=config.dead_after,
+        )
+        changed = bool(prev and check.digest and prev.get("check_digest") != check.digest)
+        hours = next_hours(prev.get("check_hours") if prev else None, changed, health.kind, config)
+        due = _iso(_time(check.checked_at) + timedelta(hours=hours))
+        out.append(Settled(check, health, hours, due, prev is not None))
+        if prev is not None:  # the next check of the same blog in this batch sees this one
+            prev.update(health_failures=health.failures, check_hours=hours)
+            if check.digest:
+                prev["check_digest"] = check.digest
+    return out
+
+
+def write_checks(
+    cursor: Any, dialect: Dialect, settled: Sequence[Settled], config: BlogHealthSettings
+) -> None:
+    """One ``blog_checks`` row per check, the blogs' health columns (the last check of a blog
+    wins), and the history older than ``keep_days`` deleted."""
+    p = dialect.param
+    cursor.executemany(
+        "INSERT INTO blog_checks (blog_id, checked_at, kind, http_status, final_url, "
+        f"response_ms, reason) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})",
+        [
+            (
+                s.check.blog_id,
+                s.check.checked_at,
+                s.health.kind,
+                s.check.http_status,
+                s.check.final_url,
+                s.check.response_ms,
+                s.health.reason,
+            )
+            for s in settled
+        ],
+    )
+    cursor.executemany(
+        f"UPDATE blogs SET health = {p}, health_reason = {p}, moved_to = {p}, "
+        f"health_failures = {p}, checked_at = {p}, next_check = {p}, check_hours = {p}, "
+        f"check_digest = COALESCE({p}, check_digest), etag = {p}, last_modified = {p} "
+        f"WHERE blog_id = {p}",
+        [
+            (
+                s.health.kind,
+                s.health.reason,
+                s.health.moved_to or None,
+                s.health.failures,
+                s.check.checked_at,
+                s.due,
+                s.hours,
+                s.check.digest or None,
+                s.check.etag or None,
+                s.check.last_modified or None,
+                s.check.blog_id,
+            )
+            for s in settled
+        ],
+    )
+    if config.keep_days and settled:
+        # counted from the newest check (the crawl's clock, which a test may set)
+        newest = max(s.check.checked_at for s in settled)
+        oldest = _iso(_time(newest) - timedelta(days=config.keep_days))
+        cursor.execute(f"DELETE FROM blog_checks WHERE checked_at < {p}", (oldest,))
