@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blogfeeds.config import BlogHealthSettings
 from blogfeeds.extract.health import Health, Known, settle
 from blogfeeds.items import BlogCheck
 from blogfeeds.storage.schema import Dialect
+
+if TYPE_CHECKING:
+    from blogfeeds.storage.db import Store
 
 _CHUNK = 500
 _FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -136,7 +139,8 @@ def write_checks(
     cursor.executemany(
         f"UPDATE blogs SET health = {p}, health_reason = {p}, moved_to = {p}, "
         f"health_failures = {p}, checked_at = {p}, next_check = {p}, check_hours = {p}, "
-        f"check_digest = COALESCE({p}, check_digest), etag = {p}, last_modified = {p} "
+        f"check_digest = COALESCE({p}, check_digest), etag = COALESCE({p}, etag), "
+        f"last_modified = COALESCE({p}, last_modified) "
         f"WHERE blog_id = {p}",
         [
             (
@@ -160,3 +164,37 @@ def write_checks(
         newest = max(s.check.checked_at for s in settled)
         oldest = _iso(_time(newest) - timedelta(days=config.keep_days))
         cursor.execute(f"DELETE FROM blog_checks WHERE checked_at < {p}", (oldest,))
+
+
+@dataclass(frozen=True)
+class Due:
+    """A stored blog to re-check: its home page and the validators of its last read."""
+
+    blog_id: str
+    url: str
+    etag: str
+    last_modified: str
+
+
+RECHECK_MODES = ("due", "all")
+
+
+def due_blogs(store: Store, mode: str, now: str) -> tuple[list[Due], set[str]]:
+    """The blogs ``-a recheck=MODE`` re-reads (``all``: every stored blog; ``due``: those whose
+    next check is at or before ``now``, or never checked), oldest check first, and the ids of
+    every stored blog (a known friend is re-read only when due itself)."""
+    if mode not in RECHECK_MODES:
+        raise ValueError(f"recheck={mode!r}: expected one of {', '.join(RECHECK_MODES)}")
+    query = "SELECT blog_id, url, etag, last_modified, next_check FROM blogs"
+    with store._transaction(write=False) as cursor:
+        cursor.execute(query)
+        rows = cursor.fetchall()
+        # a blog merged into another (an alias) is read through its node's address
+        cursor.execute("SELECT alias_id FROM blog_aliases WHERE alias_id <> node_id")
+        aliases = {row[0] for row in cursor.fetchall()}
+    known = {row[0] for row in rows}
+    picked = [row for row in rows if mode == "all" or row[4] is None or row[4] <= now]
+    picked.sort(key=lambda row: (row[4] or "", row[0]))
+    return [
+        Due(row[0], row[1], row[2] or "", row[3] or "") for row in picked if row[0] not in aliases
+    ], known
