@@ -37,6 +37,7 @@ from blogfeeds.option import Option, SettingsGroup, SettingsLike, option
 from blogfeeds.revisit import POLICIES
 from blogfeeds.revisit.core import DAY
 from blogfeeds.revisit.levels import T_MAX, T_MIN
+from blogfeeds.storage.health_settings import BlogHealthSettings
 from blogfeeds.websub.config import WebSubSettings
 
 # --- the values some options take ----------------------------------------------------------------
@@ -214,37 +215,6 @@ class HealthSettings(SettingsGroup):
         0.1,
         "Seconds between the reactor ticks that time its longest stall (stat "
         "blogfeeds/reactor/longest_stall_ms); 0 = off.",
-        low=0,
-    )
-
-
-@dataclass(frozen=True)
-class BlogHealthSettings(SettingsGroup):
-    component: ClassVar[str] = "blogfeeds.storage.checks"
-
-    dead_after: int = option(
-        "BLOGFEEDS_HEALTH_DEAD_AFTER",
-        3,
-        "Failed reads in a row of a blog's home page, the last saying the host is gone (DNS, "
-        "refused, TLS, 404/410), before its health is dead (failing before).",
-        low=1,
-    )
-    keep_days: int = option(
-        "BLOGFEEDS_HEALTH_KEEP_DAYS",
-        365,
-        "Days the history of home-page checks (blog_checks) is kept; 0 = for ever.",
-        low=0,
-    )
-    recheck_min_hours: float = option(
-        "BLOGFEEDS_RECHECK_MIN_HOURS",
-        24.0,
-        "Hours to a blog's next re-check (-a recheck=due) after a change or a failure.",
-        low=0,
-    )
-    recheck_max_hours: float = option(
-        "BLOGFEEDS_RECHECK_MAX_HOURS",
-        720.0,
-        "Hours to a blog's next re-check at most: the interval doubles while it stays the same.",
         low=0,
     )
 

@@ -45,16 +45,35 @@ def page_health(response: Response) -> Health:
     return read_health(response.url, response.status, response_headers(response), body)
 
 
-def moved_to(response: Response, requested_id: str) -> str:
-    """The address a permanent redirect chain led to when it is another blog's, else ``""``."""
+def moved_check(response: Response) -> BlogCheck | None:
+    """The check of the blog requested when a permanent redirect chain led to another blog's
+    address, else None."""
     hops = redirects(response)
     if not hops or hops[0].status not in PERMANENT:
-        return ""
+        return None
+    requested = response.meta["blog_id"]
     try:
         final = blog_id(response.url)
     except ValueError:
-        return ""
-    return response.url if final != requested_id else ""
+        return None
+    if final == requested:
+        return None
+    why = Health("moved", f"HTTP {hops[0].status} to {response.url}", moved_to=response.url)
+    return check(requested, hops[0].url, why, response)
+
+
+def not_modified_check(response: Response) -> BlogCheck:
+    """A re-check's conditional GET answered 304: the blog is there and unchanged."""
+    same = Health("ok", "not modified (HTTP 304)")
+    return check(response.meta["blog_id"], response.url, same, response)
+
+
+def unread_check(response: Response, status: str, reason: str) -> BlogCheck:
+    """A page answered but not read (not HTML, undecodable): a failed read."""
+    health = read_health(
+        response.url, response.status, None, None, failure=status, failure_reason=reason
+    )
+    return check(response.meta["blog_id"], response.url, health, response)
 
 
 def check(

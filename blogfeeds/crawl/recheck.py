@@ -17,12 +17,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from blogfeeds.config import BlogHealthSettings, database_url
+from blogfeeds.config import database_url
 from blogfeeds.crawl.checks import now
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.frontier.dupefilter import forget_blog
 from blogfeeds.storage.checks import RECHECK_MODES, Due, due_blogs
 from blogfeeds.storage.db import Store
+from blogfeeds.storage.health_settings import BlogHealthSettings
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,14 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.crawl.admission import Admission, Visit, confirms
-from blogfeeds.crawl.checks import check, failed_check, moved_to, page_health
+from blogfeeds.crawl.checks import (
+    check,
+    failed_check,
+    moved_check,
+    not_modified_check,
+    page_health,
+    unread_check,
+)
 from blogfeeds.crawl.fetch import (
     HomeReader,
     Unread,
@@ -37,7 +44,6 @@ from blogfeeds.crawl.order import StaleRequest
 from blogfeeds.crawl.recheck import NOT_MODIFIED, Recheck, validators
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
-from blogfeeds.extract.health import Health, read_health
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
 from blogfeeds.items import Blog
@@ -193,8 +199,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         depth = response.meta.get("depth", 0)
         if response.status == NOT_MODIFIED:  # a re-check's conditional GET: there, unchanged
             self.crawler.stats.inc_value("blogfeeds/recheck/not_modified")
-            same = Health("ok", "not modified (HTTP 304)")
-            yield check(response.meta["blog_id"], response.url, same, response)
+            yield not_modified_check(response)
             return
         try:
             bid = self.admission.answered(response.url)
@@ -210,10 +215,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if address is not None:
             yield address
         claimed_by = response.meta.get(CLAIMED_BY)
-        moved = "" if claimed_by else moved_to(response, response.meta["blog_id"])
-        if moved:
-            why = Health("moved", f"HTTP {hops[0].status} to {moved}", moved_to=moved)
-            yield check(response.meta["blog_id"], hops[0].url, why, response)
+        moved = None if claimed_by else moved_check(response)
+        if moved is not None:
+            yield moved
         if bid is None:  # a redirect led to a blog already analysed
             return
         page = page_health(response)
@@ -232,15 +236,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")
             return
         if isinstance(report, Unread):
-            unread = read_health(
-                response.url,
-                response.status,
-                None,
-                None,
-                failure=report.status,
-                failure_reason=report.reason,
-            )
-            yield check(response.meta["blog_id"], response.url, unread, response)
+            yield unread_check(response, report.status, report.reason)
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()

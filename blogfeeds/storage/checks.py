@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from blogfeeds.config import BlogHealthSettings
 from blogfeeds.extract.health import Health, Known, settle
 from blogfeeds.items import BlogCheck
+from blogfeeds.storage.health_settings import BlogHealthSettings
 from blogfeeds.storage.schema import Dialect
 
 if TYPE_CHECKING:
