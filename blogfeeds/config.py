@@ -33,11 +33,11 @@ from blogfeeds.extract.settings import (
     ProfileSettings,
 )
 from blogfeeds.frontier import defaults as frontier_defaults
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.option import Option, SettingsGroup, SettingsLike, option
 from blogfeeds.revisit import POLICIES
 from blogfeeds.revisit.core import DAY
 from blogfeeds.revisit.levels import T_MAX, T_MIN
-from blogfeeds.storage.health_settings import BlogHealthSettings
 from blogfeeds.websub.config import WebSubSettings
 
 # --- the values some options take ----------------------------------------------------------------

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogCheck
 from blogfeeds.storage import schema
 from blogfeeds.storage.checks import next_hours
 from blogfeeds.storage.db import Store
-from blogfeeds.storage.health_settings import BlogHealthSettings
 from tests import blogosphere as bs
 
 

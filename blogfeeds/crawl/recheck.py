@@ -21,9 +21,9 @@ from blogfeeds.config import database_url
 from blogfeeds.crawl.checks import now
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.frontier.dupefilter import forget_blog
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.storage.checks import RECHECK_MODES, Due, due_blogs
 from blogfeeds.storage.db import Store
-from blogfeeds.storage.health_settings import BlogHealthSettings
 
 logger = logging.getLogger(__name__)
 

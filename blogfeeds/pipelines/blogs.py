@@ -28,10 +28,10 @@ from scrapy.utils.defer import deferred_from_coro
 from blogfeeds.config import StorageSettings, database_url
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogAddress, BlogCheck, FriendLink
 from blogfeeds.pipelines.spool import StoredItem, append_spool, read_spool, replace_spool
 from blogfeeds.storage.db import Store
-from blogfeeds.storage.health_settings import BlogHealthSettings
 from blogfeeds.storage.retry import is_transient, open_retrying
 from blogfeeds.storage.url import blocking_io, redact
 

@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from blogfeeds.extract.health import Health, Known, settle
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import BlogCheck
-from blogfeeds.storage.health_settings import BlogHealthSettings
 from blogfeeds.storage.schema import Dialect
 
 if TYPE_CHECKING:

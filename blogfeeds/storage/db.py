@@ -29,10 +29,10 @@ from typing import Any, NamedTuple, Self
 from urllib.parse import unquote
 
 from blogfeeds.extract.platform import platform_of
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogAddress, BlogCheck, FriendLink
 from blogfeeds.storage import checks as checks_store
 from blogfeeds.storage import nodes
-from blogfeeds.storage.health_settings import BlogHealthSettings
 from blogfeeds.storage.schema import (
     SCHEMA_VERSION,
     TABLES,
