@@ -173,3 +173,40 @@ def test_a_second_recheck_of_unchanged_blogs_is_conditional(aged: dict[str, Any]
     answered_304 = [h for h in homes if h.status == 304]
     assert len(answered_304) >= N - 8, [(h.url, h.status) for h in homes]
     assert len(aged["hits"]) <= 1.5 * len(aged["blogs"])
+
+
+def test_two_redis_workers_recheck_each_blog_once(tmp_path: Path) -> None:
+    if bs.redis_client() is None:
+        pytest.skip(bs.REDIS_UNREACHABLE)
+    n = 20
+    db = tmp_path / "blogs.sqlite3"
+    sphere = bs.blogosphere(n)
+    with LittleWeb(sphere.routes) as web, bs.redis_prefix("recheck") as prefix:
+        _run(web, db, tmp_path, "first", "-a", f"start_urls={bs.home(0)}")
+        web.clear_hits()
+        procs = []
+        for name in ("w1", "w2"):
+            env = web.env()
+            env.pop("MYSQL_URL", None)
+            env.update(
+                BLOGFEEDS_DATABASE_URL=f"sqlite:///{db}",
+                REDIS_URL=bs.REDIS_URL,
+                BLOGFEEDS_REDIS_PREFIX=prefix,
+            )
+            settings = [
+                f"BLOGFEEDS_WORKER_ID={name}",
+                "MAX_IDLE_TIME_BEFORE_CLOSE=1",
+                f"BLOGFEEDS_SPOOL_PATH={tmp_path / name}.spool",
+            ]
+            cmd = [*bs.crawl_command(*settings), "-a", "recheck=all"]
+            procs.append(bs.start_worker(cmd, env, tmp_path / f"{name}.log"))
+        for name, proc in zip(("w1", "w2"), procs, strict=True):
+            assert proc.wait(timeout=180) == 0, (tmp_path / f"{name}.log").read_text()[-3000:]
+        homes = [h.url for h in web.hits() if h.url.endswith(".example/")]
+    assert sorted(homes) == sorted(bs.home(i) for i in range(n))  # each once, none missed
+    logs = [(tmp_path / f"{w}.log").read_text("utf-8", "replace") for w in ("w1", "w2")]
+    assert all("Traceback" not in log for log in logs)
+    assert sum("blogfeeds/recheck/claimed_elsewhere" in log for log in logs) >= 1
+    with sqlite3.connect(db) as conn:
+        kinds = conn.execute("SELECT blog_id, COUNT(*) FROM blog_checks GROUP BY blog_id")
+        assert {count for _, count in kinds} == {2}  # the first crawl's check and one re-check

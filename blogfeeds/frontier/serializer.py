@@ -110,6 +110,7 @@ META_TYPES: dict[str, tuple[type, ...]] = {
     TOKEN_META: _STR,
     LEASE_META: _STR,
     NOT_BEFORE: (int, float),
+    "handle_httpstatus_list": (list,),  # a re-check's 304 (blogfeeds.crawl.recheck)
     # set by Scrapy's middlewares on a request that is queued again (redirects, retries)
     "redirect_times": _INT,
     "redirect_ttl": _INT,
