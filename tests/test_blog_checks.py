@@ -13,6 +13,7 @@ import pytest
 
 from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogCheck
+from blogfeeds.pipelines.spool import read_spool, replace_spool
 from blogfeeds.storage import schema
 from blogfeeds.storage.checks import next_hours
 from blogfeeds.storage.db import Store
@@ -136,3 +137,10 @@ def test_next_check_follows_the_interval(store: Store) -> None:
     assert _row(store)["next_check"] == "2026-11-04T00:00:00Z"  # unchanged: 48 h
     store.write([], [], (), [_check("ok", "2026-11-04T00:00:00Z", digest="d2")])
     assert _row(store)["next_check"] == "2026-11-05T00:00:00Z"  # changed: 24 h
+
+
+def test_a_check_survives_the_spool(tmp_path: Path) -> None:
+    spooled = _check("failing", "2026-11-02T00:00:00Z", gone=True, http_status=None)
+    path = tmp_path / "spool.jsonl"
+    replace_spool(path, [spooled])
+    assert read_spool(path) == [spooled]
