@@ -17,6 +17,7 @@ import pytest
 from blogfeeds.commands.export import BLOG_COLUMNS, Filters, export
 from blogfeeds.extensions.summary import summarize
 from blogfeeds.items import Blog, BlogCheck
+from blogfeeds.site.build import directory_data
 from blogfeeds.storage.db import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -117,3 +118,10 @@ def test_stats_counts_the_kinds(url: str) -> None:
         [*scrapy, "stats"], cwd=REPO, env=env, capture_output=True, text=True, check=False
     ).stdout
     assert "By health: failing 1, moved 1, ok 1, (unchecked) 1" in text
+
+
+def test_the_site_shows_health(url: str) -> None:
+    data = directory_data(_rows(url), {}, {}, {})
+    column = data["columns"].index("health")
+    assert {row[0]: row[column] for row in data["rows"]}["cat.example"] == "moved"
+    assert "moved_to" in data["columns"]
