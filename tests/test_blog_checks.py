@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from blogfeeds.health_settings import BlogHealthSettings
-from blogfeeds.items import Blog, BlogCheck
+from blogfeeds.items import Blog, BlogCheck, FriendLink
 from blogfeeds.pipelines.spool import read_spool, replace_spool
 from blogfeeds.storage import schema
 from blogfeeds.storage.checks import next_hours
@@ -103,6 +103,9 @@ def test_a_takeover_is_parked_and_the_blog_keeps_its_last_read(store: Store) -> 
     row = _row(store)
     assert row["health"] == "parked" and "another site answers" in row["health_reason"]
     assert row["title"] == "Ada's notes"  # the blog's last true read is kept
+    spam = FriendLink("ada.example", "https://casino.example/", "casino.example", "Casino")
+    store.write([casino], [spam], (), [_check("ok", "2026-11-02T12:00:00Z", **takeover)])
+    assert store.friend_links() == []  # nor are the friends the other site lists
     store.write([casino], [], (), [_check("ok", "2026-11-03T00:00:00Z", **takeover)])
     assert _row(store)["health"] == "parked"  # and stays parked on the next read
 

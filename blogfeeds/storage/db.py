@@ -443,6 +443,8 @@ class Store:
             if settled:
                 checks_store.write_checks(cursor, self.dialect, settled, self.health)
             nodes.record(cursor, self.dialect, observed, latest, now)
+            # the friends a parking page or a takeover lists are not the blog's
+            links = [link for link in links if link.source_blog_id not in held]
             if links:
                 ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
                 node = nodes.nodes_of(cursor, self.dialect, ends)
