@@ -111,10 +111,11 @@ def signs() -> tuple[Sign, ...]:
 
 @dataclass(frozen=True)
 class PageText:
-    """What :func:`recognise` reads of a page: its markup, title line and visible words."""
+    """What :func:`recognise` reads of a page: its markup, headings and visible words."""
 
     markup: str
-    heading: str
+    headings: tuple[str, ...]
+    """The ``<title>`` and the first ``<h1>``, each matched alone."""
     text: str
     words: int
     scripts: int
@@ -123,7 +124,8 @@ class PageText:
 def page_text(url: str, body: bytes, headers: Mapping[str, str] | None = None) -> PageText:
     """The markup, title (and first ``<h1>``), visible text and word count of ``body``."""
     _, markup = decode_html(body, header_value(headers, "content-type"), url)
-    heading, text, scripts = "", "", 0
+    headings: tuple[str, ...] = ()
+    text, scripts = "", 0
     try:
         tree = lxml.html.fromstring(markup) if markup.strip() else None
     except (ValueError, lxml.etree.ParserError):
@@ -131,14 +133,12 @@ def page_text(url: str, body: bytes, headers: Mapping[str, str] | None = None) -
     if tree is not None:
         titles = tree.xpath("//title")
         h1 = tree.xpath("//h1")
-        heading = " | ".join(
-            collapse(el.text_content()) for el in (titles[:1] + h1[:1]) if el is not None
-        )
+        headings = tuple(collapse(el.text_content()) for el in titles[:1] + h1[:1])
         scripts = len(tree.xpath("//script"))
         for el in tree.xpath("//script|//style|//noscript|//template|//title"):
             el.drop_tree()
         text = collapse(tree.text_content())
-    return PageText(markup, heading, text, len(text.split()), scripts)
+    return PageText(markup, headings, text, len(text.split()), scripts)
 
 
 def _header_match(sign: Sign, status: int | None, headers: Mapping[str, str] | None) -> str:
@@ -174,8 +174,10 @@ def recognise(
         for pattern in sign.title:
             if why:
                 break
-            if m := pattern.search(page.heading):
-                why = f"title {page.heading[:80]!r}"
+            for heading in page.headings:
+                if pattern.search(heading):
+                    why = f"title {heading[:80]!r}"
+                    break
         for pattern in sign.text if short else ():
             if why:
                 break
