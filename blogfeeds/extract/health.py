@@ -114,8 +114,9 @@ class PageText:
     """What :func:`recognise` reads of a page: its markup, headings and visible words."""
 
     markup: str
-    headings: tuple[str, ...]
-    """The ``<title>`` and the first ``<h1>``, each matched alone."""
+    title: str
+    h1: str
+    """The first ``<h1>``: a landing page's message, a post's title on a blog's home page."""
     text: str
     words: int
     scripts: int
@@ -124,21 +125,22 @@ class PageText:
 def page_text(url: str, body: bytes, headers: Mapping[str, str] | None = None) -> PageText:
     """The markup, title (and first ``<h1>``), visible text and word count of ``body``."""
     _, markup = decode_html(body, header_value(headers, "content-type"), url)
-    headings: tuple[str, ...] = ()
-    text, scripts = "", 0
+    title = h1 = text = ""
+    scripts = 0
     try:
         tree = lxml.html.fromstring(markup) if markup.strip() else None
     except (ValueError, lxml.etree.ParserError):
         tree = None
     if tree is not None:
         titles = tree.xpath("//title")
-        h1 = tree.xpath("//h1")
-        headings = tuple(collapse(el.text_content()) for el in titles[:1] + h1[:1])
+        h1s = tree.xpath("//h1")
+        title = collapse(titles[0].text_content()) if titles else ""
+        h1 = collapse(h1s[0].text_content()) if h1s else ""
         scripts = len(tree.xpath("//script"))
         for el in tree.xpath("//script|//style|//noscript|//template|//title"):
             el.drop_tree()
         text = collapse(tree.text_content())
-    return PageText(markup, headings, text, len(text.split()), scripts)
+    return PageText(markup, title, h1, text, len(text.split()), scripts)
 
 
 def _header_match(sign: Sign, status: int | None, headers: Mapping[str, str] | None) -> str:
@@ -171,10 +173,12 @@ def recognise(
                 break
             if m := pattern.search(page.markup):
                 why = f"markup {_quote(m)}"
+        # the h1 counts on a short page only: on a blog's home page it may be a post's title
+        headings = [page.title, page.h1] if short else [page.title]
         for pattern in sign.title:
             if why:
                 break
-            for heading in page.headings:
+            for heading in headings:
                 if pattern.search(heading):
                     why = f"title {heading[:80]!r}"
                     break
