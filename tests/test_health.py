@@ -179,3 +179,15 @@ def test_a_javascript_only_page_is_empty() -> None:
 def test_every_sign_is_parked_or_blocked_and_named() -> None:
     assert {s.kind for s in signs()} == {"parked", "blocked"}
     assert len({s.name for s in signs()}) == len(signs())
+
+
+def test_a_long_home_page_whose_first_post_title_says_for_sale_is_ok() -> None:
+    body = (
+        "<html><head><title>Ada's notes</title></head><body>"
+        "<article><h1>My old bike is for sale</h1>"
+        + "<p>It served me well on every ride to the coast and back again. </p>" * 60
+        + "</article></body></html>"
+    ).encode()
+    assert assess("https://ada.example/", 200, {}, body).kind == "ok"
+    short = b"<html><head><title>bike.example</title></head><body><h1>bike.example is for sale</h1>"
+    assert assess("https://bike.example/", 200, {}, short + b"</body></html>").kind == "parked"
