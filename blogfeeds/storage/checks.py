@@ -198,3 +198,28 @@ def due_blogs(store: Store, mode: str, now: str) -> tuple[list[Due], set[str]]:
     return [
         Due(row[0], row[1], row[2] or "", row[3] or "") for row in picked if row[0] not in aliases
     ], known
+
+
+def mark_merged(cursor: Any, dialect: Dialect, now: str) -> int:
+    """The addresses this write (at ``now``) merged into another blog (the old host serving a
+    copy, another address of one blog): the last check of each, when it read the page well,
+    becomes ``moved`` to that blog. Returns how many."""
+    p = dialect.param
+    cursor.execute(
+        "SELECT a.alias_id, a.evidence, b.url FROM blog_aliases a JOIN blogs b "
+        f"ON b.blog_id = a.node_id WHERE a.first_seen = {p} AND a.alias_id <> a.node_id",
+        (now,),
+    )
+    merged = [(row[0], row[1], row[2]) for row in cursor.fetchall()]
+    rows = []
+    for alias, evidence, url in merged:
+        cursor.execute(f"SELECT MAX(checked_at) FROM blog_checks WHERE blog_id = {p}", (alias,))
+        last = cursor.fetchone()[0]
+        if last is not None:
+            rows.append((f"one blog with {url} ({evidence or 'known'})", alias, last))
+    cursor.executemany(
+        f"UPDATE blog_checks SET kind = 'moved', reason = {p} "
+        f"WHERE blog_id = {p} AND checked_at = {p} AND kind = 'ok'",
+        rows,
+    )
+    return len(rows)

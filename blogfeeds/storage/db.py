@@ -443,6 +443,7 @@ class Store:
             if settled:
                 checks_store.write_checks(cursor, self.dialect, settled, self.health)
             nodes.record(cursor, self.dialect, observed, latest, now)
+            checks_store.mark_merged(cursor, self.dialect, now)
             # the friends a parking page or a takeover lists are not the blog's
             links = [link for link in links if link.source_blog_id not in held]
             if links:
