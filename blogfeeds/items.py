@@ -159,6 +159,8 @@ class BlogCheck:
     language: str = ""
     feed_url: str = ""
     digest: str = ""
+    page_digest: str = ""
+    """Of the home page's bytes: a re-check answered the same bytes reads nothing more."""
 
 
 @dataclass

@@ -22,6 +22,9 @@ from blogfeeds.items import Blog, BlogCheck, FriendLink
 
 PERMANENT = frozenset({301, 308})
 
+PAGE_META = "blogfeeds_page"
+"""Request meta of a re-check: the digest of the home page's bytes at its last read."""
+
 
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -37,6 +40,23 @@ def digest(blog: Blog, links: Sequence[FriendLink]) -> str:
     and the friends listed."""
     text = "\n".join([blog.title, blog.feed_url or "", *sorted(x.target_url for x in links)])
     return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
+
+
+def page_digest(body: bytes) -> str:
+    """Of a home page's bytes: the same bytes read the same blog again."""
+    return hashlib.sha1(body, usedforsecurity=False).hexdigest()[:16]
+
+
+def same_page_check(response: Response) -> BlogCheck | None:
+    """A re-check answered the very bytes of the last read: the blog is there and unchanged
+    (nothing more is read: no feed discovery, no friend page). None when the page differs."""
+    last = response.meta.get(PAGE_META)
+    if not last or response.status != 200 or response.meta.get("redirect_urls"):
+        return None  # a redirect is news (a move) whatever the page it ends on says
+    if page_digest(response.body) != last:
+        return None
+    same = Health("ok", "unchanged (the same page as at the last read)")
+    return check(response.meta["blog_id"], response.url, same, response)
 
 
 def page_health(response: Response) -> Health:
@@ -106,6 +126,7 @@ def check(
         language=blog.language if blog is not None else "",
         feed_url=(blog.feed_url or "") if blog is not None else "",
         digest=digest(blog, links) if blog is not None else "",
+        page_digest=page_digest(response.body) if blog is not None and response is not None else "",
     )
 
 

@@ -7,8 +7,9 @@ Redis frontier of a first crawl apply. With the Redis frontier each blog is clai
 the workers of one re-check (``SET NX`` on ``<prefix>blogs:recheck:<blog id>``, expiring after
 ``BLOGFEEDS_RECHECK_MIN_HOURS``), and the frontier forgets it
 (:func:`~blogfeeds.frontier.dupefilter.forget_blog`) so that its home page is fetched again.
-A request carries the validators of the last read (conditional GET): a 304 answer is a check
-that says the blog is there and unchanged, and reads nothing more. A friend already stored is
+A request carries the validators of the last read (conditional GET): a 304 answer, or the very
+bytes of the last read, is a check that says the blog is there and unchanged, and reads nothing
+more (no feed discovery, no friend page). A friend already stored is
 re-read only when it is due itself; a new friend is crawled as in a first crawl.
 """
 
@@ -18,7 +19,7 @@ import logging
 from typing import Any
 
 from blogfeeds.config import database_url
-from blogfeeds.crawl.checks import now
+from blogfeeds.crawl.checks import PAGE_META, now
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.frontier.dupefilter import forget_blog
 from blogfeeds.health_settings import BlogHealthSettings
@@ -75,6 +76,15 @@ class Recheck:
         except ValueError:
             return True  # the admission says why it is no blog
         return bid not in self.known or bid in self.rechecked
+
+
+def recheck_meta(blog: Due) -> dict[str, object]:
+    """The meta of a re-check's request: a 304 reaches the spider, and the last page's digest
+    tells an unchanged page from its bytes when the server sends no validators."""
+    meta: dict[str, object] = {"handle_httpstatus_list": [NOT_MODIFIED]}
+    if blog.page_digest:
+        meta[PAGE_META] = blog.page_digest
+    return meta
 
 
 def validators(blog: Due) -> dict[str, str]:

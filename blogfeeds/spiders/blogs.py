@@ -30,6 +30,7 @@ from blogfeeds.crawl.checks import (
     moved_check,
     not_modified_check,
     page_health,
+    same_page_check,
     unread_check,
 )
 from blogfeeds.crawl.fetch import (
@@ -41,7 +42,7 @@ from blogfeeds.crawl.fetch import (
     unreadable,
 )
 from blogfeeds.crawl.order import StaleRequest
-from blogfeeds.crawl.recheck import NOT_MODIFIED, Recheck, validators
+from blogfeeds.crawl.recheck import NOT_MODIFIED, Recheck, recheck_meta, validators
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.frontier.defaults import RECOVERED_META
@@ -142,7 +143,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             if not rechecker.claim(blog, frontier):
                 continue
             for request in self._requests(self.admission.offer(blog.url, 0)):
-                meta = {**request.meta, "handle_httpstatus_list": [NOT_MODIFIED]}
+                meta = {**request.meta, **recheck_meta(blog)}
                 yield request.replace(headers=validators(blog), meta=meta)
 
     def _seen_seed(self, url: str) -> None:
@@ -200,6 +201,11 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if response.status == NOT_MODIFIED:  # a re-check's conditional GET: there, unchanged
             self.crawler.stats.inc_value("blogfeeds/recheck/not_modified")
             yield not_modified_check(response)
+            return
+        same = same_page_check(response)
+        if same is not None:  # a re-check answered the very page of the last read
+            self.crawler.stats.inc_value("blogfeeds/recheck/same_page")
+            yield same
             return
         try:
             bid = self.admission.answered(response.url)

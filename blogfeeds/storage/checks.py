@@ -139,7 +139,8 @@ def write_checks(
     cursor.executemany(
         f"UPDATE blogs SET health = {p}, health_reason = {p}, moved_to = {p}, "
         f"health_failures = {p}, checked_at = {p}, next_check = {p}, check_hours = {p}, "
-        f"check_digest = COALESCE({p}, check_digest), etag = COALESCE({p}, etag), "
+        f"check_digest = COALESCE({p}, check_digest), page_digest = COALESCE({p}, page_digest), "
+        f"etag = COALESCE({p}, etag), "
         f"last_modified = COALESCE({p}, last_modified) "
         f"WHERE blog_id = {p}",
         [
@@ -152,6 +153,7 @@ def write_checks(
                 s.due,
                 s.hours,
                 s.check.digest or None,
+                s.check.page_digest or None,
                 s.check.etag or None,
                 s.check.last_modified or None,
                 s.check.blog_id,
@@ -174,6 +176,7 @@ class Due:
     url: str
     etag: str
     last_modified: str
+    page_digest: str
 
 
 RECHECK_MODES = ("due", "all")
@@ -185,7 +188,7 @@ def due_blogs(store: Store, mode: str, now: str) -> tuple[list[Due], set[str]]:
     every stored blog (a known friend is re-read only when due itself)."""
     if mode not in RECHECK_MODES:
         raise ValueError(f"recheck={mode!r}: expected one of {', '.join(RECHECK_MODES)}")
-    query = "SELECT blog_id, url, etag, last_modified, next_check FROM blogs"
+    query = "SELECT blog_id, url, etag, last_modified, next_check, page_digest FROM blogs"
     with store._transaction(write=False) as cursor:
         cursor.execute(query)
         rows = cursor.fetchall()
@@ -196,7 +199,9 @@ def due_blogs(store: Store, mode: str, now: str) -> tuple[list[Due], set[str]]:
     picked = [row for row in rows if mode == "all" or row[4] is None or row[4] <= now]
     picked.sort(key=lambda row: (row[4] or "", row[0]))
     return [
-        Due(row[0], row[1], row[2] or "", row[3] or "") for row in picked if row[0] not in aliases
+        Due(row[0], row[1], row[2] or "", row[3] or "", row[5] or "")
+        for row in picked
+        if row[0] not in aliases
     ], known
 
 

@@ -96,7 +96,14 @@ _NULLABLE_TEXTS = (
     "health_reason",
     "moved_to",
 )
-_CHECK_STATE = ("health_failures", "check_hours", "check_digest", "etag", "last_modified")
+_CHECK_STATE = (
+    "health_failures",
+    "check_hours",
+    "check_digest",
+    "page_digest",
+    "etag",
+    "last_modified",
+)
 """Columns of a blog's re-check state: the store's own, not shown by :meth:`Store.blogs`."""
 _HELD = frozenset({"parked", "blocked"})
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})

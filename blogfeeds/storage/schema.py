@@ -461,6 +461,7 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
                     "next_check {short}",
                     "check_hours {real}",
                     "check_digest {short}",
+                    "page_digest {short}",
                     "etag {text}",
                     "last_modified {short}",
                 ],
