@@ -390,6 +390,7 @@ def expected_friends(
     protocol-relative URL (``//x.org/``) is read with the page's scheme; a URL the page links
     with the other scheme is expected as the page links it; a fragment names a place in a page,
     not another page, and is dropped."""
+    from blogfeeds.extract.friends.defaults import sample_key
     from blogfeeds.extract.friends.owner import label_of
 
     own = site_of(url_key(page_url).split("/")[0])
@@ -403,9 +404,14 @@ def expected_friends(
     scheme = urlsplit(page_url).scheme or "https"
     listed = [f"{scheme}:{u}" if u.startswith("//") else u for u in data_urls(data)]
     hosts = {url_key(u).split("/")[0] for u in listed if feed_site(u) is None}
+    samples = theme_samples(page_url, listed)
     for listed_url in listed:
         url, key = listed_url, url_key(listed_url)
         if key in seen or not key or site_of(key.split("/")[0]) == own or is_credit(key, owner):
+            continue
+        if sample_key(listed_url) in samples:  # the theme's sample list, kept by the owner
+            seen.add(key)
+            excluded.append(f"{url} (theme default)")
             continue
         seen.add(key)
         if key not in rendered:
@@ -438,6 +444,22 @@ def expected_friends(
             continue
         expected.append(re.sub(r"/index\.html?$", "/", url))
     return expected, unrendered, excluded
+
+
+def theme_samples(page_url: str, listed: list[str]) -> set[str]:
+    """The sample keys of the data file's entries that are a theme's shipped samples
+    (``blogfeeds/data/theme_defaults.toml``, read from the themes' repositories): the data file
+    holds at least the theme's ``min_present`` of them and the site is not the theme's own.
+    A fact of the data file, not of the page the extractor reads."""
+    from blogfeeds.extract.friends.defaults import sample_key, theme_defaults
+
+    keys = {sample_key(u) for u in listed}
+    host = (urlsplit(page_url).hostname or "").lower().removeprefix("www.")
+    out: set[str] = set()
+    for theme in theme_defaults():
+        if len(keys & theme.keys) >= theme.needed and host not in theme.home:
+            out |= keys & theme.keys
+    return out
 
 
 def one_per_friend(expected: list[str], reported: list[str], excluded: list[str]) -> list[str]:

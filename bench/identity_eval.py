@@ -31,13 +31,14 @@ each blog chosen by a hash and every address no friend page links (each address 
 the script prints, overall, per kind of address, per generator and per language:
 
 - nodes: the distinct blog identities of the database (``blogs`` and the targets of
-  ``friend_links``) that are an address of a blog of the part; extra nodes = nodes beyond one
+  ``friend_links``) that are an address of a blog of the part (its identity, or for an address
+  under a path its host and first segment: :func:`identities`); extra nodes = nodes beyond one
   a blog;
 - false merges: blogs that share a node with another blog (a node standing for k blogs counts
   k - 1);
 - on one node: the share of the friend links to a blog of the part (rows of ``friend_links``
-  whose target URL is one of its addresses) whose target is the blog's one node, the identity
-  of its canonical address.
+  whose target URL is one of its addresses) whose target is the blog's one node, an identity
+  of its canonical address that stands for no other blog.
 
 Usage, from the repository root::
 
@@ -51,7 +52,8 @@ addresses of the part (each address observed through the web's own handler: its 
 home page's signals, its main feed by the project's feed discovery), joins the addresses into
 nodes by its answers and counts nodes, extra nodes and false merges like ``run``.
 
-The holdout part is a fixed third of the blogs by a hash of their id (:attr:`Blog.holdout`).
+The holdout part is the blogs of the manifest's newest ``round`` whose id's hash is 0 modulo 3
+(:func:`load_manifest`); an earlier round's holdout is spent and belongs to the dev part.
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ FRIEND_LINKS_A_PAGE = 6
 MOVED = {
     "zh": "本博客已迁移至新地址：",
     "ja": "このブログは移転しました：",
+    "de": "Dieses Blog ist umgezogen: ",
+    "pt": "Este blog mudou-se para ",
 }
 MOVED_DEFAULT = "This blog has moved to "
 
@@ -137,10 +141,9 @@ class Blog:
     language: str
     home: str = ""
     aliases: tuple[Address, ...] = ()
-
-    @property
-    def holdout(self) -> bool:
-        return digest(self.id) % 3 == 0
+    round: int = 1
+    """The round of the evaluation that added the blog (each round draws its own holdout)."""
+    holdout: bool = False
 
     @property
     def addresses(self) -> list[Address]:
@@ -155,10 +158,14 @@ class Blog:
 def load_manifest(path: Path = MANIFEST) -> list[Blog]:
     with path.open("rb") as f:
         rows = tomllib.load(f)["blog"]
+    newest = max((row.get("round", 1) for row in rows), default=1)
     blogs = []
     for row in rows:
         aliases = tuple(Address(a["url"], a["kind"]) for a in row.pop("aliases", []))
-        blogs.append(Blog(**row, aliases=aliases))
+        blog = Blog(**row, aliases=aliases)
+        # a third of the newest round by a hash of the id, never by looking at a blog
+        held = blog.round == newest and digest(blog.id) % 3 == 0
+        blogs.append(replace(blog, holdout=held))
     return blogs
 
 
@@ -358,6 +365,8 @@ class MirrorWeb:
         folder = self.out / blog.id / build
         name = rel + "index.html" if rel == "" or rel.endswith("/") else rel
         file = folder / name
+        if not file.is_file() and (folder / (rel + ".html")).is_file():  # as Pages answers /about
+            name, file = rel + ".html", folder / (rel + ".html")
         if not file.is_file():
             if (folder / rel / "index.html").is_file():
                 return Route(status=301, location=f"https://{host}{path}/", body=b"")
@@ -504,6 +513,17 @@ def identity(url: str) -> str:
         return ""
 
 
+def identities(url: str) -> tuple[str, ...]:
+    """The node ids that stand for the address ``url`` alone: its :func:`identity`, and for an
+    address under a path its host and first segment (``blogs.host.example/alice``), the form a
+    path-hosted blog's identity takes, so that a crawl splitting a shared host the platform
+    table does not know is judged right."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    first = parts.path.strip("/").split("/", 1)[0].lower()
+    return tuple(dict.fromkeys((identity(url), *([f"{host}/{first}"] if first else []))))
+
+
 def judge(web: MirrorWeb, db: Path) -> Judgement:
     """Nodes, merges and links of the crawl's database against the manifest. A node of a blog
     other than its canonical one counts, in the per-kind table, for the kind of the address it
@@ -518,9 +538,9 @@ def judge(web: MirrorWeb, db: Path) -> Judgement:
     kind_of: dict[tuple[str, str], str] = {}  # (blog, identity) → the kind of that address
     for blog in web.blogs:
         for address in blog.addresses:
-            node = identity(address.url)
-            truth[node].add(blog.id)
-            kind_of.setdefault((blog.id, node), address.kind)
+            for node in identities(address.url):
+                truth[node].add(blog.id)
+                kind_of.setdefault((blog.id, node), address.kind)
     kinds: dict[str, Tally] = defaultdict(Tally)
     per_blog: dict[str, Tally] = defaultdict(Tally)
     details = []
@@ -535,7 +555,7 @@ def judge(web: MirrorWeb, db: Path) -> Judgement:
         for node in own:
             kinds[kind_of[(blog.id, node)]].nodes += 1
             kinds[kind_of[(blog.id, node)]].merged += int(len(truth[node]) > 1)
-            if node != identity(blog.canonical):
+            if node not in identities(blog.canonical):
                 kinds[kind_of[(blog.id, node)]].extra += 1
         if len(own) != 1 or t.merged:
             merged = " (shared with another blog)" if t.merged else ""
@@ -549,7 +569,7 @@ def judge(web: MirrorWeb, db: Path) -> Judgement:
         if found is None:
             continue
         blog = by_id[found.target]
-        on = int(target == identity(blog.canonical) and len(truth[target]) == 1)
+        on = int(target in identities(blog.canonical) and len(truth[target]) == 1)
         for tally in (per_blog[blog.id], kinds[found.kind]):
             tally.links += 1
             tally.on_node += on

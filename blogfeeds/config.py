@@ -432,6 +432,24 @@ class FeedsSettings(SettingsGroup):
 
 
 @dataclass(frozen=True)
+class OptOutSettings(SettingsGroup):
+    component: ClassVar[str] = "blogfeeds.crawl.optoutfile"
+
+    path: str = option(
+        "BLOGFEEDS_OPT_OUT",
+        "",
+        "File of addresses left out of every crawl (docs/opt-out.md); empty = none.",
+        env="BLOGFEEDS_OPT_OUT",
+    )
+    check_interval: float = option(
+        "BLOGFEEDS_OPT_OUT_CHECK",
+        5.0,
+        "Seconds between looks at the opt-out file's modification time (a change is re-read).",
+        low=0,
+    )
+
+
+@dataclass(frozen=True)
 class SummarySettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.extensions.summary"
 
@@ -472,6 +490,7 @@ SETTINGS_GROUPS: tuple[type[SettingsGroup], ...] = (
     RevisitSettings,
     FeedsSettings,
     WebSubSettings,
+    OptOutSettings,
     SummarySettings,
     LogSettings,
 )

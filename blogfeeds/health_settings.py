@@ -1,6 +1,6 @@
 """The settings of blog health and re-checks (:class:`BlogHealthSettings`, in the configuration
 table of :mod:`blogfeeds.config`): read by :mod:`blogfeeds.storage.checks` and
-:mod:`blogfeeds.crawl.recheck`; a module of its own so that loading the settings loads no store)."""
+:mod:`blogfeeds.crawl.checks`; a module of its own so that loading the settings loads no store)."""
 
 from __future__ import annotations
 

@@ -48,6 +48,9 @@ REMOTE_CONTROL_ENABLED = False
 
 # --- Robustness and security (blogfeeds/middlewares/; README "Robustness and security") -------
 DOWNLOADER_MIDDLEWARES = {
+    # An address of the opt-out list (BLOGFEEDS_OPT_OUT) is never requested, robots.txt and
+    # favicons included: first, before any other middleware counts or resolves it.
+    "blogfeeds.middlewares.optout.OptOutMiddleware": 30,
     # Only http(s), only public addresses (literal ones here, after every redirect; names in
     # the resolver below).
     "blogfeeds.middlewares.ssrf.SsrfGuardMiddleware": 50,

@@ -247,8 +247,8 @@ def _text_page(url: str, text: str) -> PageSignals:
 
 def test_one_page_text_served_at_two_addresses() -> None:
     """A site with no evidence of its own (no feed, or one on a placeholder address such as a
-    build for ``localhost``; no canonical) copied to a platform: the same text of a thousand
-    characters and more is one site; a short front page (a theme's empty home) or one sentence
+    build for ``localhost``; no canonical) copied to a platform: the same text of 400 letters
+    and more is one site; a short front page (a theme's empty home) or one sentence
     different is no evidence."""
     text = " ".join(f"Paragraph {i} of the garden, on tools and walks." for i in range(40))
     a = Observation("https://frank.example/", page=_text_page("https://frank.example/", text))
@@ -257,6 +257,13 @@ def test_one_page_text_served_at_two_addresses() -> None:
     assert f"page {a.page.text_digest}" in index_keys(a) & index_keys(b)
     changed = Observation("https://gina.example/", page=_text_page("https://g/", text + " More."))
     assert not same_blog(a, changed).same
+    nginx = (
+        "Welcome to nginx! If you see this page, the nginx web server is successfully installed "
+        "and working. Further configuration is required. For online documentation and support "
+        "please refer to nginx.org. Commercial support is available at nginx.com. Thank you for "
+        "using nginx."
+    )
+    assert _text_page("https://j.example/", nginx).text_digest == ""
     short = _text_page("https://h.example/", "Welcome to my new site.")
     assert short.text_digest == ""
     assert not same_blog(

@@ -45,7 +45,7 @@ def test_a_spider_name_typo_is_one_line_naming_the_spiders() -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["crawl", "inspect", "export", "stats", "seed", "cluster", "demo"]
+    "command", ["crawl", "inspect", "export", "stats", "seed", "optout", "cluster", "demo"]
 )
 def test_help_underlines_only_its_headings(command: str) -> None:
     """Scrapy's help formatter took a wrapped help line ending in a colon for a heading."""

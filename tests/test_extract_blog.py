@@ -231,11 +231,11 @@ def test_a_friend_pages_own_friend_page_links_are_not_looked_for(
 
 
 @pytest.mark.parametrize("links_page", [True, False])
-def test_the_home_pages_friends_are_read_only_when_no_friend_page_lists_any(
+def test_the_home_pages_own_list_is_united_with_the_friend_pages(
     links_page: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Counts the friend extractor's runs by page: the home page's reading was thrown away
-    # whenever a friend page listed friends.
+    # Issue 40: a home page's sidebar blogroll was dropped whenever a friend page listed
+    # friends; the two lists may differ, and both are the owner's.
     read: list[str] = []
     extract = blog_module.extract_friends
 
@@ -246,23 +246,71 @@ def test_the_home_pages_friends_are_read_only_when_no_friend_page_lists_any(
     monkeypatch.setattr(blog_module, "extract_friends", counted)
     routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
     report, _ = run(routes if links_page else {}, HOME.format(head="", body=BLOGROLL))
+    home = ["https://five.example/", "https://six.example/", "https://seven.example/"]
     if links_page:
-        assert read == ["https://river.example/links/"]
+        assert read == ["https://river.example/links/", "https://river.example/"]
         assert report.friend_source == "https://river.example/links/"
-        assert [f.url for f in report.friends][:3] == [
+        assert [f.url for f in report.friends] == [
             "https://one.example/",
             "https://two.example/",
             "https://three.example/",
+            *home,
         ]
+        assert report.counters["home_friends_united"] == 3
     else:
         assert read == ["https://river.example/"]
         assert report.friend_source == "https://river.example/"
-        assert [f.url for f in report.friends] == [
-            "https://five.example/",
-            "https://six.example/",
-            "https://seven.example/",
-        ]
+        assert [f.url for f in report.friends] == home
         assert report.friend_extraction.best is not None
+
+
+def test_a_home_page_without_a_titled_list_of_its_own_is_not_read_beside_a_friend_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The home page's measuring pass costs as much as the friend page's: a home page with no
+    # friend heading, no theme or widget cards and no XFN link is not read for friends.
+    read: list[str] = []
+    extract = blog_module.extract_friends
+
+    def counted(page: Any, **kwargs: Any) -> Any:
+        read.append(page.url)
+        return extract(page, **kwargs)
+
+    monkeypatch.setattr(blog_module, "extract_friends", counted)
+    routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
+    body = '<ul><li><a href="https://five.example/">Five</a></li></ul>'
+    report, _ = run(routes, HOME.format(head="", body=body))
+    assert read == ["https://river.example/links/"]
+    assert len(report.friends) == 3
+
+
+def _real_case_page(case: str) -> bytes:
+    shared = cases.shared_dir()
+    if shared is None:
+        pytest.skip("needs the shared folder (../shared)")
+    return (shared / "cases" / "friend-links-real" / case / "page.html").read_bytes()
+
+
+@pytest.mark.parametrize("same_list", [False, True])
+def test_a_real_sidebar_blogroll_and_a_real_friend_page_are_united(same_list: bool) -> None:
+    """python.org's blog home (Blogger BlogList sidebar, 13 blogs) with a link to a friend
+    page, served with blinkfox's real Matery friend page: the blog's friends are both lists.
+    Counter-case: a friend page that repeats the sidebar's list adds nothing twice."""
+    home = _real_case_page("en_blogger_bloglist_python").replace(
+        b"<body", b'<a href="/p/links.html">Links</a><body', 1
+    )
+    links = home if same_list else _real_case_page("zh_matery_blinkfox")
+    fetch, _ = little({"http://blog.python.org/p/links.html": (200, HTML, links)})
+    report = asyncio.run(extract_blog("http://blog.python.org/", home, {}, fetch, CONFIG))
+    got = [f.url for f in report.friends]
+    assert report.friend_source == "http://blog.python.org/p/links.html"
+    assert "http://eli.thegreenplace.net/" in got and "http://jessenoller.com/feed/" in got
+    assert len(got) == len(set(got))
+    if same_list:
+        assert "home_friends_united" not in report.counters
+    else:
+        assert "https://sunhwee.com" in got
+        assert report.counters["home_friends_united"] == 13
 
 
 def test_pages_that_fail_are_reported_with_their_outcome() -> None:

@@ -262,6 +262,45 @@ def test_eleventy_feed_in_a_subfolder_and_its_json_format(tmp_path: Path) -> Non
     assert len(log.requests) == 2
 
 
+# The home page of Eleventy's starter (11ty/eleventy-base-blog at e37a55c: layouts/base.njk with
+# its generator meta commented out, as shipped, and the feed's <link> removed by the owner;
+# postslist.njk as rendered).
+ELEVENTY_HOME = (
+    "<head><title>Eleventy Base Blog</title></head><body>"
+    '<a href="#main" id="skip-link" class="visually-hidden">Skip to main content</a>'
+    '<header><a href="/" class="home-link">Eleventy Base Blog</a><nav><ul class="nav">'
+    '<li class="nav-item"><a href="/" aria-current="page">Home</a></li>'
+    '<li class="nav-item"><a href="/blog/">Archive</a></li></ul></nav></header>'
+    '<main id="main"><h1>Latest 3 Posts</h1><ol reversed class="postlist">'
+    + "".join(
+        f'<li class="postlist-item"><a href="/blog/post-{i}/" class="postlist-link">Post {i}</a>'
+        f'<time class="postlist-date" datetime="2018-0{i}-01">2018</time></li>'
+        for i in (3, 2, 1)
+    )
+    + "</ol></main></body>"
+)
+
+
+def test_eleventys_starter_without_generator_nor_link_is_recognised_by_its_markup(
+    tmp_path: Path,
+) -> None:
+    case = web(tmp_path, ELEVENTY_HOME, {"https://blog.example/feed/feed.xml": {"body": atom()}})
+    reported, report, log = run(case)
+    assert reported == ["https://blog.example/feed/feed.xml"]
+    assert report.platforms == [
+        "Eleventy: markup postlist postlist-date postlist-item postlist-link"
+    ]
+    assert len(log.requests) <= 2  # the platform's path, then its JSON format
+
+
+def test_a_post_list_class_alone_is_no_eleventy(tmp_path: Path) -> None:
+    """Counter-case: another theme's ``postlist`` (no starter's set) keeps the plain guesses."""
+    page = '<body><ul class="postlist"><li><a href="/p/">P</a></li></ul></body>'
+    case = web(tmp_path, page, {"https://blog.example/feed/": {"body": atom()}})
+    reported, report, _ = run(case)
+    assert (reported, report.platforms) == (["https://blog.example/feed/"], [])
+
+
 def test_a_typed_link_without_rel_beats_an_anchor_that_validates_alike(tmp_path: Path) -> None:
     # The situation of NetNewsWire's and Miniflux's finders: a <link> with a feed type and no
     # rel, and a bare <a href="atom.rss">: what the page declares wins over what it links.

@@ -66,6 +66,22 @@ CASES = [
     ("http://www.cs.uni.example/%7Ejoe/", "cs.uni.example/~joe"),
     ("https://tilde.club/", "tilde.club"),
     ("https://host.example/~/", "host.example"),
+    # an account path by its shape, on any host: two people on one host are two (issue 35);
+    # the shapes of the profiles real pages link (corpus/pages/trafilatura: mastodon.social/
+    # @gnaddrig, social.bund.de/@bsi; friend-links-real/zh_next_blankj: jianshu.com/users/…,
+    # juejin.im/user/…; zh_anzhiyu_two_lists_gavinblog: weibo.com/u/…)
+    ("https://www.lesswrong.com/users/alice", "lesswrong.com/users/alice"),
+    ("https://www.lesswrong.com/users/bob/posts", "lesswrong.com/users/bob"),
+    ("https://forum.example.org/u/Carol/summary", "forum.example.org/u/carol"),
+    ("https://social.bund.de/@bsi/", "social.bund.de/@bsi"),
+    ("https://substack.com/@dave", "substack.com/@dave"),
+    ("https://forums.macrumors.com/members/760591/", "forums.macrumors.com/members/760591"),
+    # ... not the host's own pages, nor a bare directory, nor what no account shape names
+    ("https://internal.diem25.org/users/sign_up?locale=en", "diem25.org"),
+    ("https://status.example.org/user/login", "example.org"),
+    ("https://www.lesswrong.com/users/", "lesswrong.com"),
+    ("https://www.mercurynews.com/author/letters-to-the-editor/", "mercurynews.com"),
+    ("https://host.example/@@/x", "host.example"),
 ]
 
 
@@ -182,6 +198,7 @@ def test_registered_domain_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> 
         ("https://www.cnblogs.com/", None),
         ("https://www.cnblogs.com/sitehome/p/2", None),
         ("https://blog.example/notes/", None),
+        ("https://www.lesswrong.com/users/al/posts", "https://www.lesswrong.com/users/al/"),
         ("mailto:x@y.example", None),
     ],
 )

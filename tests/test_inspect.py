@@ -319,3 +319,25 @@ def test_inspect_names_the_other_addresses_claimed_and_their_evidence() -> None:
         ("https://ana.vercel.app/", "redirect"),
     }
     assert "  https://ana.example/  canonical (said by https://ana.vercel.app/)" in text.stdout
+
+
+def test_inspect_shows_each_friends_kind_and_each_left_out_links_reason() -> None:
+    """A real Butterfly friend page (0a00.github.io, shared corpus): the friend's card is a
+    site, the 推荐网站 group's links are left out as a service section; JSON and text alike."""
+    import pytest
+
+    from tests.littleweb import find_shared
+
+    shared = find_shared()
+    if shared is None:
+        pytest.skip("needs the shared folder (../shared)")
+    page = shared / "corpus/pages/sites/0a00__0a00.github.io/link/index.html"
+    args = ("--file", str(page), "--url", "https://0a00.github.io/link/", "--no-fetch")
+    proc = _inspect(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    assert [(f["url"], f["kind"]) for f in data["friends"]] == [("https://vip.bdziyi.com/", "site")]
+    reasons = {e["url"]: e["reason"] for e in data["excluded"]}
+    assert reasons["https://www.notion.so/"] == "service-section"
+    text = _inspect(*args).stdout
+    assert "https://www.notion.so/  service-section" in text

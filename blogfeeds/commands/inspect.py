@@ -108,6 +108,7 @@ def report_to_dict(report: BlogReport, redirected: tuple[Hop, ...] = ()) -> dict
                 "url": e.friend.url,
                 "name": e.friend.name,
                 "how": e.friend.how,
+                "kind": e.friend.kind or "site",
                 "avatar": e.friend.avatar,
                 "blog_id": e.blog_id,
                 "feed": e.friend.feed,
@@ -203,6 +204,7 @@ def render_text(data: dict[str, Any]) -> str:
     lines += [
         f"  {f['url']}  {f['name']}"
         + (f"  [{f['how']}]" if f.get("how") else "")
+        + (f"  ({f['kind']})" if f.get("kind", "site") != "site" else "")
         + (f"  (repaired from {f['repaired']!r})" if f.get("repaired") else "")
         for f in data["friends"]
     ]

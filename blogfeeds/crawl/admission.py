@@ -1,15 +1,16 @@
 """Admission: whether a blog reached through a link is requested, and at which depth.
 
-A blog is requested when it is new, or known only at a greater hop depth (:mod:`.depth`), within
-``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs requested) and its domain's cap (:mod:`.caps`). A
-blog read already at a greater depth is not fetched again: its friends are offered one hop further
-instead. An address a home page names as its own (canonical, ``og:url``, a moved notice) that the
-crawl has not seen is requested to confirm it (:meth:`Admission.claimed`): kept only when
-:func:`confirms` says one blog, so the node can be the address the blog prefers even when no friend
-links it, and a theme's placeholder never becomes a blog. The books behind it (depths, domain
-counts) live in this process, or in Redis for every worker when the Redis frontier is on
-(:mod:`blogfeeds.frontier.depths`, :mod:`blogfeeds.frontier.caps`). The spider turns each
-:class:`Visit` into a request.
+A blog the opt-out list leaves out (:mod:`.optoutfile`) is never requested (counted
+``blogfeeds/opt_out/blog``). Any other is requested when it is new, or known only at a greater hop
+depth (:mod:`.depth`), within ``DEPTH_LIMIT``, ``BLOGFEEDS_MAX_BLOGS`` (blogs requested) and its
+domain's cap (:mod:`.caps`). A blog read already at a greater depth is not fetched again: its
+friends are offered one hop further instead. An address a home page names as its own (canonical,
+``og:url``, a moved notice) that the crawl has not seen is requested to confirm it
+(:meth:`Admission.claimed`): kept only when :func:`confirms` says one blog, so the node can be the
+address the blog prefers even when no friend links it, and a theme's placeholder never becomes a
+blog. The books behind it (depths, domain counts) live in this process, or in Redis for every
+worker when the Redis frontier is on (:mod:`blogfeeds.frontier.depths`,
+:mod:`blogfeeds.frontier.caps`). The spider turns each :class:`Visit` into a request.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from blogfeeds.config import CapsSettings, CrawlSettings
 from blogfeeds.crawl.caps import DomainCaps
 from blogfeeds.crawl.depth import DepthBook
+from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.crawl.urls import check_url, crawl_url
 from blogfeeds.extract.aliases import (
@@ -86,8 +88,10 @@ class Admission:
         depth_limit: int = 0,
         seen_capacity: int = 0,
         verify_claims: int = 0,
+        opted_out: OptOutFile | None = None,
     ) -> None:
         self.stats = stats
+        self.opted_out = opted_out
         self.depths = depths
         self.caps = caps
         self.max_blogs = max_blogs
@@ -107,6 +111,7 @@ class Admission:
             depth_limit=crawler.settings.getint("DEPTH_LIMIT"),
             seen_capacity=crawl.seen_capacity,
             verify_claims=crawl.verify_claims,
+            opted_out=opt_out(crawler),
         )
 
     @property
@@ -132,6 +137,9 @@ class Admission:
             if bad is not None:
                 logger.debug("Not a blog to visit: %s", bad)
                 self.stats.inc_value("blogfeeds/bad_friend_url")
+                continue
+            if self.opted_out is not None and url in self.opted_out:
+                self.stats.inc_value("blogfeeds/opt_out/blog")
                 continue
             bid = blog_id(url)
             best = self.depths.best(bid)
@@ -179,6 +187,9 @@ class Admission:
                 continue
             bid = blog_id(url)
             if bid == own or self.depths.best(bid) is not None or bid in self._analysed:
+                continue
+            if self.opted_out is not None and url in self.opted_out:
+                self.stats.inc_value("blogfeeds/opt_out/blog")
                 continue
             self.stats.inc_value("blogfeeds/alias/verify")
             yield Visit(url, bid, depth, again=True, claimed_by=observation_json(seen))

@@ -1,24 +1,40 @@
-"""The :class:`~blogfeeds.items.BlogCheck` of each home-page read of ``scrapy crawl blogs``.
+"""The checks of ``scrapy crawl blogs``: one :class:`~blogfeeds.items.BlogCheck` per home-page
+read, and the re-checks (``-a recheck=due|all``) that read the stored blogs again.
 
-The spider routes; these functions turn what came back (a response, a failure and the
-response it may carry, the items read) into the check the store settles
-(:mod:`blogfeeds.storage.checks`), through :func:`blogfeeds.extract.health.read_health`.
+The spider routes; these functions turn what came back (a response, a failure and the response
+it may carry, the items read) into the check the store settles (:mod:`blogfeeds.storage.checks`),
+through :func:`blogfeeds.extract.health.read_health`. A re-check (:class:`Recheck`) takes its
+seeds from the store (``all``, or those whose adaptive interval ran out) and offers them to the
+crawl's admission like seeds: politeness, robots.txt, the SSRF guard and the Redis frontier
+apply. With Redis each blog is claimed once across workers (``SET NX`` on
+``<prefix>blogs:recheck:<blog id>``, expiring after ``BLOGFEEDS_RECHECK_MIN_HOURS``) and
+forgotten by the frontier so that it is fetched again. A request carries the last read's
+validators and page digest: a 304, or the very same bytes, is an ok check that reads nothing
+more. A stored friend is re-read only when due itself; a new friend is crawled.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from scrapy.http import Response
 
+from blogfeeds.config import database_url
 from blogfeeds.crawl.fetch import redirects, response_headers
 from blogfeeds.extract.health import Health, read_health
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import header_value
+from blogfeeds.frontier.dupefilter import forget_blog
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogCheck, FriendLink
+from blogfeeds.storage.checks import RECHECK_MODES, Due, due_blogs
+from blogfeeds.storage.db import Store
+
+logger = logging.getLogger(__name__)
 
 PERMANENT = frozenset({301, 308})
 
@@ -144,3 +160,72 @@ def failed_check(bid: str, url: str, failure: Any, status: str, reason: str) -> 
         failure_reason=reason,
     )
     return check(bid, url, health, response)
+
+
+NOT_MODIFIED = 304
+
+
+class Recheck:
+    """The re-check of one crawl: which blogs, claimed how, with which validators."""
+
+    def __init__(self, mode: str, crawler: Any) -> None:
+        if mode not in RECHECK_MODES:
+            raise ValueError(f"-a recheck={mode}: expected one of {', '.join(RECHECK_MODES)}")
+        self.mode = mode
+        self.crawler = crawler
+        self.config = BlogHealthSettings.from_settings(crawler.settings)
+        self.known: set[str] = set()
+        self.rechecked: set[str] = set()
+
+    def due(self) -> list[Due]:
+        """The blogs to read again, from the store (``ValueError`` when none is configured)."""
+        url = database_url(self.crawler.settings)
+        if not url:
+            raise ValueError("-a recheck needs the store: set BLOGFEEDS_DATABASE_URL")
+        with Store.open(url) as store:
+            blogs, self.known = due_blogs(store, self.mode, now())
+        self.crawler.stats.set_value("blogfeeds/recheck/due", len(blogs))
+        logger.info("Re-check (%s): %d of %d stored blogs", self.mode, len(blogs), len(self.known))
+        return blogs
+
+    def claim(self, blog: Due, frontier: Any) -> bool:
+        """Whether this worker re-checks ``blog`` (always without the Redis frontier)."""
+        if frontier is None or frontier.keys is None:
+            self.rechecked.add(blog.blog_id)
+            return True
+        keys = frontier.keys
+        key = f"{keys.prefix}{keys.spider}:recheck:{blog.blog_id}"
+        ttl = max(1, round(self.config.recheck_min_hours * 3600))
+        if not frontier.server.set(key, keys.worker, nx=True, ex=ttl):
+            self.crawler.stats.inc_value("blogfeeds/recheck/claimed_elsewhere")
+            return False
+        forget_blog(frontier.server, keys, blog.blog_id)
+        self.rechecked.add(blog.blog_id)
+        return True
+
+    def follows(self, url: str) -> bool:
+        """Whether a friend at ``url`` is crawled: a new blog, or one this re-check reads."""
+        try:
+            bid = blog_id(url)
+        except ValueError:
+            return True  # the admission says why it is no blog
+        return bid not in self.known or bid in self.rechecked
+
+
+def recheck_meta(blog: Due) -> dict[str, object]:
+    """The meta of a re-check's request: a 304 reaches the spider, and the last page's digest
+    tells an unchanged page from its bytes when the server sends no validators."""
+    meta: dict[str, object] = {"handle_httpstatus_list": [NOT_MODIFIED]}
+    if blog.page_digest:
+        meta[PAGE_META] = blog.page_digest
+    return meta
+
+
+def validators(blog: Due) -> dict[str, str]:
+    """The conditional-GET headers of ``blog``'s last read."""
+    headers = {}
+    if blog.etag:
+        headers["If-None-Match"] = blog.etag
+    if blog.last_modified:
+        headers["If-Modified-Since"] = blog.last_modified
+    return headers

@@ -46,6 +46,8 @@ from blogfeeds.extract.friends import (
     find_friend_pages,
     friends_from_data_source,
 )
+from blogfeeds.extract.friends.filters import friend_key
+from blogfeeds.extract.friends.pages import may_list_friends
 from blogfeeds.extract.friends.themes import ThemeRule
 from blogfeeds.extract.icon import HostIcons, favicon_is_image
 from blogfeeds.extract.identity import blog_id
@@ -355,8 +357,9 @@ async def _favicon(favicon: str, report: BlogReport, fetch: Fetch, config: Extra
 async def _friends(
     report: BlogReport, analysis: PageAnalysis, fetch: Fetch, config: ExtractConfig, run: Run
 ) -> None:
-    """Friend links from the blog's friend-link page if one lists any, else from the home page,
-    plus the machine-readable lists that page points to; into ``report``."""
+    """Friend links from the blog's friend-link page if one lists any, united with the home
+    page's own (a sidebar blogroll), else from the home page, plus the machine-readable lists
+    that page points to; into ``report``."""
     counters = report.counters
     found: FriendExtraction | None = None
     source = analysis.page.url
@@ -404,9 +407,19 @@ async def _friends(
             found, source = sub.friends, sub.page.url
             break
         report.followed.append(Followed(page_url, FRIEND_PAGE, "no_friends", resp.url, 0, cut))
+    home: FriendExtraction | None = None
     if found is None:
         found = await _home_friends(analysis, config, run, counters)
+    elif may_list_friends(analysis.page, analysis.friend_rules):
+        # the home page's own list (a sidebar blogroll) may differ from the friend page's
+        home = await _home_friends(analysis, config, run, counters)
     friends = list(found.friends)
+    if home is not None and home.friends:
+        keys = {friend_key(f.url) for f in friends}
+        more = [f for f in home.friends if friend_key(f.url) not in keys]
+        if more:
+            _count(counters, "home_friends_united", len(more))
+            friends += more
     known = {f.url for f in friends}
     invalid = list(found.invalid_urls)
     for list_url in found.data_sources[: config.max_pages]:

@@ -1,13 +1,13 @@
-"""Blog identity: which blog a URL belongs to. The rule, in order (examples and consequences:
-docs/identity.md):
+"""Blog identity: which blog a URL belongs to. The rule, in order (docs/identity.md):
 
 1. Only ``http``/``https`` URLs have an identity (anything else raises ``ValueError``); the
    scheme, the port, user info, query and fragment are ignored. A host no host may hold
    (:func:`valid_host`) raises :class:`InvalidURL`, a ``ValueError``: such a URL is no blog,
    never fetched, never stored.
 2. The host is lower-cased, IDNA-decoded to Unicode, and a leading ``www.`` is dropped.
-3. Path-hosted platforms keep the user's path prefix (``blogfeeds/data/platforms.toml``), and a
-   ``~user`` directory is its user's site on any host (:func:`tilde_user`).
+3. Path-hosted platforms keep the user's path prefix (``blogfeeds/data/platforms.toml``); on
+   any host, a ``~user`` directory and an account path (``/@name``, ``/users/name``:
+   :func:`account_path`) are one person's.
 4. Otherwise the registered domain under the Public Suffix List, private section included
    (tldextract with its bundled snapshot, never fetched at run time), plus the
    subdomain-hosted platforms the PSL lacks, from the same table.
@@ -34,6 +34,17 @@ _USER_SITE_PAGES = frozenset(
     "about archive archives categories category tags tag page posts post p blog links link "
     "friends friend search feed rss atom en zh cn images img assets static css js public "
     "resume cv".split()
+)
+
+
+# First segments that name an account by the next one on any host: Discourse (/u/), forums
+# and profiles (/user/, /users/, /members/). Not /author/ (a publication's staff archive, and
+# every WordPress blog's own /author/admin/) nor /people/ (a faculty's group pages).
+_ACCOUNT_DIRS = frozenset({"u", "user", "users", "members"})
+# Second segments of those that are the site's own pages, not an account.
+_ACCOUNT_PAGES = frozenset(
+    "login logout signin sign_in sign-in signup sign_up sign-up register new edit settings "
+    "show search me list index.html index.php".split()
 )
 
 
@@ -144,6 +155,13 @@ def under_public_suffix(host: str) -> bool:
     """Whether ``host`` is a name under a public suffix (``example.com``, not ``index.html``)."""
     ext = _extractor()(host)
     return bool(ext.suffix and ext.domain)
+
+
+def is_public_suffix(host: str) -> bool:
+    """Whether ``host`` (normalised) is itself a public suffix (``com``, ``github.io``): every
+    blog under it would be its subdomain."""
+    ext = _extractor()(host)
+    return bool(ext.suffix) and not ext.domain
 
 
 def normalize_host(host: str) -> str:
@@ -273,15 +291,51 @@ def host_blog_id(host: str, path: str) -> str:
 
 
 def _identity(host: str, segments: list[str]) -> str:
-    rule = path_rule(host)
-    if rule is not None:
-        user = rule.user_path(segments)
-        if user is not None:
-            return f"{_WWW.sub('', host)}/{user.lower()}"
-    tilde = tilde_user(segments)
-    if tilde is not None:
-        return f"{_WWW.sub('', host)}/{tilde.lower()}"
+    user = _user_path(host, segments)
+    if user is not None:
+        return f"{_WWW.sub('', host)}/{user.lower()}"
     return registered_domain(host)
+
+
+def _user_path(host: str, segments: list[str]) -> str | None:
+    """The path naming one person's blog or account on a shared host, as written, or None:
+    the platform table's rule, else a ``~user`` directory, else an account by its shape."""
+    user = _hosted_path(host, segments)
+    return user if user is not None else account_path(segments)
+
+
+def _hosted_path(host: str, segments: list[str]) -> str | None:
+    rule = path_rule(host)
+    user = rule.user_path(segments) if rule is not None else None
+    return user if user is not None else tilde_user(segments)
+
+
+def hosted_user(url: str) -> bool:
+    """Whether ``url`` lies under a user's blog on a path-hosted blog platform of the table
+    (``cnblogs.com/alice``) or in a ``~user`` directory: a blog, where an account path alone
+    (:func:`account_path`: ``weibo.com/u/1``, ``mastodon.social/@a``) may be a profile."""
+    try:
+        host, segments = split_url(url)
+    except ValueError:
+        return False
+    return _hosted_path(host, segments) is not None
+
+
+def account_path(segments: list[str]) -> str | None:
+    """The account a path starts with by its shape, on any host, as written, or None: a handle
+    (``/@alice``: Medium, Mastodon, YouTube, Substack) or an account directory and its name
+    (``/u/alice``, ``/user/1``, ``/users/alice``, ``/members/bob.12``), not its own pages
+    (``/user/login``). Two accounts on one host are two people (docs/identity.md)."""
+    if not segments:
+        return None
+    first = segments[0]
+    if len(first) > 1 and first[0] == "@" and first[1] != "@":
+        return first
+    if len(segments) >= 2 and first.lower() in _ACCOUNT_DIRS:
+        name = segments[1]
+        if name.lower() not in _ACCOUNT_PAGES and not name.startswith(("?", "#")):
+            return f"{first}/{name}"
+    return None
 
 
 def tilde_user(segments: list[str]) -> str | None:
@@ -304,10 +358,7 @@ def blog_prefix(url: str) -> str | None:
         host, segments = split_url(url)
     except ValueError:
         return None
-    rule = path_rule(host)
-    user = rule.user_path(segments) if rule is not None else None
-    if user is None:
-        user = tilde_user(segments)
+    user = _user_path(host, segments)
     if user is None:
         return None
     parts = urlsplit(url.strip())

@@ -51,6 +51,8 @@ from blogfeeds.site.i18n import (
     time_tag,
     utc_text,
 )
+from blogfeeds.site.postsearch import hit_row, post_index
+from blogfeeds.site.randomlinks import random_files, weights
 from blogfeeds.site.topics import TOPICS, topics_of
 from blogfeeds.storage.runs import Run
 
@@ -94,13 +96,17 @@ class BuildReport:
     feed_entries: int = 0
     graph_nodes: int = 0
     graph_edges: int = 0
+    searchable: int = 0
+    search_seconds: float = 0.0
+    """Writing the post search's index of the ``searchable`` river entries."""
     seconds: float = 0.0
 
     def line(self) -> str:
         return (
             f"{self.blogs} blog pages, {self.river_entries} river entries on "
             f"{self.river_pages} pages, {self.feed_entries} feed entries, graph of "
-            f"{self.graph_nodes} nodes and {self.graph_edges} edges in {self.seconds:.1f} s"
+            f"{self.graph_nodes} nodes and {self.graph_edges} edges, post search over "
+            f"{self.searchable} entries ({self.search_seconds:.1f} s) in {self.seconds:.1f} s"
         )
 
 
@@ -471,6 +477,14 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
     _write_text(folder.path("data/links.js"), _js_data("BLOGFEEDS_LINKS", friends))
     render("directory.html", "directory.html", "", page="directory")
 
+    weight = weights((b["blog_id"] for b in data.blogs), data.entries)
+    chances = [
+        (slug(b["blog_id"]), weight[b["blog_id"]], len(per_blog.get(b["blog_id"], ())))
+        for b in data.blogs
+    ]
+    for name, script in random_files(chances).items():
+        _write_text(folder.path(name), script)
+
     lists, listed_by = _friend_lists(data.links, known)
     page = env.get_template("blog.html")
     for blog in data.blogs:
@@ -513,6 +527,18 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             start=(n - 1) * options.page_size + 1,
         )  # fmt: skip
     report.river_entries, report.river_pages = len(shown), pages
+
+    def hit(entry: Mapping[str, Any]) -> list[Any]:
+        blog = known.get(entry["blog_id"] or "")
+        name = blog.get("title") if blog else ""
+        face = avatar(entry["blog_id"] or entry["feed_url"], name)
+        return hit_row(entry, blog, slug(entry["blog_id"]) if blog else None,
+                       content_lang(blog), face)  # fmt: skip
+
+    indexing = time.monotonic()
+    for name, script in post_index(river, hit):
+        _write_text(folder.path(name), script)
+    report.searchable, report.search_seconds = len(river), time.monotonic() - indexing
 
     title = options.title + (f": friend circle of {scope['name']}" if scope else ": river")
     feed_id = (

@@ -1,14 +1,17 @@
 """``scrapy crawl blogs``: walk the friend-link graph breadth-first from seed blogs.
 
 Arguments (``-a``): ``start_urls=URL,URL``, ``seeds=FILE`` (one URL a line, or OPML),
-``recheck=due|all`` (re-read the stored blogs instead: :mod:`blogfeeds.crawl.recheck`).
+``recheck=due|all`` (re-read the stored blogs instead: :mod:`blogfeeds.crawl.checks`).
 
 The spider routes: a home page answered goes to :func:`blogfeeds.crawl.fetch.read_home` (the
 extraction, whose further pages are fetched through the downloader), its report becomes one
 :class:`~blogfeeds.items.Blog` and a :class:`~blogfeeds.items.FriendLink` per friend
 (:func:`blogfeeds.report_items.blog_items`), and each friend is offered to the crawl's
 admission (:mod:`blogfeeds.crawl.admission`: depth, caps, ``BLOGFEEDS_MAX_BLOGS``), whose
-visits become requests. The crawl order is :mod:`blogfeeds.crawl.order`'s.
+visits become requests. The crawl order is :mod:`blogfeeds.crawl.order`'s. A blog of the
+opt-out list (:mod:`blogfeeds.crawl.optoutfile`) yields nothing, and a friend link to one is
+dropped (counted ``blogfeeds/opt_out/friend_link``): not even the edge is stored, nor a page's
+claim that it is another address of the page's blog (``blogfeeds/opt_out/claim``).
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ from twisted.python.failure import Failure
 
 from blogfeeds.crawl.admission import Admission, Visit, confirms
 from blogfeeds.crawl.checks import (
+    NOT_MODIFIED,
+    Recheck,
     check,
     failed_check,
     moved_check,
     not_modified_check,
     page_health,
+    recheck_meta,
     same_page_check,
     unread_check,
+    validators,
 )
 from blogfeeds.crawl.fetch import (
     HomeReader,
@@ -41,13 +48,13 @@ from blogfeeds.crawl.fetch import (
     refused_seed,
     unreadable,
 )
+from blogfeeds.crawl.optoutfile import OptedOut, OptOutFile, opt_out
 from blogfeeds.crawl.order import StaleRequest
-from blogfeeds.crawl.recheck import NOT_MODIFIED, Recheck, recheck_meta, validators
 from blogfeeds.crawl.seeds import check_url, load_seeds
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.frontier.defaults import RECOVERED_META
 from blogfeeds.frontier.spiders import RedisFrontierMixin
-from blogfeeds.items import Blog
+from blogfeeds.items import Blog, FriendLink
 from blogfeeds.report_items import address_item, blog_items
 from blogfeeds.spiders.arguments import warn_unknown_arguments
 
@@ -77,6 +84,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     uses_crawl_order = True  # StrategyMiddleware applies to this spider
     admission: Admission
     reader: HomeReader
+    opted_out: OptOutFile | None = None
 
     rechecker: Recheck | None = None
 
@@ -99,6 +107,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.admission = Admission.from_crawler(crawler)
         spider.reader = HomeReader.from_crawler(crawler)
+        spider.opted_out = opt_out(crawler)
         if spider.recheck_arg is not None:
             spider.rechecker = Recheck(spider.recheck_arg, crawler)
         return spider
@@ -112,8 +121,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         for error in errors:
             logger.error("Bad seed %s: %s", error.where, error.message)
             self.crawler.stats.inc_value("blogfeeds/bad_seed")
-        usable = 0
+        usable = left_out = 0
         for seed in seeds:
+            if self._left_out(seed.url):
+                logger.info(
+                    "Seed %s is on the opt-out list (BLOGFEEDS_OPT_OUT): not crawled", seed.url
+                )
+                left_out += 1
             offered = list(self._requests(self.admission.offer(seed.url, 0)))
             if not offered:
                 self._seen_seed(seed.url)
@@ -125,6 +139,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if not usable and self.frontier() is None and not self._resumed():
             if not seeds and not errors:
                 logger.error("No seeds: pass -a start_urls=URL[,URL] or -a seeds=FILE")
+            elif seeds and left_out == len(seeds):
+                logger.error("Every seed is on the opt-out list (BLOGFEEDS_OPT_OUT)")
             elif seeds:
                 logger.error("None of the %d seeds names a blog", len(seeds))
             raise CloseSpider("no_seeds")
@@ -140,8 +156,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             raise CloseSpider("no_seeds") from None
         frontier = self.frontier()
         for blog in blogs:
-            if not rechecker.claim(blog, frontier):
-                continue
+            if self._left_out(blog.url) or not rechecker.claim(blog, frontier):
+                continue  # an owner asked to be left out, or another worker re-checks it
             for request in self._requests(self.admission.offer(blog.url, 0)):
                 meta = {**request.meta, **recheck_meta(blog)}
                 yield request.replace(headers=validators(blog), meta=meta)
@@ -213,6 +229,9 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, unreadable(exc))
             return
         hops = redirects(response)
+        if self._left_out(response.url, *(hop.url for hop in hops)):
+            self.crawler.stats.inc_value("blogfeeds/opt_out/blog_read")  # listed while queued
+            return
         # the address requested redirected to another blog: stored, even when that blog was
         # analysed already, for the store to decide whether it is an alias
         address = address_item(
@@ -246,7 +265,14 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
+        if self.opted_out is not None and report.observation is not None:
+            seen = self.opted_out.scrub(report.observation)
+            if seen is not report.observation:
+                self.crawler.stats.inc_value("blogfeeds/opt_out/claim")
+                report.observation = seen
         blog, links = blog_items(report, fetched_at=_now(), depth=depth)
+        links = self._friends(links)
+        blog.friend_count = len(links)
         blog.depth = depth = self.admission.read(bid, depth, [link.target_url for link in links])
         yield blog
         if claimed_by is None:
@@ -264,9 +290,23 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             for request in self._requests(self.admission.claimed(report.observation, depth)):
                 yield request
 
+    def _left_out(self, *urls: str) -> bool:
+        return self.opted_out is not None and any(url in self.opted_out for url in urls)
+
+    def _friends(self, links: list[FriendLink]) -> list[FriendLink]:
+        """``links`` but those to a blog of the opt-out list (dropped, counted)."""
+        if self.opted_out is None:
+            return links
+        kept = [link for link in links if link.target_url not in self.opted_out]
+        if len(kept) < len(links):
+            self.crawler.stats.inc_value("blogfeeds/opt_out/friend_link", len(links) - len(kept))
+        return kept
+
     def home_failed(self, failure: Failure) -> Iterator[Any]:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.crawl.order)
+            return
+        if failure.check(OptedOut):  # listed after it was queued: nothing of it is stored
             return
         if CLAIMED_BY in request.meta:  # an address a page claimed, unreachable: no blog
             self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")

@@ -28,6 +28,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.config import WebSubSettings, database_url
+from blogfeeds.crawl.optoutfile import OptedOut
 from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extract.runner import Run, inline
@@ -252,6 +253,12 @@ class FeedsSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         feed: ScheduledFeed = request.meta["feed"]
         kind, reason = failure_status(failure), failure_reason(failure)
+        if failure.check(OptedOut):
+            # the opt-out list names it (blogfeeds.middlewares.optout): not requested, nothing
+            # recorded; `scrapy optout` removes its schedule
+            self.crawler.stats.inc_value("blogfeeds/opt_out/feed")
+            self.hosts.answered(feed.url)
+            return self._after(feed.url)
         if failure.check(TargetRefused):
             # Our own guard refused the address (a local trial without
             # BLOGFEEDS_ALLOW_PRIVATE_TARGETS): nothing is known of the feed, so its plan stays

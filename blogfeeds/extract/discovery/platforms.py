@@ -1,6 +1,7 @@
 """Platform fingerprints and their feed paths: ``blogfeeds/data/feed_platforms.toml``.
 
-A platform is recognised by its generator, asset paths, response headers or host; each
+A platform is recognised by its generator, asset paths, markup (class names its default
+templates leave together), response headers or host; each
 recognised platform adds its feed paths (then its format variants) at the blog root(s): the
 site root, or a path-hosted blog's own prefix (:func:`~blogfeeds.extract.identity.blog_prefix`),
 never above it; a hosted platform's ``{user}`` paths name the blog's feed at the host root
@@ -27,6 +28,7 @@ class Platform:
     name: str
     generator: tuple[str, ...] = ()
     assets: tuple[str, ...] = ()
+    classes: tuple[frozenset[str], ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     hosts: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
@@ -42,6 +44,7 @@ def feed_platforms() -> tuple[Platform, ...]:
             name=row["name"],
             generator=tuple(row.get("generator", ())),
             assets=tuple(row.get("assets", ())),
+            classes=tuple(frozenset(group) for group in row.get("classes", ())),
             headers=tuple((k.lower(), v) for k, v in row.get("headers", {}).items()),
             hosts=tuple(row.get("hosts", ())),
             paths=tuple(row.get("paths", ())),
@@ -107,6 +110,11 @@ def detect_platforms(page: Page) -> list[PlatformMatch]:
                 if cut > 0 and install.startswith(root):
                     roots.insert(0, install)
             break
+        if not evidence and plat.classes:
+            names = page.class_names
+            group = next((g for g in plat.classes if g <= names), None)
+            if group is not None:
+                evidence = "markup " + " ".join(sorted(group))
         for name, needle in plat.headers:
             if not evidence and needle in page.header(name).lower():
                 evidence = f"header {name}"

@@ -49,6 +49,8 @@ class Found:
     """The page's path names a friend-link page (``/links/``): stronger than its title."""
     by_el: dict[lxml.html.HtmlElement, Link]
     """The measured links by their ``<a>`` element."""
+    page_host: str = ""
+    """The page's host (normalised)."""
     user_rules: list[ThemeRule] = field(default_factory=list)
     """The user's theme-table entries, tried before the bundled ones."""
     scorers: list[Callable[..., Adjustment | None]] = field(default_factory=list)

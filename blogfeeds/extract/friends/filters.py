@@ -4,7 +4,7 @@ URL clean-up (:func:`clean_url`): Wayback Machine wrappers are unwrapped
 (``web.archive.org/web/<timestamp>[flags]/<url>``), the scheme and host are lower-cased, the
 fragment, a trailing ``index.html``/``index.htm`` and click-tracking query keys are dropped.
 
-The lists live in ``blogfeeds/data/friend_filters.toml`` (circles, badges, platforms,
+The lists live in ``blogfeeds/data/friend_filters.toml`` (circles, badges, platforms, podcasts,
 shorteners, referral keys, placeholders, commercial words, page zones); :func:`filters` loads
 them once. :meth:`Filters.verdict` says why a link is not a friend, or ``None``.
 """
@@ -19,9 +19,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-from blogfeeds.extract.identity import InvalidURL, blog_id, normalize_host, under_public_suffix
+from blogfeeds.extract.identity import (
+    InvalidURL,
+    blog_id,
+    hosted_user,
+    normalize_host,
+    under_public_suffix,
+)
 
 _WAYBACK = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/+(.+)$", re.I)
 _INDEX = re.compile(r"/index\.html?$", re.I)
@@ -31,6 +37,20 @@ _PLAIN_URL = re.compile(rf"^(https?)://([A-Za-z0-9.\-]+)(:\d{{1,5}})?(/{_PATH_CH
 _BASE = re.compile(r"^(https?)://([A-Za-z0-9.\-]+)(:\d{1,5})?(?:[/?#]|$)", re.I)
 DATED_POST = re.compile(r"/(?:19|20)\d\d/[01]?\d/")
 """A dated path (``/2011/07/``) is a post: a latest-post link, not the friend's blog."""
+_LANGUAGE = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$")
+_SHORT_NAME = re.compile(r"^[a-z][a-z0-9]{1,19}(?:[-_][a-z0-9]{1,19})?$")
+BLOG_WORDS = frozenset(
+    "blog blogs weblog posts notes journal diary writing writings articles essays log".split()
+)
+"""Path segments that name a blog's index (``/blog/``, ``/zh/posts/``), not one of its pages."""
+SITE_PAGES = frozenset(
+    "about archive archives categories category tags tag page search p post article links link "
+    "friends friend feed rss atom images img assets static css js public resume cv contact "
+    "wiki docs download downloads".split()
+)
+"""First path segments that name a page of a site, never a blog or a person under a path."""
+HOME_DEPTH = 3
+"""Most path segments past a blog's identity that a blog's home under a path has."""
 FEED_URL = re.compile(
     r"^https?://(?:feeds\d*\.|feedproxy\.|feedpress\.me/)|"
     r"/(?:feeds?|rss2?|atom)(?:/posts/default)?/?$|\.(?:rss|atom|xml)$|/feeds/posts/default",
@@ -49,6 +69,28 @@ _FEED_TEXT = re.compile(r"^\W*(?:rss|atom)?\s*(?:feed|rss|atom)\W*$", re.IGNOREC
 _FEED_TEXT_CHARS = 80
 """Characters (spaces included) past which a link's text is no feed's label."""
 _FEED_ICON = re.compile(r"(?<![a-z])(?:rss|feed|atom)(?![a-z])", re.IGNORECASE)
+
+
+def blog_home_path(rest: list[str], trailing_slash: bool) -> bool:
+    """Whether ``rest``, the path segments past a blog's identity, is the home of a blog under a
+    path (``/zh/posts/``, ``/python/weblog/``, ``/en/``, ``/notes/blog/``), not an article
+    (a date, a slug of many words, a file, ``/posts/<slug>``, ``/p/<id>``): at most
+    :data:`HOME_DEPTH` segments, each a language tag or a blog word (:data:`BLOG_WORDS`), the
+    first also a short name (one or two words, not a site page); a trailing slash, or a blog
+    word last."""
+    if not rest or len(rest) > HOME_DEPTH:
+        return False
+    if not trailing_slash and rest[-1].lower() not in BLOG_WORDS:
+        return False
+    for i, segment in enumerate(rest):
+        low = segment.lower()
+        if low in BLOG_WORDS:
+            continue
+        if low in SITE_PAGES:
+            return False
+        if not (_LANGUAGE.match(low) or (i == 0 and _SHORT_NAME.match(low))):
+            return False
+    return True
 
 
 def is_feed_link(a: Any, url: str) -> bool:
@@ -267,6 +309,7 @@ class Filters:
     circle_names: tuple[str, ...]
     badges: HostList
     platforms: HostList
+    podcasts: HostList
     shorteners: HostList
     referral_keys: frozenset[str]
     referral_rels: frozenset[str]
@@ -336,7 +379,7 @@ class Filters:
     def verdict(self, url: str | Cleaned, name: str = "", rels: Iterable[str] = ()) -> str | None:
         """Why ``url`` (cleaned, absolute) named ``name`` is not a friend, or None.
 
-        Reasons: ``circle``, ``badge``, ``placeholder``, ``platform``, ``sponsored``,
+        Reasons: ``circle``, ``badge``, ``placeholder``, ``platform``, ``podcast``, ``sponsored``,
         ``referral``, ``shortener``, ``commercial``. Owner checks are the caller's (they need
         the page).
         """
@@ -370,6 +413,8 @@ class Filters:
         platform = self.platforms.entry_of(where)
         if platform is not None and not _hosted_blog(where.url, platform):
             return "platform"
+        if self.podcasts.entry_of(where) is not None:
+            return "podcast"
         if rels and self.referral_rels & {r.lower() for r in rels}:
             return "sponsored"
         if where.query and any(
@@ -391,14 +436,17 @@ def _check_port(port: str | None) -> None:
 
 def _hosted_blog(url: str, entry: str) -> bool:
     """Whether ``url`` is a user's own blog on the platform ``entry`` names (its identity is a
-    subdomain of the platform, ``alice.wordpress.com``, or a user path, ``hi.baidu.com/bob``)."""
+    subdomain of the platform, ``alice.wordpress.com``, or a blog platform's user path,
+    ``cnblogs.com/bob``; an account path alone, ``weibo.com/u/1``, is the platform's profile)."""
     try:
         identity = blog_id(url)
     except ValueError:
         return False
     if identity == entry:
         return False  # the entry names this very site (a theme's project page)
-    return "/" in identity or identity.endswith("." + entry.split("/", 1)[0])
+    if "/" in identity:
+        return hosted_user(url)
+    return identity.endswith("." + entry.split("/", 1)[0])
 
 
 _TOKEN = re.compile(r"^/([A-Za-z0-9]{3,10})/?$")
@@ -415,10 +463,37 @@ def _looks_short(path: str) -> bool:
     return bool(re.search(r"[a-z0-9][A-Z]", token) and re.search(r"\d", token))
 
 
+_CAPSULE = re.compile(
+    r"(?:^|[/?=&])(gemini|gopher)(?::/+|/+)((?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d{1,5})?)(/[^?#&]*)?",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def proxied_capsule(url: str) -> str | None:
+    """The Gemini or Gopher capsule an HTTP proxy URL shows (``https://portal.mozz.us/gemini/
+    x.org/`` → ``gemini://x.org/``; ``…/gw?a=gopher%3A%2F%2Fsdf.org%2F1%2Fusers%2Fal``), or None.
+    The friend is the capsule, read over the web through the proxy: its kind is the protocol,
+    and two capsules shown by one proxy are two friends."""
+    low = url.lower()
+    if "gemini" not in low and "gopher" not in low:  # nearly every URL: no parsing
+        return None
+    parts = urlsplit(url)
+    rest = unquote(parts.path + ("?" + parts.query if parts.query else ""))
+    m = _CAPSULE.search(rest)
+    if m is None:
+        return None
+    return f"{m.group(1).lower()}://{m.group(2).lower()}{m.group(3) or '/'}"
+
+
 def friend_key(url: str) -> str:
     """One key per friend: the host without ``www.`` (so scheme, ``www.``, slash, case and
     sub-page variants merge, but ``blog.x.com`` and ``x.com`` stay apart), the blog identity
-    for path-hosted blogs (``cnblogs.com/alice``), the whole URL on feed proxies."""
+    for path-hosted blogs (``cnblogs.com/alice``), the whole URL on feed proxies, the capsule
+    behind a Gemini or Gopher proxy (:func:`proxied_capsule`)."""
+    capsule = proxied_capsule(url)
+    if capsule is not None:
+        return capsule.rstrip("/")
     host = normal_host(url)
     if host.startswith(("feeds.", "feeds2.", "feedproxy.")):
         return url.rstrip("/").lower()
@@ -442,6 +517,7 @@ def filters() -> Filters:
         circle_names=tuple(n.lower() for n in raw["circles"].get("names", [])),
         badges=HostList(raw["badges"]["hosts"]),
         platforms=HostList(raw["platforms"]["hosts"]),
+        podcasts=HostList(raw.get("podcasts", {}).get("hosts", [])),
         shorteners=HostList(raw["shorteners"]["hosts"]),
         referral_keys=frozenset(k.lower() for k in raw["referral"]["query_keys"]),
         referral_rels=frozenset(r.lower() for r in raw["referral"]["rels"]),

@@ -22,14 +22,25 @@ DEAD_HEADING = re.compile(
 
 SERVICE_HEADING = re.compile(
     r"工具|收藏|资源|导航|鸣谢|致谢|赞助|服务|ツール|リソース|謝辞|スポンサー|"
+    r"(?:好用|实用|常用|推荐|有用|优质)的?(?:网站|站点|网址|软件|应用)|(?:网站|网址)(?:推荐|收藏)|"
     r"\b(?:tools?|resources?|services?|credits?|thanks|acknowledge?ments?|sponsors?|bookmarks?|"
     r"powered by|built with|werkzeuge|danksagung|herramientas|recursos|agradecimientos|"
-    r"ferramentas|outils|ressources)\b",
+    r"ferramentas|outils|ressources|podcasts?|"
+    r"(?:useful|recommended|handy) (?:web)?sites|(?:rss|feed) readers?)\b",
     re.IGNORECASE,
 )
-"""Headings of sections that list tools, services and credits rather than people ("在线工具",
-"鸣谢", "Resources", "Powered by"): a heading that also holds a friend keyword is a friend
-list ("感谢这些朋友")."""
+"""Headings of sections that list tools, services, credits and shows rather than people
+("在线工具", "鸣谢", "好用的网站", "Resources", "Podcasts", "Powered by"; newsletters and
+software makers' blogs are blogs): a heading that
+also holds a friend keyword is a friend list ("感谢这些朋友"), and so is one naming people or
+their blogs (:data:`PEOPLE_HEADING`: "推荐博客", "Personal websites I like")."""
+
+PEOPLE_HEADING = re.compile(
+    r"博客|博主|大佬|朋友|个人(?:网站|站点|主页)|"
+    r"\b(?:personal (?:web)?sites?|personal (?:blogs?|pages?|homepages?)|people|persons)\b",
+    re.IGNORECASE,
+)
+"""Words of a heading that lists people: never a service section."""
 
 XFN = frozenset(
     "friend acquaintance contact met co-worker colleague co-resident neighbor child parent "
@@ -60,8 +71,8 @@ def has_keyword(text: str) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def is_service_heading(text: str) -> bool:
-    """:data:`SERVICE_HEADING` in a short heading."""
-    return bool(SERVICE_HEADING.search(text))
+    """:data:`SERVICE_HEADING` in a short heading that names no people (:data:`PEOPLE_HEADING`)."""
+    return bool(SERVICE_HEADING.search(text)) and not PEOPLE_HEADING.search(text)
 
 
 def is_label(text: str) -> bool:

@@ -24,10 +24,20 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
+from blogfeeds.extract.friends.defaults import sample_entries, sample_key
 from blogfeeds.extract.friends.feedpairs import feed_pairs
-from blogfeeds.extract.friends.filters import DATED_POST, FEED_URL, filters, friend_key
+from blogfeeds.extract.friends.filters import (
+    DATED_POST,
+    FEED_URL,
+    SITE_PAGES,
+    blog_home_path,
+    filters,
+    friend_key,
+    normal_host,
+    proxied_capsule,
+)
 from blogfeeds.extract.friends.keywords import KEYWORDS
-from blogfeeds.extract.friends.measure import Scan, measure
+from blogfeeds.extract.friends.measure import Link, Scan, measure
 from blogfeeds.extract.friends.model import Friend, FriendExtraction
 from blogfeeds.extract.friends.owner import owner_of, owner_reason, path_depth
 from blogfeeds.extract.friends.pages import names_friend_page
@@ -87,6 +97,7 @@ def extract_layered(
         filters=flt,
         friend_page=_is_friend_page(page, scan),
         friend_path=names_friend_page(urlsplit(page.url).path),
+        page_host=normal_host(page.url),
         by_el={link.el: link for link in scan.links},
         user_rules=list(user_rules),
         scorers=built_rules(rules, FRIEND_SCORERS_BASE),
@@ -129,11 +140,16 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     for c in cands:
         card = (c.how, c.url, " ".join(c.name.split()))
         repeats[card] = repeats.get(card, 0) + 1
+    people = _people_on_one_host(cands)
+    keys = [people.get(i) or friend_key(c.url) for i, c in enumerate(cands)]
     deep_urls: dict[str, set[str]] = {}
-    for c in cands:
+    for i, c in enumerate(cands):
+        if i in people:
+            continue  # a person's site under a path of a shared host: its own friend
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
-            deep_urls.setdefault(friend_key(c.url), set()).add(c.url)
+            deep_urls.setdefault(keys[i], set()).add(c.url)
     feeds = _listed_feeds(cands, scan)
+    samples = sample_entries(found.page_host, (c.url for c in cands))
     friends: list[Friend] = []
     excluded: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
@@ -150,25 +166,44 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
                 reason = flt.url_verdict(c.url, c.rels)
         if reason is None and DATED_POST.search(urlsplit(c.url).path):
             reason = "post"
-        if reason is None and len(deep_urls.get(friend_key(c.url), ())) >= SAME_SITE_PAGES:
+        if reason is None and len(deep_urls.get(keys[i], ())) >= SAME_SITE_PAGES:
             reason = "same-site-pages"
+        if reason is None and _podcast_feed(c, name, scan):
+            reason = "podcast"
+        if reason is None and samples and sample_key(c.url) in samples:
+            reason = "theme-default"
         if reason is None and repeats[(c.how, c.url, " ".join(c.name.split()))] >= flt.repeats:
             reason = "placeholder"
         if reason is not None:
             if reason != "circle":
                 excluded.append((c.url, reason))
             continue
-        key = friend_key(c.url)
+        key = keys[i]
         if key in seen:
             first = friends[seen[key]]
             if c.rels and not set(c.rels) <= set(first.rels):
-                friends[seen[key]] = _merge_rels(first, c.rels)
-            if c.url != first.url:
+                first = friends[seen[key]] = _merge_rels(first, c.rels)
+            if c.url != first.url and _depth(c.url, key) == 0 < _depth(first.url, key):
+                # one of the friend's posts listed before their home page: the blog is the
+                # friend, the post a link to it
+                excluded.append((first.url, f"duplicate of {c.url}"))
+                friends[seen[key]] = replace(
+                    first,
+                    url=c.url,
+                    name=name,
+                    avatar=c.avatar or first.avatar,
+                    how=c.how,
+                    kind="",
+                    feed=first.feed or (first.url if first.kind == "feed" else ""),
+                    repaired=c.link.repaired if c.link is not None else "",
+                )
+            elif c.url != first.url:
                 excluded.append((c.url, f"duplicate of {first.url}"))
             continue
         seen[key] = len(friends)
         fed = FEED_URL.search(c.url) if c.link is None else c.link.node in scan.feeds
-        kind = "feed" if fed else ""
+        capsule = proxied_capsule(c.url)
+        kind = capsule.split(":", 1)[0] if capsule else "feed" if fed else ""
         feed = cands[feeds[i]].url if i in feeds else ""
         repaired = c.link.repaired if c.link is not None else ""
         friends.append(
@@ -197,6 +232,51 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
     )
 
 
+def _people_on_one_host(cands: list[Candidate]) -> dict[int, str]:
+    """Candidates that the list itself shows as different people's sites on one shared host
+    (two comics on a comics platform, two users of a forum, ``host/alice/`` and ``host/bob/``),
+    each keyed by host and first path segment: index → key. A host qualifies when every link
+    to it lies under a first path segment (none is its home), that segment names no page of a
+    site (:data:`~.filters.SITE_PAGES`) nor a file, what follows it is nothing or a blog's
+    home (:func:`~.filters.blog_home_path`), at least two segments appear but no more than the
+    list shows other sites (a list mostly of one host's sections is that site's menu), and no
+    two segments share a name: a friend's home and their about page, or one person's pages
+    named alike, stay one friend."""
+    groups: dict[str, list[tuple[int, Link]]] = {}
+    sites: set[str] = set()
+    for i, c in enumerate(cands):
+        if c.verdict is None and c.link is not None and c.link.verdict is None:
+            key = friend_key(c.url)
+            sites.add(key)
+            if "/" not in key:  # a blog under a path by its identity is keyed so already
+                groups.setdefault(key, []).append((i, c.link))
+    found: dict[int, str] = {}
+    for key, members in groups.items():
+        names: dict[str, set[str]] = {}
+        for i, link in members:
+            path = link.parts.path
+            segments = [s for s in path.split("/") if s]
+            first = segments[0].lower() if segments else ""
+            if (
+                not first
+                or link.parts.query
+                or first in SITE_PAGES
+                or "." in first
+                or DATED_POST.search(path)
+                or (len(segments) > 1 and not blog_home_path(segments[1:], path.endswith("/")))
+            ):
+                break
+            names.setdefault(first, set()).add(" ".join(cands[i].name.split()).lower())
+        else:
+            named = [n for ns in names.values() for n in ns]
+            others = len(sites) - 1  # the sites of other hosts the list shows
+            if 2 <= len(names) <= others and "" not in named and len(named) == len(set(named)):
+                for i, link in members:
+                    first = link.parts.path.strip("/").split("/", 1)[0].lower()
+                    found[i] = f"{key}/{first}"
+    return found
+
+
 def _listed_feeds(cands: list[Candidate], scan: Scan) -> dict[int, int]:
     """Feeds listed beside their friend's site (:mod:`.feedpairs`): the candidate index of each
     site → that of its feed. A feed alone stays a friend listed by its feed
@@ -215,6 +295,20 @@ def _rescale(friends: list[Friend]) -> None:
     for i, f in enumerate(friends):
         if f.how != "container":
             friends[i] = replace(f, score=1000.0 * counts[f.how])
+
+
+def _podcast_feed(c: Candidate, name: str, scan: Scan) -> bool:
+    """A feed listed as a friend whose URL or name says it is a podcast's: a show, not a blog."""
+    if "podcast" not in c.url.lower() and "podcast" not in name.lower():
+        return False
+    return bool(FEED_URL.search(c.url)) if c.link is None else c.link.node in scan.feeds
+
+
+def _depth(url: str, key: str) -> int:
+    """Path segments of ``url`` beyond the root of the friend keyed ``key``
+    (:func:`~.filters.friend_key`, or a person's path on a shared host): 0 for the home page;
+    0 for a URL keyed whole (a feed proxy's, a proxied capsule's)."""
+    return 0 if "://" in key else path_depth(url, key)
 
 
 def _merge_rels(friend: Friend, rels: tuple[str, ...]) -> Friend:

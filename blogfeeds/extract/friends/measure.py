@@ -26,6 +26,7 @@ from blogfeeds.extract.friends.feedpairs import feed_pairs
 from blogfeeds.extract.friends.filters import (
     Cleaned,
     Filters,
+    blog_home_path,
     filters,
     is_feed_link,
     repair_href,
@@ -478,8 +479,10 @@ class _Resolver:
             host = normalize_host(urlsplit(page.url).hostname or "")
         except ValueError:
             self.own, host = None, ""
-        # Links to the page's own host are the page's blog, unless blogs share the host.
-        self.own_host = host if self.own is not None and path_rule(host) is None else ""
+        # Links to the page's own host are the page's blog, unless blogs share the host (a
+        # platform of the table, or a page under a ~user or account path of its own).
+        shared = self.own is None or "/" in self.own or path_rule(host) is not None
+        self.own_host = "" if shared else host
 
     def link(
         self, el: lxml.html.HtmlElement, node: int, owner_zone: bool, href: str | None = None
@@ -516,5 +519,8 @@ class _Resolver:
             return None
         except ValueError:
             return None
-        depth = sum(1 for s in clean.path.split("/") if s) - identity.count("/")
-        return clean, identity, not clean.query and depth <= 1, href if fixed else ""
+        segments = [s for s in clean.path.split("/") if s]
+        depth = len(segments) - identity.count("/")
+        # a blog's home under a path is a site's home, however deep (user.github.io/zh/posts/)
+        home = depth <= 1 or blog_home_path(segments[-depth:], clean.path.endswith("/"))
+        return clean, identity, not clean.query and home, href if fixed else ""

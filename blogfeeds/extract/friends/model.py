@@ -125,10 +125,10 @@ class Friend:
     the layer that found it (``container``, ``xfn``, ``widget:wordpress-links``,
     ``theme:butterfly``, ``inline``, ``script``, ``opml``, ``json``); ``rels`` the XFN 1.1
     relationship values on the link; ``listed_as`` is ``"dead"`` when the owner lists it under a
-    lost/invalid heading; ``kind`` is ``"feed"`` when the owner linked the friend's feed, not its
-    site (Blogger BlogList, OPML ``xmlUrl``); ``feed`` the friend's feed when the owner listed it
-    beside the site: a known feed, not another friend; ``repaired`` the ``href`` as written when it
-    was broken in an obvious way (``hhttps://``, ``/example.com``) and read as ``url``.
+    lost/invalid heading; ``kind`` what the link is (below); ``feed`` the friend's feed when the
+    owner listed it beside the site: a known feed, not another friend; ``repaired`` the ``href``
+    as written when it was broken in an obvious way (``hhttps://``, ``/example.com``) and read as
+    ``url``.
     """
 
     url: str
@@ -139,6 +139,10 @@ class Friend:
     rels: tuple[str, ...] = ()
     listed_as: str = ""
     kind: str = ""
+    """``""`` the friend's site; ``"feed"`` the friend's feed, not its site (Blogger BlogList, OPML
+    ``xmlUrl``; the crawl reads the blog from it); ``"gemini"`` or ``"gopher"`` a capsule on
+    that protocol, linked through a web proxy (the URL the crawl can read; the capsule is the
+    friend). A podcast's feed or page is no friend (excluded, reason ``podcast``)."""
     feed: str = ""
     repaired: str = ""
 

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
+import lxml.etree
+
+from blogfeeds.extract.css import can_match
+from blogfeeds.extract.friends.keywords import XFN, is_label
+from blogfeeds.extract.friends.themes import ThemeRule, bundled_theme_rules, text_of
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import Page
 
@@ -72,3 +78,24 @@ def names_friend_page(path: str) -> bool:
     """Whether a segment of ``path`` (percent-decoded) names a friend-link page (``/links/``,
     ``/flink/``, ``friends.html``, ``/友链/``)."""
     return any(_PATH_SEGMENT.match(s) for s in unquote(path).split("/") if s)
+
+
+_LABELS = lxml.etree.XPath("//h1|//h2|//h3|//h4|//h5|//h6|//a[@rel]")
+
+
+def may_list_friends(page: Page, rules: Iterable[ThemeRule] = ()) -> bool:
+    """Whether a page that is not its blog's friend page may list friends of its own (a
+    sidebar blogroll beside the friend page): a theme's or a widget's friend cards may be on it
+    (``rules`` and the bundled table, by class names), a short heading names friends
+    ("友情链接", "Blogroll"), or a link carries an XFN friend value. Read before the measuring
+    pass, which costs far more: a home page without any of these lists none of its own."""
+    classes = page.class_names
+    if any(can_match(rule.cards, classes) for rule in (*rules, *bundled_theme_rules())):
+        return True
+    for el in _LABELS(page.tree):
+        if el.tag == "a":
+            if XFN & set((el.get("rel") or "").lower().split()):
+                return True
+        elif is_label(text_of(el)):
+            return True
+    return False
