@@ -33,6 +33,7 @@ from blogfeeds.extract.settings import (
     ProfileSettings,
 )
 from blogfeeds.frontier import defaults as frontier_defaults
+from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.option import Option, SettingsGroup, SettingsLike, option
 from blogfeeds.revisit import POLICIES
 from blogfeeds.revisit.core import DAY
@@ -479,6 +480,7 @@ SETTINGS_GROUPS: tuple[type[SettingsGroup], ...] = (
     CrawlSettings,
     CapsSettings,
     HealthSettings,
+    BlogHealthSettings,
     ExtractSettings,
     DiscoverySettings,
     FriendSettings,

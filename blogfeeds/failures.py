@@ -40,6 +40,7 @@ STATUSES = (
     "tls",
     "unreachable",
     "blocked",
+    "parked",
     "too_large",
     "not_html",
     "decode_error",
@@ -47,7 +48,9 @@ STATUSES = (
 )
 """Every value a blog's ``status`` can take. ``noindex``: the page asked not to be indexed
 (``<meta name=robots>`` / ``X-Robots-Tag``), so only its identity and URL are kept;
-``blocked``: robots.txt, the SSRF guard or a crawl limit refused the request; ``too_large``:
+``blocked``: robots.txt, the SSRF guard or a crawl limit refused the request, or a bot wall
+answered (:mod:`blogfeeds.extract.health`); ``parked``: a parking or for-sale page answered in
+the blog's place; ``too_large``:
 the body (or its decompressed form) went past ``DOWNLOAD_MAXSIZE``."""
 
 ANSWERED = frozenset({"ok", "no_feed", "noindex"})

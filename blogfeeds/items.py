@@ -130,6 +130,40 @@ class BlogAddress:
 
 
 @dataclass
+class BlogCheck:
+    """One read of a blog's home page, as health (:mod:`blogfeeds.extract.health`): the store
+    keeps it in ``blog_checks`` and sets the blog's ``health`` from it and its history."""
+
+    type: str = field(default="blog_check", init=False)
+    """The record type in an export: always ``blog_check``."""
+    blog_id: str
+    url: str
+    """The address read."""
+    kind: str
+    """This read's health alone (:data:`blogfeeds.extract.health.KINDS`); the store turns a
+    failure into ``dead`` after ``BLOGFEEDS_HEALTH_DEAD_AFTER`` in a row."""
+    reason: str
+    checked_at: str
+    http_status: int | None = None
+    final_url: str = ""
+    response_ms: int | None = None
+    moved_to: str = ""
+    gone: bool = False
+    """The failure says the host is gone (DNS, refused, 404/410)."""
+    etag: str = ""
+    last_modified: str = ""
+    title: str = ""
+    """What this read found (title, generator, language, main feed, friends' digest): a
+    takeover changes them all; any change makes the next check come sooner."""
+    generator: str = ""
+    language: str = ""
+    feed_url: str = ""
+    digest: str = ""
+    page_digest: str = ""
+    """Of the home page's bytes: a re-check answered the same bytes reads nothing more."""
+
+
+@dataclass
 class FriendLink:
     """A graph edge: blog ``source_blog_id`` lists ``target_url`` as a friend."""
 

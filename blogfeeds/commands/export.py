@@ -67,6 +67,9 @@ BLOG_COLUMNS = (
     "feed_url",
     "status",
     "status_reason",
+    "health",
+    "health_reason",
+    "moved_to",
     "language",
     "generator",
     "platform",
@@ -108,6 +111,8 @@ class Filters:
     """Platform labels, lower case (:func:`~blogfeeds.extensions.summary.platform_label`)."""
     activities: frozenset[str] = frozenset()
     """Activities (:data:`blogfeeds.extract.profile.ACTIVITIES`; ``unknown`` for none)."""
+    healths: frozenset[str] = frozenset()
+    """Health kinds (:data:`blogfeeds.extract.health.KINDS`; ``unchecked`` for none)."""
 
     def accepts(self, blog: Mapping[str, Any]) -> bool:
         if self.statuses and blog.get("status") not in self.statuses:
@@ -123,6 +128,8 @@ class Filters:
             if label.lower() not in self.platforms:
                 return False
         if self.activities and (blog.get("activity") or "unknown") not in self.activities:
+            return False
+        if self.healths and (blog.get("health") or "unchecked") not in self.healths:
             return False
         return not (self.has_feed and not blog.get("feed_url"))
 
@@ -363,6 +370,9 @@ def add_filter_options(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--activity", action="append", default=[], help="activity: active,slowing,dormant,dead"
     )
+    parser.add_argument(
+        "--health", action="append", default=[], help="health: ok,dead,failing,blocked,parked,..."
+    )
 
 
 def filters_from(opts: Namespace) -> Filters:
@@ -387,6 +397,7 @@ def filters_from(opts: Namespace) -> Filters:
         has_feed=opts.has_feed,
         platforms=frozenset(v.lower() for v in split(opts.platform)),
         activities=frozenset(v.lower() for v in split(getattr(opts, "activity", []))),
+        healths=frozenset(v.lower() for v in split(getattr(opts, "health", []))),
     )
 
 

@@ -46,7 +46,7 @@ __all__ = ["Hit", "LittleWeb", "Route", "guess_content_type", "normalize_url"]
 
 _ROUTE_KEYS = frozenset(
     {"status", "location", "file", "body", "content_type", "headers", "deny_ua", "delay"}
-    | {"decompress"}
+    | {"decompress", "drop"}
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -64,6 +64,7 @@ class Route:
     - ``deny_ua``: User-Agent substrings (case-sensitive) answered with 403; a request without
       a User-Agent also gets 403 when this is non-empty.
     - ``delay``: seconds to wait before answering.
+    - ``drop``: close the connection without an answer (a host that is gone).
     - ``handler``: a callable ``(url) -> Route`` asked at every request for the route that
       answers it (dynamic, endless webs; not in the cases format); the other fields are ignored.
     """
@@ -77,6 +78,7 @@ class Route:
     deny_ua: tuple[str, ...] = ()
     delay: float = 0.0
     decompress: bool = True
+    drop: bool = False
     handler: Callable[[str], Route] | None = None
 
     def __post_init__(self) -> None:
@@ -90,7 +92,8 @@ class Route:
         """Build a route from a cases-format dict; ``file`` is resolved against ``root``.
 
         Raises ValueError on a key outside the format (``status``, ``location``, ``file``,
-        ``body``, ``content_type``, ``headers``, ``deny_ua``, ``delay``, ``decompress``).
+        ``body``, ``content_type``, ``headers``, ``deny_ua``, ``delay``, ``decompress``,
+        ``drop``).
         """
         unknown = set(spec) - _ROUTE_KEYS
         if unknown:
@@ -108,6 +111,7 @@ class Route:
             deny_ua=tuple(spec.get("deny_ua") or ()),
             delay=float(spec.get("delay", 0.0)),
             decompress=bool(spec.get("decompress", True)),
+            drop=bool(spec.get("drop", False)),
         )
 
 
@@ -326,6 +330,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.read(length)
         url = self._url()
         status, headers, body = self.server.web._respond(self.command, url, self.headers)
+        if status == 0:  # a route that drops: no answer at all
+            self.close_connection = True
+            return
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -411,7 +418,9 @@ class LittleWeb:
         user_agent = request_headers.get("User-Agent")
         headers: list[tuple[str, str]] = []
         body = b""
-        if route is None:
+        if route is not None and route.drop:
+            status = 0
+        elif route is None:
             status = 404
             headers.append(("Content-Type", "text/plain; charset=utf-8"))
             body = b"not found in the little web\n"

@@ -48,6 +48,8 @@ class Summary:
     with_feed: int = 0
     by_status: Counter[str] = field(default_factory=Counter)
     by_platform: Counter[str] = field(default_factory=Counter)
+    by_health: Counter[str] = field(default_factory=Counter)
+    """Stored blogs by health (:mod:`blogfeeds.extract.health`; ``(unchecked)`` for none)."""
     links: int = 0
     top: list[tuple[str, str, int]] = field(default_factory=list)
     """``(blog_id, title, in-degree)``, most linked first (ties by blog id)."""
@@ -60,6 +62,7 @@ class Summary:
             "friend_links": self.links,
             "by_status": dict(_ranked(self.by_status)),
             "by_platform": dict(_ranked(self.by_platform)),
+            "by_health": dict(_ranked(self.by_health)),
             "top_in_degree": [{"blog_id": b, "title": t, "in_degree": n} for b, t, n in self.top],
         }
 
@@ -71,6 +74,10 @@ class Summary:
             f"friend links: {self.links}",
             "By status: " + (_counts(_ranked(self.by_status)) or "-"),
             "By platform: " + (_counts(_ranked(self.by_platform)[:platforms]) or "-"),
+        ]
+        if self.by_health:
+            lines.append("By health: " + _counts(_ranked(self.by_health)))
+        lines += [
             "Most linked (in-degree):",
         ]
         lines += [f"  {n:>5}  {b}  {t}".rstrip() for b, t, n in self.top] or ["  -"]
@@ -148,7 +155,9 @@ def summarize(
     """The summary of stored rows (:meth:`blogfeeds.storage.db.Store.blogs` and
     :meth:`~blogfeeds.storage.db.Store.friend_links` dicts)."""
     builder = SummaryBuilder()
+    health: Counter[str] = Counter()
     for row in blogs:
+        health[row.get("health") or "(unchecked)"] += 1
         builder.add_blog(
             row["blog_id"],
             status=row.get("status") or "",
@@ -159,7 +168,9 @@ def summarize(
         )
     for link in links:
         builder.add_link(link["source_blog_id"], link["target_blog_id"])
-    return builder.summary(top)
+    summary = builder.summary(top)
+    summary.by_health = health
+    return summary
 
 
 class CrawlSummary:

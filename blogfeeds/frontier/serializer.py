@@ -110,6 +110,8 @@ META_TYPES: dict[str, tuple[type, ...]] = {
     TOKEN_META: _STR,
     LEASE_META: _STR,
     NOT_BEFORE: (int, float),
+    "handle_httpstatus_list": (list,),  # a re-check's 304 (blogfeeds.crawl.checks)
+    "blogfeeds_page": _STR,  # a re-check's last page digest (blogfeeds.crawl.checks)
     # set by Scrapy's middlewares on a request that is queued again (redirects, retries)
     "redirect_times": _INT,
     "redirect_ttl": _INT,

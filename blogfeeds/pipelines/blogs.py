@@ -28,7 +28,8 @@ from scrapy.utils.defer import deferred_from_coro
 from blogfeeds.config import StorageSettings, database_url
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.frontier.signals import batch_durable, batch_sealed, storage_opened
-from blogfeeds.items import Blog, BlogAddress, FriendLink
+from blogfeeds.health_settings import BlogHealthSettings
+from blogfeeds.items import Blog, BlogAddress, BlogCheck, FriendLink
 from blogfeeds.pipelines.spool import StoredItem, append_spool, read_spool, replace_spool
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.retry import is_transient, open_retrying
@@ -82,6 +83,7 @@ class StoragePipeline:
         self.down_limit = down_limit
         self.threaded = blocking_io(database_url)
         self.store: Store | None = None
+        self.health = BlogHealthSettings()
         self.buffer: list[StoredItem] = []
         self.failed: list[tuple[list[StoredItem], int]] = []  # (batch, failed attempts)
         self.crawler: Any = None
@@ -111,6 +113,7 @@ class StoragePipeline:
             down_limit=config.down_limit,
         )
         pipe.crawler = crawler
+        pipe.health = BlogHealthSettings.from_settings(settings)
         if settings.get("REDIS_URL") and not redis_enabled(settings):
             logger.warning(
                 "REDIS_URL is a setting but the Redis frontier is off: it is switched on by the "
@@ -126,6 +129,7 @@ class StoragePipeline:
         if self.threaded:
             return self._open_threaded()
         self.store = Store.open(self.database_url)
+        self.store.health = self.health
         logger.info("storing items in %s", redact(self.database_url))
         if self.spool_path.exists():
             self._run(self._loading(read_spool(self.spool_path, skip_malformed=True)))
@@ -139,6 +143,7 @@ class StoragePipeline:
             )
         self._lock = asyncio.Lock()
         self.store = await open_retrying(Store.open, self.database_url, self.down_limit, self.stats)
+        self.store.health = self.health
         logger.info("storing items in %s", redact(self.database_url))
         if not self.spool_path.exists():
             return
@@ -169,7 +174,7 @@ class StoragePipeline:
             if not self.keep_without_feed and not item.feed_url:
                 self.stats.inc_value("blogfeeds/dropped_no_feed")
                 raise DropItem(f"blog without feed {item.blog_id}", log_level="DEBUG")
-        elif not isinstance(item, FriendLink | BlogAddress):
+        elif not isinstance(item, FriendLink | BlogAddress | BlogCheck):
             return item
         self.buffer.append(item)
         if len(self.buffer) >= self.batch_size:
@@ -351,10 +356,11 @@ class StoragePipeline:
         blogs = [i for i in batch if isinstance(i, Blog)]
         links = [i for i in batch if isinstance(i, FriendLink)]
         addresses = [i for i in batch if isinstance(i, BlogAddress)]
+        checks = [i for i in batch if isinstance(i, BlogCheck)]
         try:
             if self.store is None:
                 raise RuntimeError("database is not open (open_spider was not called)")
-            n_blogs, n_links = self.store.write(blogs, links, addresses)
+            n_blogs, n_links = self.store.write(blogs, links, addresses, checks)
         except Exception as exc:
             self.stats.inc_value("blogfeeds/db/write_errors")
             if raise_transient and is_transient(exc):

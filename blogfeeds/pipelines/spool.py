@@ -1,6 +1,7 @@
 """The spool file: items the database refused, kept for the next run (JSON Lines).
 
-One record per line, ``{"type": "Blog" | "FriendLink" | "BlogAddress", "item": {field: value}}``
+One record per line, ``{"type": <item class>, "item": {field: value}}`` (``Blog``,
+``FriendLink``, ``BlogAddress``, ``BlogCheck``)
 (:func:`spool_record`), written as ASCII JSON so that any ``str`` survives (a lone surrogate
 included). :class:`~blogfeeds.pipelines.blogs.StoragePipeline` appends to it
 (:func:`append_spool`) and loads it back when it opens (:func:`read_spool`, then
@@ -18,11 +19,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from blogfeeds.items import Blog, BlogAddress, FeedInfo, FriendLink
+from blogfeeds.items import Blog, BlogAddress, BlogCheck, FeedInfo, FriendLink
 
 logger = logging.getLogger(__name__)
 
-StoredItem = Blog | FriendLink | BlogAddress
+StoredItem = Blog | FriendLink | BlogAddress | BlogCheck
 """An item the storage pipeline writes, and so one a spool file holds."""
 
 
@@ -84,6 +85,8 @@ def _spool_item(line: str, where: str) -> StoredItem:
             return FriendLink(**fields)
         if record["type"] == "BlogAddress":
             return BlogAddress(**fields)
+        if record["type"] == "BlogCheck":
+            return BlogCheck(**fields)
         raise ValueError(f"unknown type {record['type']!r}")
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{where}: malformed spool record: {exc}") from exc

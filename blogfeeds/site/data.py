@@ -6,8 +6,8 @@ feeds, friend links, schedule rows with their revisit state, the last runs of th
 the revisits, and entries, each entry tied to the blog of its feed (the schedule row's
 ``blog_id``, else the blog whose feed list holds the URL, else the blog of an alias). Optional
 blog columns that a newer schema adds (``description``, ``author``, ``icon_url``,
-``last_post_at``, ``activity``) are passed through as read: every reader here uses
-``dict.get``.
+``last_post_at``, ``activity``, ``health``, ``health_reason``, ``moved_to``) are passed through
+as read: every reader here uses ``dict.get``.
 
 An entry's *date* (:func:`entry_date`) is when it was published, else updated, else first seen;
 a date more than a day after the entry was first seen (a feed that dates its posts in the
@@ -32,7 +32,16 @@ from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.runs import Run, latest_runs
 from blogfeeds.storage.schema import url_hash
 
-OPTIONAL_BLOG_COLUMNS = ("description", "author", "icon_url", "last_post_at", "activity")
+OPTIONAL_BLOG_COLUMNS = (
+    "description",
+    "author",
+    "icon_url",
+    "last_post_at",
+    "activity",
+    "health",
+    "health_reason",
+    "moved_to",
+)
 """Blog columns a newer schema may hold; shown when present, never required."""
 RUN_SPIDERS = ("blogs", "feeds")
 """The spiders whose last runs the overview shows: the crawl and the revisits."""

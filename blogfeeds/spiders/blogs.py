@@ -1,6 +1,7 @@
 """``scrapy crawl blogs``: walk the friend-link graph breadth-first from seed blogs.
 
-Arguments (``-a``): ``start_urls=URL,URL``, ``seeds=FILE`` (one URL a line, or OPML).
+Arguments (``-a``): ``start_urls=URL,URL``, ``seeds=FILE`` (one URL a line, or OPML),
+``recheck=due|all`` (re-read the stored blogs instead: :mod:`blogfeeds.crawl.checks`).
 
 The spider routes: a home page answered goes to :func:`blogfeeds.crawl.fetch.read_home` (the
 extraction, whose further pages are fetched through the downloader), its report becomes one
@@ -16,7 +17,7 @@ claim that it is another address of the page's blog (``blogfeeds/opt_out/claim``
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +27,19 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from blogfeeds.crawl.admission import Admission, Visit, confirms
+from blogfeeds.crawl.checks import (
+    NOT_MODIFIED,
+    Recheck,
+    check,
+    failed_check,
+    moved_check,
+    not_modified_check,
+    page_health,
+    recheck_meta,
+    same_page_check,
+    unread_check,
+    validators,
+)
 from blogfeeds.crawl.fetch import (
     HomeReader,
     Unread,
@@ -72,13 +86,20 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
     reader: HomeReader
     opted_out: OptOutFile | None = None
 
+    rechecker: Recheck | None = None
+
     def __init__(
-        self, start_urls: str | None = None, seeds: str | None = None, **kwargs: Any
+        self,
+        start_urls: str | None = None,
+        seeds: str | None = None,
+        recheck: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        warn_unknown_arguments(kwargs, ("start_urls", "seeds"))
+        warn_unknown_arguments(kwargs, ("start_urls", "seeds", "recheck"))
         self.start_urls_arg = start_urls
         self.seeds_arg = seeds
+        self.recheck_arg = recheck
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BlogsSpider:
@@ -87,9 +108,15 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         spider.admission = Admission.from_crawler(crawler)
         spider.reader = HomeReader.from_crawler(crawler)
         spider.opted_out = opt_out(crawler)
+        if spider.recheck_arg is not None:
+            spider.rechecker = Recheck(spider.recheck_arg, crawler)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.rechecker is not None:
+            for request in self._recheck_requests(self.rechecker):
+                yield request
+            return
         seeds, errors = load_seeds(self.start_urls_arg, self.seeds_arg)
         for error in errors:
             logger.error("Bad seed %s: %s", error.where, error.message)
@@ -119,6 +146,21 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             raise CloseSpider("no_seeds")
         async for request in self.frontier_seeds():  # seeds pushed to Redis (`scrapy seed`)
             yield request
+
+    def _recheck_requests(self, rechecker: Recheck) -> Iterable[scrapy.Request]:
+        """The home pages of the stored blogs to read again, with their validators."""
+        try:
+            blogs = rechecker.due()
+        except ValueError as exc:
+            logger.error("%s", exc)
+            raise CloseSpider("no_seeds") from None
+        frontier = self.frontier()
+        for blog in blogs:
+            if self._left_out(blog.url) or not rechecker.claim(blog, frontier):
+                continue  # an owner asked to be left out, or another worker re-checks it
+            for request in self._requests(self.admission.offer(blog.url, 0)):
+                meta = {**request.meta, **recheck_meta(blog)}
+                yield request.replace(headers=validators(blog), meta=meta)
 
     def _seen_seed(self, url: str) -> None:
         """A seed the Redis frontier has crawled already: it is not fetched again, say so and
@@ -172,6 +214,15 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
 
     async def parse_home(self, response: Response) -> AsyncIterator[Any]:
         depth = response.meta.get("depth", 0)
+        if response.status == NOT_MODIFIED:  # a re-check's conditional GET: there, unchanged
+            self.crawler.stats.inc_value("blogfeeds/recheck/not_modified")
+            yield not_modified_check(response)
+            return
+        same = same_page_check(response)
+        if same is not None:  # a re-check answered the very page of the last read
+            self.crawler.stats.inc_value("blogfeeds/recheck/same_page")
+            yield same
+            return
         try:
             bid = self.admission.answered(response.url)
         except ValueError as exc:
@@ -188,10 +239,20 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         )
         if address is not None:
             yield address
+        claimed_by = response.meta.get(CLAIMED_BY)
+        moved = None if claimed_by else moved_check(response)
+        if moved is not None:
+            yield moved
         if bid is None:  # a redirect led to a blog already analysed
             return
+        page = page_health(response)
+        if page.kind in ("parked", "blocked") and claimed_by is None:
+            # a parking page or a bot wall answers in the blog's place: not read as the blog
+            self.crawler.stats.inc_value(f"blogfeeds/health/{page.kind}_page")
+            yield check(response.meta["blog_id"], response.url, page, response)
+            yield self._failed_blog(response.url, response.meta, Unread(page.kind, page.reason))
+            return
         mark = self.admission.marker(bid, depth)
-        claimed_by = response.meta.get(CLAIMED_BY)
         # an address another page claims is recorded only once confirmed (Admission.claimed)
         report = await self.reader.read(response, mark.before if claimed_by is None else _same)
         if claimed_by is not None and (
@@ -200,6 +261,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")
             return
         if isinstance(report, Unread):
+            yield unread_check(response, report.status, report.reason)
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
@@ -213,9 +275,13 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         blog.friend_count = len(links)
         blog.depth = depth = self.admission.read(bid, depth, [link.target_url for link in links])
         yield blog
+        if claimed_by is None:
+            yield check(bid, response.url, page, response, blog=blog, links=links)
         recovered = bool(response.meta.get(RECOVERED_META))
         for link in links:
             yield link
+            if self.rechecker is not None and not self.rechecker.follows(link.target_url):
+                continue  # a stored friend is re-read when it is due itself
             for request in self._requests(
                 self.admission.offer(link.target_url, depth + 1, recovered=recovered)
             ):
@@ -236,22 +302,26 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             self.crawler.stats.inc_value("blogfeeds/opt_out/friend_link", len(links) - len(kept))
         return kept
 
-    def home_failed(self, failure: Failure) -> Blog | None:
+    def home_failed(self, failure: Failure) -> Iterator[Any]:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(StaleRequest):  # a re-pushed copy went first (blogfeeds.crawl.order)
-            return None
+            return
         if failure.check(OptedOut):  # listed after it was queued: nothing of it is stored
-            return None
+            return
         if CLAIMED_BY in request.meta:  # an address a page claimed, unreachable: no blog
             self.crawler.stats.inc_value("blogfeeds/alias/unconfirmed")
-            return None
+            return
         if refused_seed(failure, request.meta):
             # a seed whose own address the SSRF guard refused says nothing of a blog (a local
             # trial without BLOGFEEDS_ALLOW_PRIVATE_TARGETS): not stored, no node stays behind
             self.crawler.stats.inc_value("blogfeeds/seed_refused")
             logger.warning("Seed %s refused, not stored: %s", request.url, failure.value)
-            return None
-        return self._failed_blog(request.url, request.meta, fetch_failed(failure))
+            return
+        unread = fetch_failed(failure)
+        yield failed_check(
+            request.meta["blog_id"], request.url, failure, unread.status, unread.reason
+        )
+        yield self._failed_blog(request.url, request.meta, unread)
 
     def _failed_blog(self, url: str, meta: dict[str, Any], unread: Unread) -> Blog:
         """The item of a home page that was not read: its status and the reason in the words

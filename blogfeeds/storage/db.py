@@ -29,7 +29,9 @@ from typing import Any, NamedTuple, Self
 from urllib.parse import unquote
 
 from blogfeeds.extract.platform import platform_of
-from blogfeeds.items import Blog, BlogAddress, FriendLink
+from blogfeeds.health_settings import BlogHealthSettings
+from blogfeeds.items import Blog, BlogAddress, BlogCheck, FriendLink
+from blogfeeds.storage import checks as checks_store
 from blogfeeds.storage import nodes
 from blogfeeds.storage.schema import (
     SCHEMA_VERSION,
@@ -90,7 +92,20 @@ _NULLABLE_TEXTS = (
     "activity",
     "status_reason",
     "abstract_source",
+    "health",
+    "health_reason",
+    "moved_to",
 )
+_CHECK_STATE = (
+    "health_failures",
+    "check_hours",
+    "check_digest",
+    "page_digest",
+    "etag",
+    "last_modified",
+)
+"""Columns of a blog's re-check state: the store's own, not shown by :meth:`Store.blogs`."""
+_HELD = frozenset({"parked", "blocked"})
 _BLOG_FULL_UPDATE = tuple(c for c in _BLOG_COLUMNS if c not in {"blog_id", "first_seen"})
 # A failure keeps what the last answered crawl read, except that an unreachable blog is dead;
 # its reason replaces the last one.
@@ -223,6 +238,8 @@ class Store:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.dialect = connection.dialect
+        self.health = BlogHealthSettings()
+        """How checks become health (the storage pipeline sets the crawl's settings)."""
 
     @classmethod
     def open(cls, url: str, *, read_only: bool = False) -> Self:
@@ -385,6 +402,7 @@ class Store:
         blogs: Sequence[Blog],
         links: Sequence[FriendLink],
         addresses: Sequence[BlogAddress] = (),
+        checks: Sequence[BlogCheck] = (),
     ) -> tuple[int, int]:
         """Write blogs (with their feeds), friend links and addresses that redirected in ONE
         transaction; then the blogs' addresses are joined into nodes (:mod:`.nodes`: a blog
@@ -398,11 +416,17 @@ class Store:
         """
         now = utc_now()
         latest = {blog.blog_id: blog for blog in blogs}
-        fetched = [b for b in latest.values() if b.status in FETCHED_STATUSES]
-        failed = [b for b in latest.values() if b.status not in FETCHED_STATUSES]
-        observed = [(a.blog_id, a.observation) for a in addresses]
-        observed += [(b.blog_id, b.observation) for b in fetched if b.observation]
         with self._nodes_lock(), self._transaction() as cursor:
+            settled = checks_store.settle_checks(cursor, self.dialect, checks, self.health)
+            # a parking page or a bot wall answering in a known blog's place is not the blog:
+            # its row keeps the last read (only the check is written)
+            held = {s.check.blog_id for s in settled if s.stored and s.health.kind in _HELD}
+            fetched = [
+                b for b in latest.values() if b.status in FETCHED_STATUSES and b.blog_id not in held
+            ]
+            failed = [b for b in latest.values() if b.status not in FETCHED_STATUSES]
+            observed = [(a.blog_id, a.observation) for a in addresses]
+            observed += [(b.blog_id, b.observation) for b in fetched if b.observation]
             if fetched:
                 sql = self.dialect.upsert("blogs", _BLOG_COLUMNS, ("blog_id",), _BLOG_FULL_UPDATE)
                 cursor.executemany(sql, [_blog_row(b, now) for b in fetched])
@@ -423,7 +447,12 @@ class Store:
                     "blogs", _BLOG_COLUMNS, ("blog_id",), _BLOG_FAILURE_UPDATE
                 )
                 cursor.executemany(sql, [_blog_row(b, now) for b in failed])
+            if settled:
+                checks_store.write_checks(cursor, self.dialect, settled, self.health)
             nodes.record(cursor, self.dialect, observed, latest, now)
+            checks_store.mark_merged(cursor, self.dialect, now)
+            # the friends a parking page or a takeover lists are not the blog's
+            links = [link for link in links if link.source_blog_id not in held]
             if links:
                 ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
                 node = nodes.nodes_of(cursor, self.dialect, ends)
@@ -495,8 +524,10 @@ class Store:
                 platform = platform_of(row["generator"])
                 row["platform"], row["platform_version"] = platform.name, platform.version
             row.setdefault("truncated", "")
-            for name in _NULLABLE_TEXTS:  # NULL, or a database older than version 6, 8 or 9
+            for name in _NULLABLE_TEXTS:  # NULL, or a database older than version 6, 8, 9, 11
                 row[name] = row.get(name) or ""
+            for name in _CHECK_STATE:
+                row.pop(name, None)
             row.setdefault("posts_per_month", None)
         avatars: dict[str, list[dict[str, str]]] = {}
         for link in self.friend_links():

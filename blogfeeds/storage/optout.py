@@ -130,6 +130,7 @@ class OptOutStore(Store):
                 ("alias_keys", "blog_id"),
                 ("blog_aliases", "alias_id"),
                 ("blog_aliases", "node_id"),
+                ("blog_checks", "blog_id"),
                 ("blogs", "blog_id"),
             )
             steps = [(t, "feed_url_hash", feeds) for t in by_feed]

@@ -443,6 +443,44 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "{create_index} blog_aliases_node ON blog_aliases (node_id)",
         ],
     ),
+    # Version 11: a living map (blogfeeds.storage.checks). Each blog's health and its evidence,
+    # the blog it moved to, its failed reads in a row, its adaptive re-check interval and the
+    # validators of its home page (conditional GET); one row per home-page read in
+    # blog_checks, kept BLOGFEEDS_HEALTH_KEEP_DAYS.
+    (
+        11,
+        [
+            _add_columns(
+                "blogs",
+                [
+                    "health {short} NOT NULL DEFAULT ''",
+                    "health_reason {text}",
+                    "moved_to {text}",
+                    "health_failures INTEGER NOT NULL DEFAULT 0",
+                    "checked_at {short}",
+                    "next_check {short}",
+                    "check_hours {real}",
+                    "check_digest {short}",
+                    "page_digest {short}",
+                    "etag {text}",
+                    "last_modified {short}",
+                ],
+            ),
+            "{create_index} blogs_next_check ON blogs (next_check)",
+            """CREATE TABLE IF NOT EXISTS blog_checks (
+    id {pk},
+    blog_id {key} NOT NULL,
+    checked_at {short} NOT NULL,
+    kind {short} NOT NULL,
+    http_status INTEGER,
+    final_url {text},
+    response_ms INTEGER,
+    reason {text}
+){table_options}""",
+            "{create_index} blog_checks_blog ON blog_checks (blog_id, checked_at)",
+            "{create_index} blog_checks_time ON blog_checks (checked_at)",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -467,6 +505,7 @@ TABLES = (
     "blog_observations",
     "alias_keys",
     "blog_aliases",
+    "blog_checks",
     "schema_version",
 )
 

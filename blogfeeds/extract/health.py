@@ -1,0 +1,326 @@
+"""A blog's health from one read of its home page: ok, dead, failing, blocked, parked, moved, empty.
+
+Pure: :func:`assess` is a function of the read (status, headers, body or the failure) and of
+what the store knew of the blog (:class:`Known`); it returns a :class:`Health`, the kind and
+its evidence in words. The order of the evidence:
+
+- a page of a known kind (``data/page_signs.toml``: parking and for-sale pages, bot walls and
+  challenges, geo blocks) answering in the blog's place, whatever the status: ``parked`` or
+  ``blocked``;
+- a failed read: ``blocked`` when we were refused (robots.txt, HTTP 451), else ``dead`` after
+  ``dead_after`` failures in a row ending in one that says the blog is gone (DNS, refused
+  connection, TLS, 404/410), else ``failing`` (5xx, timeouts, 429: the host is there);
+- an answered page: ``moved`` (a permanent redirect to another blog), ``parked`` (a takeover:
+  title, generator, language and feed all changed), ``empty`` (no text), else ``ok``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+
+import lxml.html
+
+from blogfeeds.extract.page import decode_html, header_value
+from blogfeeds.extract.text import collapse
+
+KINDS = ("ok", "dead", "failing", "blocked", "parked", "moved", "empty")
+"""Every health a blog can have; ``""`` is a blog never checked."""
+
+SHORT_PAGE_WORDS = 400
+"""A page with fewer visible words is a landing page: its text alone can say what it is."""
+
+EMPTY_PAGE_WORDS = 5
+"""A page answered with fewer visible words than this shows nothing without JavaScript."""
+
+GONE = frozenset({"dns", "unreachable", "tls"})
+"""Failure statuses (:mod:`blogfeeds.failures`) that say the host is gone, like 404 and 410."""
+
+GONE_CODES = frozenset({404, 410})
+
+
+@dataclass(frozen=True)
+class Sign:
+    """One kind of page (a service's template family), from ``data/page_signs.toml``."""
+
+    name: str
+    kind: str
+    markup: tuple[re.Pattern[str], ...] = ()
+    title: tuple[re.Pattern[str], ...] = ()
+    text: tuple[re.Pattern[str], ...] = ()
+    header: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    statuses: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class Known:
+    """What a read said of a blog: the store's last answered read, or this one."""
+
+    title: str = ""
+    generator: str = ""
+    language: str = ""
+    feed_url: str = ""
+
+
+@dataclass(frozen=True)
+class Health:
+    kind: str
+    reason: str
+    failures: int = 0
+    """Failed reads in a row, this one included (0 when the blog answered)."""
+    moved_to: str = ""
+    gone: bool = False
+    """A failure that says the host is gone (DNS, refused, TLS, 404/410)."""
+    sign: str = field(default="", compare=False)
+    """The kind of page recognised (``Cloudflare challenge``), when one was."""
+
+
+def _compile(patterns: list[str]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
+
+
+@cache
+def signs() -> tuple[Sign, ...]:
+    """The kinds of page of ``data/page_signs.toml``, in file order."""
+    text = resources.files("blogfeeds").joinpath("data/page_signs.toml").read_text("utf-8")
+    out = []
+    for raw in tomllib.loads(text)["sign"]:
+        if raw["kind"] not in ("parked", "blocked"):
+            raise ValueError(f"page sign {raw['name']!r}: kind must be parked or blocked")
+        headers = []
+        for entry in raw.get("header", []):
+            name, _, pattern = entry.partition(":")
+            headers.append((name.strip().lower(), re.compile(pattern.strip(), re.IGNORECASE)))
+        out.append(
+            Sign(
+                name=raw["name"],
+                kind=raw["kind"],
+                markup=_compile(raw.get("markup", [])),
+                title=_compile(raw.get("title", [])),
+                text=_compile(raw.get("text", [])),
+                header=tuple(headers),
+                statuses=frozenset(raw.get("statuses", [])),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PageText:
+    """What :func:`recognise` reads of a page: its markup, headings and visible words."""
+
+    markup: str
+    title: str
+    h1: str
+    """The first ``<h1>``: a landing page's message, a post's title on a blog's home page."""
+    text: str
+    words: int
+    scripts: int
+
+
+def page_text(url: str, body: bytes, headers: Mapping[str, str] | None = None) -> PageText:
+    """The markup, title (and first ``<h1>``), visible text and word count of ``body``."""
+    _, markup = decode_html(body, header_value(headers, "content-type"), url)
+    title = h1 = text = ""
+    scripts = 0
+    try:
+        tree = lxml.html.fromstring(markup) if markup.strip() else None
+    except (ValueError, lxml.etree.ParserError):
+        tree = None
+    if tree is not None:
+        titles = tree.xpath("//title")
+        h1s = tree.xpath("//h1")
+        title = collapse(titles[0].text_content()) if titles else ""
+        h1 = collapse(h1s[0].text_content()) if h1s else ""
+        scripts = len(tree.xpath("//script"))
+        for el in tree.xpath("//script|//style|//noscript|//template|//title"):
+            el.drop_tree()
+        text = collapse(tree.text_content())
+    return PageText(markup, title, h1, text, len(text.split()), scripts)
+
+
+def _header_match(sign: Sign, status: int | None, headers: Mapping[str, str] | None) -> str:
+    if not headers or (sign.statuses and status not in sign.statuses):
+        return ""
+    for name, pattern in sign.header:
+        value = header_value(headers, name)
+        if value and pattern.search(value):
+            return f"header {name}: {value[:60]}"
+    return ""
+
+
+def _quote(match: re.Match[str]) -> str:
+    return repr(match.group(0)[:80])
+
+
+def recognise(
+    url: str, status: int | None, headers: Mapping[str, str] | None, body: bytes | None
+) -> tuple[Sign, str] | None:
+    """The kind of page ``body`` is (a :class:`Sign`) and the evidence in words, or None."""
+    if body is None:
+        sign_headers = [(s, _header_match(s, status, headers)) for s in signs()]
+        return next(((s, why) for s, why in sign_headers if why), None)
+    page = page_text(url, body, headers)
+    short = page.words < SHORT_PAGE_WORDS
+    for sign in signs():
+        why = _header_match(sign, status, headers)
+        for pattern in sign.markup:
+            if why:
+                break
+            if m := pattern.search(page.markup):
+                why = f"markup {_quote(m)}"
+        # the h1 counts on a short page only: on a blog's home page it may be a post's title
+        headings = [page.title, page.h1] if short else [page.title]
+        for pattern in sign.title:
+            if why:
+                break
+            for heading in headings:
+                if pattern.search(heading):
+                    why = f"title {heading[:80]!r}"
+                    break
+        for pattern in sign.text if short else ():
+            if why:
+                break
+            if m := pattern.search(page.text):
+                why = f"text {_quote(m)} on a page of {page.words} words"
+        if why:
+            return sign, why
+    return None
+
+
+def _norm(text: str) -> str:
+    return collapse(text).casefold()
+
+
+def _generator(text: str) -> str:
+    return _norm(text).split(" ")[0] if text.strip() else ""
+
+
+def _language(text: str) -> str:
+    return _norm(text).replace("_", "-").split("-")[0]
+
+
+def _host(url: str) -> str:
+    return re.sub(r"^[a-z][a-z0-9+.-]*://(?:www\.)?", "", url.lower()).split("/")[0]
+
+
+def takeover(before: Known, now: Known) -> str:
+    """Why ``now`` is another site on the blog's address (both titled, and every one of at
+    least three things the blog had, of title, generator, language and feed host, changed), or
+    ``""``."""
+    pairs = [
+        ("title", _norm(before.title), _norm(now.title)),
+        ("generator", _generator(before.generator), _generator(now.generator)),
+        ("language", _language(before.language), _language(now.language)),
+        ("feed", _host(before.feed_url) if before.feed_url else "", _host(now.feed_url)),
+    ]
+    known = [(name, old, new) for name, old, new in pairs if old]
+    # a page without a title (noindex, unreadable) says nothing of who answers
+    if not pairs[0][1] or not pairs[0][2]:
+        return ""
+    if len(known) < 3 or any(old == new for _, old, new in known):
+        return ""
+    return "another site answers: " + ", ".join(
+        f"{name} {old[:40]!r} -> {new[:40]!r}" for name, old, new in known
+    )
+
+
+def assess(
+    url: str,
+    status: int | None,
+    headers: Mapping[str, str] | None,
+    body: bytes | None,
+    *,
+    failure: str = "",
+    failure_reason: str = "",
+    failures_before: int = 0,
+    before: Known | None = None,
+    now: Known | None = None,
+    moved_to: str = "",
+    dead_after: int = 3,
+) -> Health:
+    """The health of the blog at ``url`` after one read of its home page: the read's
+    :func:`read_health`, put in the blog's history by :func:`settle` (``failures_before``:
+    failed reads in a row before this one; ``before``: the blog as last read; ``now``: as read
+    this time)."""
+    this = read_health(
+        url,
+        status,
+        headers,
+        body,
+        failure=failure,
+        failure_reason=failure_reason,
+        moved_to=moved_to,
+    )
+    return settle(
+        this, failures_before=failures_before, before=before, now=now, dead_after=dead_after
+    )
+
+
+def read_health(
+    url: str,
+    status: int | None,
+    headers: Mapping[str, str] | None,
+    body: bytes | None,
+    *,
+    failure: str = "",
+    failure_reason: str = "",
+    moved_to: str = "",
+) -> Health:
+    """What one read says alone. ``failure`` is its :mod:`blogfeeds.failures` status when it
+    failed (``""`` when answered), ``status``/``headers``/``body`` what came back (None when
+    nothing did), ``moved_to`` the other blog a permanent redirect led to. A failure is
+    ``failing`` here (one in a row); :func:`settle` counts the streak."""
+    found = recognise(url, status, headers, body)
+    if found is not None:
+        sign, why = found
+        code = f"HTTP {status}, " if status is not None else ""
+        return Health(sign.kind, f"{sign.name} ({code}{why})", sign=sign.name)
+    if failure:
+        why = failure_reason or failure
+        if failure == "blocked":  # robots.txt, the SSRF guard or a crawl limit refused it
+            return Health("blocked", f"refused: {why}")
+        if status == 451:
+            return Health("blocked", "HTTP 451: unavailable for legal reasons")
+        gone = failure in GONE or status in GONE_CODES
+        return Health("failing", why, failures=1, gone=gone)
+    if moved_to:
+        return Health("moved", f"permanently redirected to {moved_to}", moved_to=moved_to)
+    if body is not None:
+        page = page_text(url, body, headers)
+        if page.words < EMPTY_PAGE_WORDS:
+            js = f", {page.scripts} scripts: JavaScript only" if page.scripts else ""
+            return Health("empty", f"{page.words} words of text{js}")
+    return Health("ok", f"HTTP {status}" if status is not None else "read")
+
+
+def settle(
+    this: Health,
+    *,
+    failures_before: int = 0,
+    before: Known | None = None,
+    now: Known | None = None,
+    dead_after: int = 3,
+) -> Health:
+    """``this`` read's health in the blog's history: a failure is ``dead`` once
+    ``dead_after`` reads in a row failed, the last saying the host is gone, else ``failing``;
+    an answered read whose title, generator, language and feed all changed is ``parked``."""
+    if this.kind == "failing":
+        streak = failures_before + 1
+        kind = "dead" if this.gone and streak >= max(dead_after, 1) else "failing"
+        plural = "s" if streak > 1 else ""
+        return replace(
+            this,
+            kind=kind,
+            failures=streak,
+            reason=f"{this.reason} ({streak} failed read{plural} in a row)",
+        )
+    if this.kind == "ok" and before is not None and now is not None:
+        why = takeover(before, now)
+        if why:
+            return replace(this, kind="parked", reason=why)
+    return this
