@@ -48,12 +48,12 @@ def _age(web: LittleWeb, sphere: bs.Blogosphere) -> None:
     web.add(bs.home(GONE), {"drop": True})
     web.add(bs.home(MISSING), {"status": 404, "body": "Not Found", "content_type": "text/plain"})
     web.add(bs.home(BROKEN), {"status": 503, "body": "Service Unavailable"})
-    parked = (DATA / "parked" / "amvintage.foxycart.com.html").read_bytes()
+    parked = (DATA / "parking.html").read_bytes()
     web.add(bs.home(PARKED), {"body": parked, "content_type": bs.HTML})
     web.add(bs.home(MOVED), {"status": 301, "location": NEW_HOME})
     web.add(NEW_HOME, {"body": bs.page(MOVED, N), "content_type": bs.HTML})
     web.add(f"{NEW_HOME}feed.xml", sphere.routes[f"{bs.home(MOVED)}feed.xml"])
-    wall = (DATA / "blocked" / "billing.purevpn.com.html").read_bytes()
+    wall = (DATA / "wall.html").read_bytes()
     web.add(bs.home(WALLED), {"status": 403, "body": wall, "content_type": bs.HTML})
     friends = [*bs.friends_of(REFRIENDED, N)[1:], 0]
     page = bs.page(REFRIENDED, N, friends).replace(
