@@ -246,16 +246,25 @@ def _text_page(url: str, text: str) -> PageSignals:
 
 
 def test_one_page_text_served_at_two_addresses() -> None:
-    """A site with no evidence of its own (no feed, or one on a placeholder address such as a
-    build for ``localhost``; no canonical) copied to a platform: the same text of 400 letters
-    and more is one site; a short front page (a theme's empty home) or one sentence
-    different is no evidence."""
+    """A build for ``localhost`` (its feed's entries on the placeholder, which count for
+    nothing alone; no canonical) copied to a platform: the same text of 400 letters and more
+    and the same entries are one site; a short front page (a theme's empty home), one sentence
+    different, or no feed (one template's page served by many hosts) is no evidence."""
     text = " ".join(f"Paragraph {i} of the garden, on tools and walks." for i in range(40))
-    a = Observation("https://frank.example/", page=_text_page("https://frank.example/", text))
-    b = Observation("https://frank.netlify.app/", page=_text_page("https://x.netlify.app/", text))
+    built = frozenset(f"http://localhost:4000/2024/0{i}/01/note/" for i in range(1, 6))
+    a_page = _text_page("https://frank.example/", text)
+    a = Observation("https://frank.example/", page=a_page, entries=built)
+    b_page = _text_page("https://x.netlify.app/", text)
+    b = Observation("https://frank.netlify.app/", page=b_page, entries=built)
     assert same_blog(a, b).evidence == (SAME_PAGE,)
     assert f"page {a.page.text_digest}" in index_keys(a) & index_keys(b)
-    changed = Observation("https://gina.example/", page=_text_page("https://g/", text + " More."))
+    feedless = [Observation(o.url, page=o.page) for o in (a, b)]
+    assert not same_blog(*feedless).same
+    older = Observation(b.url, page=b.page, entries=built - {min(built)})
+    assert not same_blog(a, older).same
+    changed = Observation(
+        "https://gina.example/", page=_text_page("https://g/", text + " More."), entries=built
+    )
     assert not same_blog(a, changed).same
     nginx = (
         "Welcome to nginx! If you see this page, the nginx web server is successfully installed "
@@ -280,6 +289,12 @@ def test_one_page_text_served_at_two_addresses() -> None:
             "https://i.example/", page=_text_page("https://i.example/", "Welcome to my new site.")
         ),
     ).same
+    # one template's text linking other friends: two blogs (a copy links the same friends)
+    friends = '<a href="https://ann.example/">Ann</a><a href="//bob.example/">Bob</a>'
+    mine = _text_page("https://m.example/", text + "</p><p>" + friends)
+    copy = _text_page("https://m.pages.dev/", text + "</p><p>" + friends)
+    other = _text_page("https://o.example/", text + "</p><p>" + friends.replace("bob", "bea"))
+    assert mine.text_digest == copy.text_digest != other.text_digest
     # the same long text but two feeds with no post in common: two blogs
     a_feed = Observation(a.url, page=a.page, entries=POSTS)
     b_feed = Observation(b.url, page=b.page, entries=OTHER_POSTS)

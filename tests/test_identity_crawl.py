@@ -4,10 +4,10 @@ A hub's blogroll links every address of the web: a ``github.io`` address answeri
 custom domain, a platform copy served with 200 whose canonical and feed name the original, a
 stale copy on a platform whose feed is a subset of the original's, an old domain whose older
 copy says the blog moved, a platform copy naming as canonical an original no page links (the
-crawl asks it), a hand-made site without feed or canonical and its copy (the same text); and
-controls that must stay apart: two blogs of one theme with the
-same title, description and placeholder canonical, two people under paths of one host, copies
-naming as canonical a theme's default address (not served) or its demo (another blog). Every
+crawl asks it), a build for localhost and its copy (the same text and posts); and controls
+that must stay apart: two blogs of one theme with the same title, description and placeholder
+canonical, two people under paths of one host, copies naming as canonical a theme's default
+address (not served) or its demo (another blog), one feedless page served by two hosts. Every
 blog must be one node of the database, every link of the hub on its blog's node.
 """
 
@@ -49,6 +49,8 @@ NODES = {
     "https://ivy.vercel.app/": "ivy.example",
     "https://lea.github.io/": "lea.example",
     "https://lea.example/": "lea.example",
+    "https://max.example/": "max.example",
+    "https://ned.example/": "ned.example",
     "https://jon.netlify.app/": "jon.netlify.app",
     "https://kim.pages.dev/": "kim.pages.dev",
 }
@@ -150,12 +152,16 @@ def mirror_web() -> dict[str, dict[str, Any]]:
         home("Ivy", head='<link rel="canonical" href="https://ivy.example/">')
     )
     routes["https://ivy.vercel.app/feed.xml"] = feed(rss("Ivy", posts("https://ivy.example/", 4)))
-    # a hand-made site with neither feed nor canonical, copied as it is
+    # a site built for localhost (no canonical; its feed's posts on the placeholder), copied as
+    # it is; and a feedless template's page served by two hosts, two sites
     garden = "".join(
         f"<p>Note {i}: on tools, walks and the garden in winter.</p>" for i in range(40)
     )
     for blog in ("https://lea.github.io/", "https://lea.example/"):
-        routes[blog] = page(f"<html><head><title>Lea</title></head><body>{garden}</body></html>")
+        routes[blog] = page(home("Lea", body=garden))
+        routes[blog + "feed.xml"] = feed(rss("Lea", posts("http://localhost:4000/", 4)))
+    for blog in ("https://max.example/", "https://ned.example/"):
+        routes[blog] = page(f"<html><head><title>Home</title></head><body>{garden}</body></html>")
     # copies naming a theme's default address (served by no one) or the theme's demo blog
     for blog, named in (
         ("https://jon.netlify.app/", "https://yoursite.example/"),

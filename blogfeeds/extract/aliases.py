@@ -45,7 +45,9 @@ MIN_COMMON = 2
 """Entries two feeds must share at least for :data:`ENTRIES`."""
 PAGE_CHARS = 400
 """Fewest letters (not counting spaces) of a home page's text whose digest counts for
-:data:`SAME_PAGE`: a theme's empty front page, a web server's welcome page have fewer; a
+:data:`SAME_PAGE` (with the same feed entries: a build for ``localhost`` served twice, whose
+entries on the placeholder count for nothing else): a theme's empty front page, a web
+server's welcome page have fewer; a
 blog's front page with its newest posts has more (three Chinese blogs of identity_eval with
 their posts' titles: about 720)."""
 NOTICE_CHARS = 300
@@ -82,8 +84,9 @@ class PageSignals:
     mirrors: tuple[str, ...] = ()
     """Home-page links of a mirror menu (镜像) to other hosts."""
     text_digest: str = ""
-    """A digest of the page's text when it holds at least :data:`PAGE_CHARS` letters and was
-    read whole (not cut at a bound of :class:`~blogfeeds.extract.page.PageLimits`)."""
+    """A digest of the page's text and the sites it links, when it holds at least
+    :data:`PAGE_CHARS` letters and was read whole (not cut at a bound of
+    :class:`~blogfeeds.extract.page.PageLimits`)."""
 
 
 @dataclass(frozen=True)
@@ -190,9 +193,12 @@ def _notices(page: Page) -> tuple[list[str], list[str], str]:
     found: tuple[list[str], list[str]] = ([], [])
     digest = hashlib.sha1(usedforsecurity=False)
     chars = 0
+    hrefs: list[str] = []
     for element in page.tree.iter():
         if not isinstance(element.tag, str) or element.tag in ("script", "style"):
             continue
+        if element.tag == "a" and (href := element.get("href")):
+            hrefs.append(href)
         for text, holder in ((element.text, element), (element.tail, element.getparent())):
             if not text or holder is None or text.isspace():
                 continue
@@ -209,8 +215,22 @@ def _notices(page: Page) -> tuple[list[str], list[str], str]:
                     if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
                         links.append(url)
     # a page cut at a bound was not read whole: its text says nothing of the page's identity
-    whole = chars >= PAGE_CHARS and not page.truncated
-    return found[0], found[1], digest.hexdigest() if whole else ""
+    if chars < PAGE_CHARS or page.truncated:
+        return found[0], found[1], ""
+    digest.update("\n".join(_sites_linked(own, hrefs)).encode("utf-8", "surrogatepass"))
+    return found[0], found[1], digest.hexdigest()
+
+
+def _sites_linked(own: str, hrefs: list[str]) -> list[str]:
+    """The other hosts a page links at most twice (its friends and profiles; not its own pages,
+    nor the address a copy's absolute links name throughout), sorted: two blogs of one template
+    share their text, not whom they link."""
+    counts: dict[str, int] = {}
+    for href in hrefs:
+        if "//" in href[:8]:
+            host = _host(href)
+            counts[host] = counts.get(host, 0) + 1
+    return sorted(h for h, n in counts.items() if h and h != own and n <= 2)
 
 
 def _notice_block(element: Any) -> Any:
@@ -268,7 +288,9 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
     shared = _shared_entries(a.entries, b.entries)
     if shared_enough(a.entries, b.entries):
         evidence.append(ENTRIES)
-    if a.page.text_digest and a.page.text_digest == b.page.text_digest:
+    # the same page and the same feed: one build served twice (a feedless template's page
+    # served by many hosts, as a generated web does, is no evidence)
+    if a.page.text_digest == b.page.text_digest != "" and a.entries == b.entries != frozenset():
         evidence.append(SAME_PAGE)
     if any(_names(u, b) for u in a.page.rel_me) and any(_names(u, a) for u in b.page.rel_me):
         evidence.append(REL_ME)
