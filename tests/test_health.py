@@ -198,3 +198,15 @@ def test_a_long_home_page_whose_first_post_title_says_for_sale_is_ok() -> None:
     assert assess("https://ada.example/", 200, {}, body).kind == "ok"
     short = b"<html><head><title>bike.example</title></head><body><h1>bike.example is for sale</h1>"
     assert assess("https://bike.example/", 200, {}, short + b"</body></html>").kind == "parked"
+
+
+def test_the_markup_prefilter_holds_a_literal_of_every_pattern() -> None:
+    """A page is scanned for a service's markup only when it holds one of the patterns'
+    literals; each literal is in every text its pattern matches."""
+    from blogfeeds.extract.health import _literal, _markup_needles
+
+    assert _markup_needles() is not None
+    assert _literal(r"img\d?\.wsimg\.com/parking-lander") == ".wsimg.com/parking-lander"
+    assert _literal(r"id=[\"']ddg-(?:l10n|captcha|origin)") == "ddg-"
+    assert _literal(r"ab{0,3}cdef") == "cdef" and _literal("sedo|bodis") == ""
+    assert _literal(r"\bparklogic\.com") == "parklogic.com"

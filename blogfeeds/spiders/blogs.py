@@ -245,7 +245,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield moved
         if bid is None:  # a redirect led to a blog already analysed
             return
-        page = page_health(response)
+        page = await self.reader.run(page_health, response)  # off the reactor: it parses
         if page.kind in ("parked", "blocked") and claimed_by is None:
             # a parking page or a bot wall answers in the blog's place: not read as the blog
             self.crawler.stats.inc_value(f"blogfeeds/health/{page.kind}_page")
