@@ -115,7 +115,11 @@ def test_optout_reaches_running_workers_and_their_recrawl(mysql_url: str, tmp_pa
     assert [host for host in gone_hosts if host in after] == []
     kept = {bs.host(i) for i in range(N_BLOGS) if i not in GONE}
     assert len(kept & set(asked)) > len(kept) * 0.9  # the rest was re-crawled
-    for text in logs:  # both took a share, and read the file again without a restart
-        assert int(re.findall(r"'scheduler/dequeued/redis': (\d+)", text)[0]) > 0
+    # each worker that took work read the file again without a restart (the list is read when
+    # used); which of them takes the re-crawl's blogs is the scheduler's, and on a loaded
+    # machine one may take them all
+    working = [text for text in logs if re.search(r"'scheduler/dequeued/redis': [1-9]", text)]
+    assert working
+    for text in working:
         assert re.search(r"Opt-out list \S+ read again: 5 blogs", text)
         assert "'blogfeeds/opt_out/friend_link': " in text
