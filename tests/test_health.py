@@ -4,13 +4,16 @@ skipped when absent), real thin blog pages, and the failure, move, takeover and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from blogfeeds.extract.health import Known, assess, recognise, signs
+from blogfeeds.extract.blog import ExtractConfig, extract_blog
+from blogfeeds.extract.discovery.fetching import FetchRequest
+from blogfeeds.extract.health import SHORT_PAGE_WORDS, Known, assess, page_text, recognise, signs
 from tests.littleweb import find_shared
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -210,3 +213,31 @@ def test_the_markup_prefilter_holds_a_literal_of_every_pattern() -> None:
     assert _literal(r"id=[\"']ddg-(?:l10n|captcha|origin)") == "ddg-"
     assert _literal(r"ab{0,3}cdef") == "cdef" and _literal("sedo|bodis") == ""
     assert _literal(r"\bparklogic\.com") == "parklogic.com"
+
+
+@pytest.mark.parametrize(("name", "kind"), [("parking.html", "parked"), ("wall.html", "blocked")])
+def test_the_extraction_reads_a_stand_in_page_off_its_parse_and_fetches_nothing(
+    name: str, kind: str
+) -> None:
+    asked: list[str] = []
+
+    async def fetch(request: FetchRequest) -> None:
+        asked.append(request.url)
+
+    body = (DATA / name).read_bytes()
+    report = asyncio.run(extract_blog("https://blog.example/", body, {}, fetch, ExtractConfig()))
+    assert report.health.kind == kind
+    assert report.health == assess("https://blog.example/", 200, {}, body)
+    assert asked == [] and report.feeds == [] and report.friends == []
+    assert report.counters[f"health/{kind}_page"] == 1
+
+
+def test_a_long_page_is_read_only_as_far_as_its_health_needs() -> None:
+    words = "".join(f"<p>w{i} x</p>" for i in range(5 * SHORT_PAGE_WORDS))
+    body = f"<html><title>t</title><body><h1>h</h1>{words}</body></html>".encode()
+    long = page_text("https://blog.example/", body)
+    assert SHORT_PAGE_WORDS <= long.words < SHORT_PAGE_WORDS + 5 and long.title == "t"
+    assert long.h1 == ""  # on a long page, a post's title: not read
+    # words split over elements count once joined, as a reader sees them
+    short = page_text("https://blog.example/", b"<p>a<b>b</b>c <i>d</i> <script>x y</script></p>")
+    assert (short.text, short.words) == ("abc d", 2)

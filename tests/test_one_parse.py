@@ -1,7 +1,7 @@
 """One parse per page: every extractor of a crawled page reads ``page.tree``, none parses again.
 
 The page extractors (blog identity, title, feed autodiscovery, friend links, the friend-page
-finder; ``bench/extract.py``'s (b)) run on real pages with lxml's parser entry points replaced
+finder, the page's health; ``bench/extract.py``'s (b)) run on real pages with lxml's parser entry points replaced
 by counting wrappers; no call may reach them. The wrappers are proven by a deliberate parse.
 """
 
@@ -17,6 +17,7 @@ import pytest
 
 from blogfeeds.extract.discovery import discover_feeds
 from blogfeeds.extract.friends import extract_friends, find_friend_pages
+from blogfeeds.extract.health import page_text_of
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import title
 from blogfeeds.extract.page import Page, parse_page
@@ -78,6 +79,7 @@ def extract_all(page: Page) -> None:
     discover_feeds(page)
     extract_friends(page)
     find_friend_pages(page)
+    page_text_of(page)  # the page's health, read in the crawl before anything else
 
 
 def test_the_counter_sees_a_parse(parses: Counter[str]) -> None:

@@ -81,6 +81,7 @@ def report_to_dict(report: BlogReport, redirected: tuple[Hop, ...] = ()) -> dict
         "author_source": prof.author_source,
         "icon_source": prof.icon_source,
         "last_post_source": prof.last_post_source,
+        "health": {"kind": report.health.kind, "reason": report.health.reason},
         "robots": {
             "noindex": report.robots.noindex,
             "nofollow": report.robots.nofollow,
@@ -178,6 +179,8 @@ def render_text(data: dict[str, Any]) -> str:
         f"Last post: {_sourced(data, 'last_post_at', 'last_post_source')}",
         f"Activity:  {_activity(data)}",
     ]
+    if data.get("health"):  # a parking page or a bot wall in the blog's place is read no further
+        lines.append(f"Health:    {data['health']['kind']} ({data['health']['reason']})")
     if "status" in data:
         lines.append(f"Status:    {data['status']}")
     if data.get("truncated"):

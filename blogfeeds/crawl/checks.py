@@ -24,10 +24,11 @@ from typing import Any
 from scrapy.http import Response
 
 from blogfeeds.config import database_url
-from blogfeeds.crawl.fetch import redirects, response_headers
-from blogfeeds.extract.health import Health, read_health
+from blogfeeds.crawl.fetch import Unread, redirects, response_headers
+from blogfeeds.extract.health import NOT_THE_BLOG, Health, read_health
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.page import header_value
+from blogfeeds.extract.report import BlogReport
 from blogfeeds.frontier.dupefilter import forget_blog
 from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogCheck, FriendLink
@@ -75,10 +76,13 @@ def same_page_check(response: Response) -> BlogCheck | None:
     return check(response.meta["blog_id"], response.url, same, response)
 
 
-def page_health(response: Response) -> Health:
-    """What the page answered says alone: a parking page or a bot wall, JavaScript only, or ok."""
-    body = response.body if response.body else b""
-    return read_health(response.url, response.status, response_headers(response), body)
+def in_its_place(report: BlogReport | Unread) -> Health | None:
+    """The health of a home page that answers in the blog's place (a parking page, a bot wall:
+    :data:`~blogfeeds.extract.health.NOT_THE_BLOG`), read off the extraction's parse; None when
+    the page is the blog's (or was not read)."""
+    if isinstance(report, BlogReport) and report.health.kind in NOT_THE_BLOG:
+        return report.health
+    return None
 
 
 def moved_check(response: Response) -> BlogCheck | None:

@@ -49,6 +49,7 @@ from blogfeeds.extract.friends import (
 from blogfeeds.extract.friends.filters import friend_key
 from blogfeeds.extract.friends.pages import may_list_friends
 from blogfeeds.extract.friends.themes import ThemeRule
+from blogfeeds.extract.health import NOT_THE_BLOG, Health, page_text_of, read_health
 from blogfeeds.extract.icon import HostIcons, favicon_is_image
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import TEXT, PageMetadata, cut, extract_metadata, page_abstract
@@ -206,19 +207,7 @@ async def _extract_home(
 ) -> BlogReport:
     """:func:`extract_blog` for an HTML home page (``seed``: the feed URL the crawl reached it
     through, that feed read, and its site link)."""
-    analysis = await run(
-        analyze_page,
-        url,
-        body,
-        headers,
-        friend_config=config.friends,
-        user_rules=config.user_rules,
-        abstract_chars=config.abstract_chars,
-        limits=config.limits,
-        abstract_text=config.abstract_text,
-        read_friends=False,
-        read_abstract=False,
-    )
+    analysis, health = await run(_read_home, url, body, headers, config)
     counters: dict[str, int] = {}
     for what in analysis.truncated:
         _count(counters, f"truncated/{what}")
@@ -228,8 +217,6 @@ async def _extract_home(
     for name in ("noindex", "nofollow"):
         if getattr(robots, name):
             _count(counters, f"robots/{name}")
-    if robots.nofollow:  # no friends are recorded; the report still shows the page's reading
-        await _home_friends(analysis, config, run, counters)
     report = BlogReport(
         url=url,
         blog_id=analysis.blog_id,
@@ -247,7 +234,13 @@ async def _extract_home(
         rules_fired=analysis.rules,
         counters=counters,
         truncated=list(analysis.truncated),
+        health=health,
     )
+    if health.kind in NOT_THE_BLOG:  # nothing more is read or fetched of a page not the blog's
+        _count(counters, f"health/{health.kind}_page")
+        return report
+    if robots.nofollow:  # no friends are recorded; the report still shows the page's reading
+        await _home_friends(analysis, config, run, counters)
     if not robots.noindex and analysis.rule_feed is not None:
         report.feeds = [analysis.rule_feed]
     elif not robots.noindex:  # noindex: keep the blog's identity, not its content
@@ -265,6 +258,27 @@ async def _extract_home(
     if not robots.nofollow:
         await _friends(report, analysis, fetch, config, run)
     return report
+
+
+def _read_home(
+    url: str, body: bytes | str, headers: Mapping[str, str] | None, config: ExtractConfig
+) -> tuple[PageAnalysis, Health]:
+    """The home page's :func:`analyze_page` and what the page says of the blog's health, off
+    the one parse (:func:`~blogfeeds.extract.health.read_health`; a home page is an answered
+    page, HTTP 200)."""
+    analysis = analyze_page(
+        url,
+        body,
+        headers,
+        friend_config=config.friends,
+        user_rules=config.user_rules,
+        abstract_chars=config.abstract_chars,
+        limits=config.limits,
+        abstract_text=config.abstract_text,
+        read_friends=False,
+        read_abstract=False,
+    )
+    return analysis, read_health(url, 200, headers, None, page=page_text_of(analysis.page))
 
 
 def _observation(report: BlogReport, page: Page) -> Observation:

@@ -26,7 +26,7 @@ from typing import Any
 
 import lxml.html
 
-from blogfeeds.extract.page import decode_html, header_value
+from blogfeeds.extract.page import DecodeError, Page, header_value, parse_page
 from blogfeeds.extract.text import collapse
 
 KINDS = ("ok", "dead", "failing", "blocked", "parked", "moved", "empty")
@@ -37,6 +37,10 @@ SHORT_PAGE_WORDS = 400
 
 EMPTY_PAGE_WORDS = 5
 """A page answered with fewer visible words than this shows nothing without JavaScript."""
+
+NOT_THE_BLOG = frozenset({"parked", "blocked"})
+"""Kinds of a page that answers in a blog's place (a parking page, a bot wall): not read as the
+blog."""
 
 GONE = frozenset({"dns", "unreachable", "tls"})
 """Failure statuses (:mod:`blogfeeds.failures`) that say the host is gone, like 404 and 410."""
@@ -188,31 +192,83 @@ class PageText:
     markup: str
     title: str
     h1: str
-    """The first ``<h1>``: a landing page's message, a post's title on a blog's home page."""
+    """The first ``<h1>`` of a short page (a landing page's message; on a long page, a blog's,
+    it may be a post's title and is not read): ``""`` on a long page."""
     text: str
+    """The visible text of a short page; of a long one, its start only."""
     words: int
+    """Visible words, counted until there are :data:`SHORT_PAGE_WORDS`: a long page is not read
+    to its end, as nothing said of a page depends on how long beyond that it is."""
     scripts: int
+    """``<script>`` elements of an empty page (0 on another: only an empty page's reason
+    names them)."""
+
+
+HIDDEN = frozenset({"script", "style", "noscript", "template", "title"})
+"""Elements whose text a reader does not see."""
 
 
 def page_text(url: str, body: bytes, headers: Mapping[str, str] | None = None) -> PageText:
-    """The markup, title (and first ``<h1>``), visible text and word count of ``body``."""
-    _, markup = decode_html(body, header_value(headers, "content-type"), url)
-    title = h1 = text = ""
-    scripts = 0
+    """:func:`page_text_of` the page ``body``, parsed as the extraction parses a page (an
+    error's body, a page the extraction did not read)."""
     try:
-        tree = lxml.html.fromstring(markup) if markup.strip() else None
-    except (ValueError, lxml.etree.ParserError):
-        tree = None
-    if tree is not None:
-        titles = tree.xpath("//title")
-        h1s = tree.xpath("//h1")
-        title = collapse(titles[0].text_content()) if titles else ""
-        h1 = collapse(h1s[0].text_content()) if h1s else ""
-        scripts = len(tree.xpath("//script"))
-        for el in tree.xpath("//script|//style|//noscript|//template|//title"):
-            el.drop_tree()
-        text = collapse(tree.text_content())
-    return PageText(markup, title, h1, text, len(text.split()), scripts)
+        return page_text_of(parse_page(url, body, headers))
+    except (DecodeError, ValueError):  # empty, or no HTML tree: nothing to see
+        return read_tree(body.decode("utf-8", "replace"), None)
+
+
+def page_text_of(page: Page) -> PageText:
+    """What :func:`recognise` reads of a page the extraction parsed already (its tree is read,
+    not changed)."""
+    return read_tree(page.text, page.tree)
+
+
+def read_tree(markup: str, tree: lxml.html.HtmlElement | None) -> PageText:
+    """The title (and first ``<h1>`` of a short page), visible text and words of ``tree``,
+    parsed from ``markup``."""
+    if tree is None:
+        return PageText(markup, "", "", "", 0, 0)
+    text, words = _visible_text(tree, SHORT_PAGE_WORDS)
+    title = tree.find(".//title")
+    h1 = tree.find(".//h1") if words < SHORT_PAGE_WORDS else None
+    scripts = sum(1 for _ in tree.iter("script")) if words < EMPTY_PAGE_WORDS else 0
+    return PageText(
+        markup,
+        collapse(title.text_content()) if title is not None else "",
+        collapse(h1.text_content()) if h1 is not None else "",
+        text,
+        words,
+        scripts,
+    )
+
+
+def _visible_text(tree: lxml.html.HtmlElement, enough: int) -> tuple[str, int]:
+    """The text of ``tree`` a reader sees (no :data:`HIDDEN` element, no comment), and its
+    words; the walk stops once it has ``enough`` words."""
+    parts: list[str] = []
+    counted = 0  # words piece by piece: at least the words of the joined text
+    check_at = enough
+    stack: list[tuple[Any, bool]] = [(tree, False)]
+    while stack:
+        el, after = stack.pop()
+        if after:
+            piece = el.tail
+        else:
+            if el is not tree:
+                stack.append((el, True))  # its tail, once its children are read
+            if not isinstance(el.tag, str) or el.tag in HIDDEN:
+                continue
+            piece = el.text
+            stack.extend((child, False) for child in reversed(el))
+        if piece:
+            parts.append(piece)
+            counted += len(piece.split())
+            if counted >= check_at:
+                if len("".join(parts).split()) >= enough:
+                    break
+                check_at = counted + enough  # pieces that run into each other: read on
+    text = collapse("".join(parts))
+    return text, len(text.split())
 
 
 def _header_match(sign: Sign, status: int | None, headers: Mapping[str, str] | None) -> str:
@@ -237,11 +293,13 @@ def recognise(
     page: PageText | None = None,
 ) -> tuple[Sign, str] | None:
     """The kind of page ``body`` is (a :class:`Sign`) and the evidence in words, or None;
-    ``page`` its :func:`page_text` when read already."""
-    if body is None:
-        sign_headers = [(s, _header_match(s, status, headers)) for s in signs()]
-        return next(((s, why) for s, why in sign_headers if why), None)
-    page = page or page_text(url, body, headers)
+    ``page`` its :func:`page_text` when read already (``body`` is then not read); with
+    neither, the headers alone."""
+    if page is None:
+        if body is None:
+            sign_headers = [(s, _header_match(s, status, headers)) for s in signs()]
+            return next(((s, why) for s, why in sign_headers if why), None)
+        page = page_text(url, body, headers)
     short = page.words < SHORT_PAGE_WORDS
     # a service's page is short (a lander, a challenge): a long page is read, not scanned
     needles = _markup_needles()
@@ -354,12 +412,15 @@ def read_health(
     failure: str = "",
     failure_reason: str = "",
     moved_to: str = "",
+    page: PageText | None = None,
 ) -> Health:
     """What one read says alone. ``failure`` is its :mod:`blogfeeds.failures` status when it
     failed (``""`` when answered), ``status``/``headers``/``body`` what came back (None when
-    nothing did), ``moved_to`` the other blog a permanent redirect led to. A failure is
+    nothing did), ``moved_to`` the other blog a permanent redirect led to, ``page`` the body's
+    :func:`page_text` when read already. A failure is
     ``failing`` here (one in a row); :func:`settle` counts the streak."""
-    page = page_text(url, body, headers) if body is not None else None
+    if page is None and body is not None:
+        page = page_text(url, body, headers)
     found = recognise(url, status, headers, body, page)
     if found is not None:
         sign, why = found

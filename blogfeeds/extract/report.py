@@ -12,6 +12,7 @@ from blogfeeds.extract.aliases import Observation
 from blogfeeds.extract.directives import RobotsDirectives
 from blogfeeds.extract.discovery import DiscoveredFeed, FeedCandidate, FeedReport, Rejection
 from blogfeeds.extract.friends import Friend, FriendExtraction
+from blogfeeds.extract.health import Health
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import PageMetadata
 from blogfeeds.extract.profile import Profile
@@ -102,6 +103,10 @@ class BlogReport:
     """What the home page says of the blog's addresses (:mod:`blogfeeds.extract.aliases`): its
     signals, its main feed and that feed's entries, as discovery read them (no extra request);
     the address is the final URL (the crawl adds the redirects it followed)."""
+    health: Health = field(default_factory=lambda: Health("ok", "read"))
+    """What the home page says of the blog's health (:func:`~blogfeeds.extract.health.read_health`):
+    a parking page or a bot wall (:data:`~blogfeeds.extract.health.NOT_THE_BLOG`) is reported
+    with nothing more read."""
     counters: dict[str, int] = field(default_factory=dict)
     """Counts for the crawl's stats, by name under ``blogfeeds/`` (``feed_discovery/requests``,
     ``feed_discovery/budget_exhausted``, ``friends_over_cap``, ...): a name is present when

@@ -32,9 +32,9 @@ from blogfeeds.crawl.checks import (
     Recheck,
     check,
     failed_check,
+    in_its_place,
     moved_check,
     not_modified_check,
-    page_health,
     recheck_meta,
     same_page_check,
     unread_check,
@@ -245,16 +245,17 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield moved
         if bid is None:  # a redirect led to a blog already analysed
             return
-        page = await self.reader.run(page_health, response)  # off the reactor: it parses
-        if page.kind in ("parked", "blocked") and claimed_by is None:
-            # a parking page or a bot wall answers in the blog's place: not read as the blog
-            self.crawler.stats.inc_value(f"blogfeeds/health/{page.kind}_page")
-            yield check(response.meta["blog_id"], response.url, page, response)
-            yield self._failed_blog(response.url, response.meta, Unread(page.kind, page.reason))
-            return
         mark = self.admission.marker(bid, depth)
         # an address another page claims is recorded only once confirmed (Admission.claimed)
         report = await self.reader.read(response, mark.before if claimed_by is None else _same)
+        stand_in = in_its_place(report)
+        if stand_in is not None and claimed_by is None:
+            # a parking page or a bot wall answers in the blog's place: not read as the blog
+            yield check(response.meta["blog_id"], response.url, stand_in, response)
+            yield self._failed_blog(
+                response.url, response.meta, Unread(stand_in.kind, stand_in.reason)
+            )
+            return
         if claimed_by is not None and (
             isinstance(report, Unread) or not confirms(claimed_by, report.observation)
         ):
@@ -276,7 +277,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         blog.depth = depth = self.admission.read(bid, depth, [link.target_url for link in links])
         yield blog
         if claimed_by is None:
-            yield check(bid, response.url, page, response, blog=blog, links=links)
+            yield check(bid, response.url, report.health, response, blog=blog, links=links)
         recovered = bool(response.meta.get(RECOVERED_META))
         for link in links:
             yield link
