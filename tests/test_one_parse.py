@@ -1,8 +1,8 @@
 """One parse per page: every extractor of a crawled page reads ``page.tree``, none parses again.
 
 The page extractors (blog identity, title, feed autodiscovery, friend links, the friend-page
-finder, the page's health; ``bench/extract.py``'s (b)) run on real pages with lxml's parser entry points replaced
-by counting wrappers; no call may reach them. The wrappers are proven by a deliberate parse.
+finder, the page's health; ``bench/extract.py``'s (b)) run on real pages with lxml's parser
+entry points replaced by counting wrappers; no call may reach them. The wrappers are proven by a deliberate parse.
 """
 
 from __future__ import annotations
