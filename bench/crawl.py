@@ -168,7 +168,7 @@ def source_digest(project: Path) -> str:
 
 
 # Columns that say when or in which order a blog was reached, not what was read from it.
-_UNSTABLE = {"id", "depth", "first_seen", "last_seen", "fetched_at"}
+_UNSTABLE = {"id", "depth", "first_seen", "last_seen", "fetched_at", "checked_at", "next_check"}
 
 
 def stored_results(con: sqlite3.Connection) -> dict[str, dict[str, Any]]:
