@@ -15,6 +15,7 @@ Pure: functions of parsed pages and dataclasses, no Scrapy, items or storage.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import json
@@ -352,8 +353,12 @@ def is_placeholder(url: str) -> bool:
     """Whether ``url`` is an address an unconfigured site names: a reserved example domain,
     ``localhost``, or a loopback, unspecified or private IP literal."""
     host = _host(url)
-    if not host:
-        return True
+    return not host or _placeholder_host(host)
+
+
+@functools.lru_cache(maxsize=4096)
+def _placeholder_host(host: str) -> bool:
+    """:func:`is_placeholder` of a host (a feed's entries share a few hosts: judged once)."""
     if any(host == p or host.endswith("." + p) for p in PLACEHOLDER_HOSTS):
         return True
     try:
@@ -433,6 +438,7 @@ def _redirects_to(a: Observation, b: Observation) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # a blog's entries are compared with each candidate's
 def _posts(entries: frozenset[str]) -> frozenset[str]:
     """The entry keys that name one post in the world: an absolute URL off placeholder hosts
     (not a site built for ``localhost``, not a theme's demo posts on ``example.com``), a
@@ -443,7 +449,8 @@ def _posts(entries: frozenset[str]) -> frozenset[str]:
 
 def _one_post(key: str) -> bool:
     if key.startswith(("http://", "https://")):
-        return bool(_host(key)) and not is_placeholder(key)
+        host = _host(key)
+        return bool(host) and not _placeholder_host(host)
     return key.startswith(("tag:", "urn:")) or _LONG_ID.fullmatch(key) is not None
 
 
