@@ -1,6 +1,7 @@
-"""A blog's health from one read (blogfeeds.extract.health): real parking and bot-wall pages
-(rebuilt outside the repository by ``bench/health_pages.py``: their source states no licence;
-skipped when absent), real thin blog pages, and the failure, move, takeover and empty rules."""
+"""A blog's health from one read (blogfeeds.extract.health): real parking, placeholder and
+bot-wall pages (those of permissively licensed sources in ``data/health/real``, the others
+rebuilt outside the repository by ``bench/health_pages.py`` and skipped when absent), real thin
+blog pages, and the failure, move, takeover and empty rules."""
 
 from __future__ import annotations
 
@@ -26,16 +27,19 @@ MANIFEST = health_pages.rows()
 
 
 def test_every_real_page_names_its_source() -> None:
-    assert len([r for r in MANIFEST if r["kind"] == "parked"]) >= 13
+    assert len([r for r in MANIFEST if r["kind"] == "parked"]) >= 30
     assert len([r for r in MANIFEST if r["kind"] == "blocked"]) >= 30
     assert all(row["source_repo"] and row["source_path"] and row["licence"] for row in MANIFEST)
+    copied = [row for row in MANIFEST if row["copy"] == "tests"]
+    assert copied and all(health_pages.page_path(row, REAL).is_file() for row in copied)
 
 
 @pytest.mark.parametrize("row", MANIFEST, ids=[row["file"] for row in MANIFEST])
 def test_a_real_parking_or_wall_page_is_its_kind_whatever_the_status(row: dict[str, str]) -> None:
-    if not (REAL / row["file"]).is_file():
+    path = health_pages.page_path(row, REAL)
+    if not path.is_file():
         pytest.skip(f"real pages not built: python bench/health_pages.py build (into {REAL})")
-    body = (REAL / row["file"]).read_bytes()
+    body = path.read_bytes()
     for status in (200, 403, 503):
         health = assess(
             "https://blog.example/", status, {}, body, failure="" if status == 200 else "http_4xx"
