@@ -245,3 +245,16 @@ def test_a_long_page_is_read_only_as_far_as_its_health_needs() -> None:
     # words split over elements count once joined, as a reader sees them
     short = page_text("https://blog.example/", b"<p>a<b>b</b>c <i>d</i> <script>x y</script></p>")
     assert (short.text, short.words) == ("abc d", 2)
+
+
+def test_a_platform_no_site_page_sent_as_404_is_gone_not_parked() -> None:
+    body = (
+        b"<html><head><title>Site not found &middot; GitHub Pages</title></head><body>"
+        b"<h1>404</h1><p>There isn't a GitHub Pages site here.</p></body></html>"
+    )
+    url = "https://blog.example/"
+    assert assess(url, 200, {}, body).kind == "parked"
+    first = assess(url, 404, {}, body, failure="http_4xx", dead_after=2)
+    assert first.kind == "failing" and first.gone and "Hosting placeholder" in first.reason
+    second = assess(url, 404, {}, body, failure="http_4xx", failures_before=1, dead_after=2)
+    assert second.kind == "dead"

@@ -425,7 +425,11 @@ def read_health(
     if found is not None:
         sign, why = found
         code = f"HTTP {status}, " if status is not None else ""
-        return Health(sign.kind, f"{sign.name} ({code}{why})", sign=sign.name)
+        if not (failure and sign.kind == "parked" and status in GONE_CODES):
+            return Health(sign.kind, f"{sign.name} ({code}{why})", sign=sign.name)
+        # a platform's "no site here" page sent as a 404: the blog is gone, dead once the
+        # failures say so, not parked on its first read
+        failure_reason = f"{failure_reason or failure}: {sign.name} ({code}{why})"
     if failure:
         why = failure_reason or failure
         if failure == "blocked":  # robots.txt, the SSRF guard or a crawl limit refused it
