@@ -66,6 +66,7 @@ def _crawl(
     )
     (tmp / f"{name}.log").write_text(proc.stderr, "utf-8")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     return {k: int(float(v)) for k, v in re.findall(r"'([^']+)': ([0-9.]+),?\n", proc.stderr)}
 
 

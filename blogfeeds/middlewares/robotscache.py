@@ -113,7 +113,7 @@ class RobotsStore:
         if self.pool is None:
             self.pool = ThreadPool(minthreads=1, maxthreads=1, name="blogfeeds-robots-db")
             self.pool.start()
-            _reactor().addSystemEventTrigger("during", "shutdown", self.pool.stop)
+            _reactor().addSystemEventTrigger("during", "shutdown", self._stop)
         call = deferToThreadPool(_reactor(), self.pool, self._work, list(lookups), writes, confirms)
         self._running = call.addBoth(self._done, lookups, len(writes))
 
@@ -167,7 +167,12 @@ class RobotsStore:
         store, self.store = self.store, None
         if store is not None:
             await maybe_deferred_to_future(deferToThreadPool(_reactor(), self.pool, store.close))
-        self.pool.stop()
+        self._stop()
+
+    def _stop(self) -> None:
+        """Stop the thread (once: at the spider's close, or when the reactor stops first)."""
+        if self.pool is not None and not self.pool.joined:
+            self.pool.stop()
 
 
 class CachedRobotsTxtMiddleware(QuietRobotsTxtMiddleware):
