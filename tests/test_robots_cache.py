@@ -165,3 +165,23 @@ def mariadb() -> Iterator[str]:
 
 def test_robots_txt_cache_on_mariadb(mariadb: str, tmp_path: Path) -> None:
     scenario(mariadb, tmp_path)
+
+
+def test_a_failing_cache_turns_itself_off_and_the_crawl_goes_on(tmp_path: Path) -> None:
+    """robots_txt replaced by a view (read, never written): the first write fails, the cache is
+    off for the process with one WARNING, and robots.txt is fetched and obeyed as without it."""
+    database = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    with Store.open(database) as store, store._transaction() as cursor:
+        cursor.execute("DROP TABLE robots_txt")
+        cursor.execute(
+            "CREATE VIEW robots_txt AS SELECT url AS host, 200 AS status, x'' AS body, "
+            "NULL AS etag, NULL AS last_modified, fetched_at FROM blogs"
+        )
+    with LittleWeb(_web_routes()) as web:
+        stats = _crawl(web, database, tmp_path, "broken", "-a", f"start_urls={bs.home(0)}")
+        assert len(_robots_hits(web)) == N
+        assert stats["blogfeeds/robots_txt_cache/errors"] == 1
+        assert stats.get("robotstxt/forbidden", 0) >= 2
+        assert stats["blogfeeds/db/blogs_written"] == N
+    log = (tmp_path / "broken.log").read_text("utf-8")
+    assert log.count("robots.txt cache off for this process") == 1
