@@ -3,7 +3,8 @@ robots.txt obeyed, on SQLite and on MariaDB: a first crawl stores one row per ho
 within the maximum age asks no robots.txt and still obeys a cached Disallow, nor does a feeds
 run; an expired copy is
 asked again conditionally (304: dated, not downloaded again); an unreachable robots.txt (503, a
-dropped connection) leaves the cached copy serving, Disallow included."""
+dropped connection) leaves the cached copy serving, Disallow included; a cache that cannot write
+turns itself off; the table keeps one row per host, its body bounded."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ from typing import Any
 import pytest
 
 from blogfeeds.storage.db import Store
-from blogfeeds.storage.robots import RobotsEntry, read_entries
+from blogfeeds.storage.robots import (
+    MAX_BODY,
+    RobotsEntry,
+    confirm_entries,
+    read_entries,
+    write_entries,
+)
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 
@@ -185,3 +192,33 @@ def test_a_failing_cache_turns_itself_off_and_the_crawl_goes_on(tmp_path: Path) 
         assert stats["blogfeeds/db/blogs_written"] == N
     log = (tmp_path / "broken.log").read_text("utf-8")
     assert log.count("robots.txt cache off for this process") == 1
+
+
+def _table_keeps_one_bounded_row_per_host(database: str) -> None:
+    big = b"User-agent: *\n" + b"Disallow: /x\n" * 50_000  # 650 kB
+    with Store.open(database) as store:
+        write_entries(
+            store, [RobotsEntry("a.example", 200, b"old", '"1"', "", "2026-01-01T00:00:00Z")]
+        )
+        write_entries(
+            store,
+            [
+                RobotsEntry("a.example", 200, big, '"2"', "x" * 100, "2026-01-02T00:00:00Z"),
+                RobotsEntry("b.example:8080", 404, b"", "", "", "2026-01-02T00:00:00Z"),
+                RobotsEntry("c" * 300, 200, b"", "", "", "2026-01-02T00:00:00Z"),  # too long
+            ],
+        )
+        confirm_entries(store, ["b.example:8080"], "2026-01-03T00:00:00Z")
+        found = read_entries(store, ["a.example", "b.example:8080", "c" * 300, "d.example"])
+        assert store.count("robots_txt") == 2
+    a, b = found["a.example"], found["b.example:8080"]
+    assert (a.body, a.etag, a.last_modified) == (big[:MAX_BODY], '"2"', "")
+    assert (b.status, b.body, b.fetched_at) == (404, b"", "2026-01-03T00:00:00Z")
+
+
+def test_the_table_keeps_one_bounded_row_per_host_on_sqlite(tmp_path: Path) -> None:
+    _table_keeps_one_bounded_row_per_host(f"sqlite:///{tmp_path / 'robots.sqlite3'}")
+
+
+def test_the_table_keeps_one_bounded_row_per_host_on_mariadb(mariadb: str) -> None:
+    _table_keeps_one_bounded_row_per_host(mariadb)
