@@ -222,3 +222,28 @@ def test_the_table_keeps_one_bounded_row_per_host_on_sqlite(tmp_path: Path) -> N
 
 def test_the_table_keeps_one_bounded_row_per_host_on_mariadb(mariadb: str) -> None:
     _table_keeps_one_bounded_row_per_host(mariadb)
+
+
+def test_a_long_running_process_asks_an_expired_robots_txt_again(tmp_path: Path) -> None:
+    """A maximum age of 1.8 s and a home page answering after 3 s: the blog's next page (its
+    feed) finds the host's robots.txt expired, and it is asked again, conditionally (304)."""
+    database = f"sqlite:///{tmp_path / 'blogs.sqlite3'}"
+    routes = _web_routes()
+    routes[bs.home(TAGGED)]["delay"] = 3
+    with LittleWeb(routes) as web:
+        stats = _crawl(
+            web,
+            database,
+            tmp_path,
+            "expiring",
+            "-a",
+            f"start_urls={bs.home(TAGGED)}",
+            "-s",
+            "BLOGFEEDS_ROBOTS_MAX_AGE_HOURS=0.0005",
+        )
+        asked = [h for h in _robots_hits(web) if h.url == _robots(TAGGED)]
+        assert len(asked) >= 2  # more when the machine is slow enough to expire it again
+        assert [h.status for h in asked] == [200] + [304] * (len(asked) - 1)
+        assert asked[1].headers.get("If-None-Match") == '"robots-v1"'
+        assert [h.url for h in web.hits() if h.url == f"{bs.home(TAGGED)}feed.xml"]
+    assert stats["blogfeeds/robots_txt_cache/revalidated"] >= 1
