@@ -162,7 +162,7 @@ class RobotsStore:
         while self._running is not None:
             await maybe_deferred_to_future(self._running)
             # _done kicked the next call: wait for it too
-        if self.pool is None:
+        if self.pool is None or self.pool.joined:  # the reactor stopped first: nothing runs
             return
         store, self.store = self.store, None
         if store is not None:
