@@ -136,6 +136,19 @@ class LimitsSettings(SettingsGroup):
 
 
 @dataclass(frozen=True)
+class RobotsSettings(SettingsGroup):
+    component: ClassVar[str] = "blogfeeds.middlewares.robotscache"
+
+    max_age_hours: float = option(
+        "BLOGFEEDS_ROBOTS_MAX_AGE_HOURS",
+        24.0,
+        "Hours a robots.txt kept in the store is used before it is asked again (conditional "
+        "GET); RFC 9309 asks for at most 24. 0 = no cache: each crawl process asks every host.",
+        low=0,
+    )
+
+
+@dataclass(frozen=True)
 class RetrySettings(SettingsGroup):
     component: ClassVar[str] = "blogfeeds.middlewares.retry"
 
@@ -475,6 +488,7 @@ SETTINGS_GROUPS: tuple[type[SettingsGroup], ...] = (
     UserAgentSettings,
     SsrfSettings,
     LimitsSettings,
+    RobotsSettings,
     RetrySettings,
     StrategySettings,
     CrawlSettings,

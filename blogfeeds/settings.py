@@ -62,9 +62,11 @@ DOWNLOADER_MIDDLEWARES = {
     # Retries of transient failures wait: exponential backoff, Retry-After honoured.
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "blogfeeds.middlewares.retry.BackoffRetryMiddleware": 550,
-    # An unreachable robots.txt (DNS, refused, timeout) in one DEBUG line, not an ERROR traceback.
+    # robots.txt kept in the store for BLOGFEEDS_ROBOTS_MAX_AGE_HOURS, shared by both spiders and
+    # every worker; an unreachable one (DNS, refused, timeout) in one DEBUG line, not an ERROR
+    # traceback.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "blogfeeds.middlewares.robots.QuietRobotsTxtMiddleware": 100,
+    "blogfeeds.middlewares.robotscache.CachedRobotsTxtMiddleware": 100,
     # A page refreshing to itself is the page, not a redirect the duplicate filter drops.
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
     "blogfeeds.middlewares.refresh.SelfAwareMetaRefreshMiddleware": 580,

@@ -42,6 +42,8 @@ class Dialect:
     """Type of a 40-character ASCII hex digest column used in unique keys."""
     real: str
     """Type of a double-precision float column."""
+    blob: str
+    """Type of a bytes column of up to a few megabytes (a robots.txt body)."""
     pk: str
     """Column definition of an auto-increment integer primary key."""
     table_options: str
@@ -61,6 +63,7 @@ class Dialect:
             "text": self.text,
             "hash": self.hash,
             "real": self.real,
+            "blob": self.blob,
             "pk": self.pk,
             "table_options": self.table_options,
             "create_index": self.create_index,
@@ -99,6 +102,7 @@ SQLITE = Dialect(
     text="TEXT",
     hash="TEXT",
     real="REAL",
+    blob="BLOB",
     pk="INTEGER PRIMARY KEY AUTOINCREMENT",
     table_options="",
     create_index="CREATE INDEX IF NOT EXISTS",
@@ -113,6 +117,7 @@ MYSQL = Dialect(
     text="TEXT",
     hash="CHAR(40) CHARACTER SET ascii COLLATE ascii_bin",
     real="DOUBLE",
+    blob="MEDIUMBLOB",
     pk="BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
     table_options=(
         " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci ROW_FORMAT=DYNAMIC"
@@ -481,6 +486,24 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
             "{create_index} blog_checks_time ON blog_checks (checked_at)",
         ],
     ),
+    # Version 12: the robots.txt of each host, shared by both spiders and every worker
+    # (blogfeeds.storage.robots): its body, status and validators, and when it was last
+    # confirmed (a 200, a 4xx or a 304). One row per host.
+    (
+        12,
+        [
+            """CREATE TABLE IF NOT EXISTS robots_txt (
+    id {pk},
+    host {key} NOT NULL,
+    status INTEGER NOT NULL,
+    body {blob} NOT NULL,
+    etag {text},
+    last_modified {short},
+    fetched_at {short} NOT NULL,
+    UNIQUE (host)
+){table_options}""",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -506,6 +529,7 @@ TABLES = (
     "alias_keys",
     "blog_aliases",
     "blog_checks",
+    "robots_txt",
     "schema_version",
 )
 
