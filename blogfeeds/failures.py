@@ -7,6 +7,7 @@ both the wrapped and the bare Twisted forms are classified, so the statuses hold
 
 from __future__ import annotations
 
+from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadCancelledError,
@@ -125,6 +126,7 @@ def failure_status(failure: Failure | BaseException) -> str:
         | ConnectionLost
         | ResponseFailed
         | ResponseNeverReceived
+        | TunnelError  # a proxy that would not connect to the host
         | ConnectionError,
     ):
         return "unreachable"

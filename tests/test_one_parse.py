@@ -2,7 +2,8 @@
 
 The page extractors (blog identity, title, feed autodiscovery, friend links, the friend-page
 finder, the page's health; ``bench/extract.py``'s (b)) run on real pages with lxml's parser
-entry points replaced by counting wrappers; no call may reach them. The wrappers are proven by a deliberate parse.
+entry points replaced by counting wrappers; no call may reach them. The wrappers are proven by
+a deliberate parse.
 """
 
 from __future__ import annotations

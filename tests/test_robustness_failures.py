@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from OpenSSL import SSL
 from scrapy import Request
+from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadCancelledError,
@@ -61,6 +62,7 @@ CASES: list[tuple[str, Any]] = [
     ("unreachable", DownloadConnectionRefusedError("refused")),
     ("unreachable", ResponseDataLossError()),
     ("unreachable", DownloadFailedError("connection lost")),
+    ("unreachable", TunnelError("Could not open CONNECT tunnel with proxy 127.0.0.1:8080")),
     ("too_large", DownloadCancelledError("Cancelling download of x: expected size 1e9")),
     ("too_large", IgnoreRequest("... exceeded DOWNLOAD_MAXSIZE (8388608 B) during decompression")),
     ("blocked", IgnoreRequest("Forbidden by robots.txt")),
