@@ -1,28 +1,16 @@
-"""robots.txt kept in the store: a host's file is asked once a day, not once per crawl process.
+"""robots.txt kept in the store: a host's file is asked once a day, not once per crawl process
+(else a re-check of unchanged blogs costs two requests a blog, and every ``scrapy crawl feeds``
+run asks every host again).
 
-Without it, every run of ``scrapy crawl blogs -a recheck=...`` and every ``scrapy crawl feeds``
-(from cron, every few minutes) fetches the robots.txt of every host again: a re-check of
-unchanged blogs costs two requests per blog instead of one. :class:`CachedRobotsTxtMiddleware`
-(:class:`~blogfeeds.middlewares.robots.QuietRobotsTxtMiddleware`, which it extends, at the same
-order) fills Scrapy's per-host parsers from the store's ``robots_txt`` table
-(:mod:`blogfeeds.storage.robots`), shared by both spiders and every worker, under RFC 9309:
-
-- §2.4: a copy is used for at most ``BLOGFEEDS_ROBOTS_MAX_AGE_HOURS`` (24); after that it is
-  asked again with its validators (``If-None-Match``, ``If-Modified-Since``), and a 304 only
-  dates the copy as confirmed: no body is downloaded. A long-lived process asks again too.
-- §2.3.1.3: a 4xx allows everything (as Scrapy does): stored as an empty file.
-- §2.3.1.4 and §2.4: an unreachable file (5xx, 429, a network failure, after the retries)
-  leaves the cached copy serving; without one, Scrapy's behaviour stands.
-
-The store is read and written in one database thread of its own (its own connection), never on
-the reactor thread: lookups of the hosts asked for while the thread is busy go as one query,
-and writes as one transaction before it. A store that cannot be opened or fails turns the cache
-off for this process (one WARNING): robots.txt is then fetched as without it. Without a database
-(``BLOGFEEDS_DATABASE_URL`` empty) or with a maximum age of 0 this is the quiet middleware alone.
-
-Stats ``blogfeeds/robots_txt_cache/<what>``: ``fresh`` (served from the store without a
-request), ``revalidated`` (304), ``stale_served`` (unreachable, the copy kept), ``stored``,
-``errors``.
+:class:`CachedRobotsTxtMiddleware` extends the quiet middleware
+at the same order and fills Scrapy's per-host parsers from the ``robots_txt`` table
+(:mod:`blogfeeds.storage.robots`), shared by both spiders and every worker, under RFC 9309: a
+copy serves ``BLOGFEEDS_ROBOTS_MAX_AGE_HOURS`` (24), then is asked again with its validators (a
+304 only dates it); a 4xx allows everything; an unreachable file leaves the copy serving. The
+store is read and written in a database thread of its own, lookups and writes batched; a store
+that fails turns the cache off for the process (one WARNING). Off without a database or with a
+maximum age of 0. Stats ``blogfeeds/robots_txt_cache/{fresh,revalidated,stale_served,stored,
+errors}``; docs/crawling.md says more.
 """
 
 from __future__ import annotations
