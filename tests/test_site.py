@@ -1396,6 +1396,41 @@ def test_no_page_makes_the_viewer_request_an_icon(browser: Any, tmp_path: Path) 
         local.close()
 
 
+def test_the_directory_filters_by_health(browser: Any, tmp_path: Path) -> None:
+    """The directory's health filter: every blog by default, the kinds with their counts, one
+    kind at a time (also from the address's ``#health=``), the blog page's timeline readable."""
+    db = tmp_path / "db.sqlite3"
+    write_store(f"sqlite:///{db}")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
+    open_page(browser, site / "directory.html")
+    wait(browser, "return !!window.blogfeedsDirectory")
+    every = {"a.example", "b.example", "c.example", "d.example"}
+    assert set(directory_ids(browser)) == every
+    options = browser.execute_script(
+        "return [...document.getElementById('health').options].map(o => [o.value, o.text])"
+    )
+    assert options == [["", "any"], ["ok", "ok (3)"], ["dead", "dead (1)"]]
+    set_value(browser, "health", "dead")
+    assert directory_ids(browser) == ["d.example"]
+    assert "health=dead" in browser.current_url
+    set_value(browser, "health", "ok")
+    assert set(directory_ids(browser)) == every - {"d.example"}
+    set_value(browser, "health", "")
+    assert set(directory_ids(browser)) == every
+    open_page(browser, site / "index.html")
+    browser.find_element("css selector", '#by-health a[href="directory.html#health=dead"]').click()
+    wait(browser, "return !!window.blogfeedsDirectory")
+    assert directory_ids(browser) == ["d.example"]
+    open_page(browser, site / "blogs" / "d.example.html")
+    rows = browser.find_elements("css selector", "#timeline tbody tr")
+    assert [r.get_attribute("data-kind") for r in rows] == ["dead", "ok"]
+    assert "DNS lookup failed" in rows[0].text and rows[1].find_elements("tag name", "time")
+    shot(browser, "blog-health")
+    assert console_errors(browser) == []
+
+
 def test_only_valid_http_uris_leave_the_site(browser: Any, tmp_path: Path) -> None:
     """Entry links and a blog address holding markup (a JSON Feed ``url`` of
     ``http://evil2.test/j2"><script>``, an RSS ``<link>`` of ``" onmouseover="``) leave in
