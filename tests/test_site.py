@@ -1134,13 +1134,18 @@ def test_health_timeline_friends_since_and_the_overviews_changes(tmp_path: Path)
     site = tmp_path / "site"
     scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
     page = (site / "blogs" / "d.example.html").read_text(encoding="utf-8")
-    spans = re.findall(
-        r'<tr class="span health-\w+" data-kind="(\w+)" data-first="([^"]+)" data-last="([^"]+)" '
-        r'data-checks="(\d+)">(.*?)</tr>', page, flags=re.S,
-    )  # fmt: skip
-    assert [s[:4] for s in spans] == [("dead", DAY2, DAY2, "1"), ("ok", DAY0, DAY1, "2")]
-    assert "DNS lookup failed: no results for hostname lookup: d.example." in spans[0][4]
-    assert "<td>200</td>" in spans[1][4] and '"hk_dead">dead<' in spans[0][4]
+    rows = re.findall(r'<tr class="health-\w+" data-kind="(\w+)">(.*?)</tr>', page, flags=re.S)
+    spans = [
+        (
+            kind,
+            *re.findall(r'<time datetime="([^"]+)">', row),
+            re.findall(r'class="num">(\d+)<', row),
+        )
+        for kind, row in rows
+    ]
+    assert spans == [("dead", DAY2, ["1"]), ("ok", DAY0, DAY1, ["2"])]  # a span of 1: one time
+    assert "DNS lookup failed: no results for hostname lookup: d.example." in rows[0][1]
+    assert "<td>200</td>" in rows[1][1] and '"hk_dead">dead<' in rows[0][1]
     assert '"n_checks" data-p="{&#34;n&#34;: 3}">3 checks<' in page
     # a.example's friends: b since DAY0, c since DAY2 (added at the last read), d removed
     page = (site / "blogs" / "a.example.html").read_text(encoding="utf-8")
@@ -1150,11 +1155,10 @@ def test_health_timeline_friends_since_and_the_overviews_changes(tmp_path: Path)
         ("b.example", False), ("c.example", False), ("d.example", True)
     ]  # fmt: skip
     shown = {i[0]: i[2] for i in items}
-    since = '<small class="since"><span data-t="since">since</span> <time class="day" datetime='
-    assert f'{since}"{DAY0}">2026-10-01</time>' in shown["b.example"]
-    assert f'{since}"{DAY2}">2026-11-01</time>' in shown["c.example"]
-    removed = '<small class="removed"><span data-t="removed">no longer listed; last seen</span>'
-    assert f'{removed} <time class="day" datetime="{DAY0}">2026-10-01</time>' in shown["d.example"]
+    assert f'<time class="since" datetime="{DAY0}">since 2026-10-01</time>' in shown["b.example"]
+    assert f'<time class="since" datetime="{DAY2}">since 2026-11-01</time>' in shown["c.example"]
+    removed = f'<time class="gone" datetime="{DAY0}">no longer listed; last seen 2026-10-01</time>'
+    assert removed in shown["d.example"]
     assert "since" not in shown["d.example"]
     listed_by = (site / "blogs" / "d.example.html").read_text(encoding="utf-8")
     assert '<li data-blog-id="a.example" class="removed">' in listed_by
@@ -1429,6 +1433,16 @@ def test_the_directory_filters_by_health(browser: Any, tmp_path: Path) -> None:
     assert "DNS lookup failed" in rows[0].text and rows[1].find_elements("tag name", "time")
     shot(browser, "blog-health")
     assert console_errors(browser) == []
+    open_page(browser, site / "blogs" / "a.example.html")
+    said = {
+        li.get_attribute("data-blog-id"): li.text
+        for li in browser.find_elements("css selector", "#friends li")
+    }
+    day = "return new Date(arguments[0]).toLocaleDateString('en-US', {dateStyle: 'medium'})"
+    assert said["c.example"].endswith(f"since {browser.execute_script(day, DAY2)}")  # Nov 1, 2026
+    assert said["d.example"].endswith(
+        f"no longer listed; last seen {browser.execute_script(day, DAY0)}"
+    )
 
 
 def test_only_valid_http_uris_leave_the_site(browser: Any, tmp_path: Path) -> None:

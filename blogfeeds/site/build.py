@@ -50,6 +50,7 @@ from blogfeeds.site.i18n import (
     LANGUAGE_NAMES,
     MESSAGES,
     catalog_script,
+    say,
     tag,
     time_tag,
     utc_text,
@@ -158,7 +159,7 @@ def _environment() -> Environment:
     env.filters["slug"] = slug
     env.filters["lang"] = content_lang
     env.filters["kind"] = kind_label
-    env.globals.update(t=tag, time=time_tag, face=face, ui_languages=LANGUAGE_NAMES)
+    env.globals.update(t=tag, say=say, time=time_tag, face=face, ui_languages=LANGUAGE_NAMES)
     return env
 
 

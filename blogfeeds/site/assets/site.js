@@ -3,8 +3,8 @@
 // one chosen in the switcher (kept in localStorage), else the first of the browser's languages
 // the catalog has, else English. Elements with data-t="key" (and data-p, their parameters) are
 // rewritten; data-t-placeholder and data-t-title rewrite those attributes. What the web wrote
-// is never touched: it carries its own lang attribute. A <time class="day"> shows the date
-// alone (a friend's "since"), the time on hover.
+// is never touched: it carries its own lang attribute. A friend's <time class="since"> (first
+// listed) or class="gone" (no longer listed) says so with the date alone, the time on hover.
 (function () {
   "use strict";
   var catalog = window.BLOGFEEDS_MESSAGES || { names: { en: "English" }, messages: { en: {} } };
@@ -81,8 +81,8 @@
       if (el.classList.contains("rel")) {
         el.textContent = ago(iso);
         el.title = local(iso);
-      } else if (el.classList.contains("day")) {
-        el.textContent = day(iso);
+      } else if (el.classList.contains("since") || el.classList.contains("gone")) {
+        el.textContent = t(el.classList.contains("since") ? "since" : "removed") + " " + day(iso);
         el.title = local(iso);
       } else {
         el.textContent = local(iso);
