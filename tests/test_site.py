@@ -1418,6 +1418,7 @@ def test_the_directory_filters_by_health(browser: Any, tmp_path: Path) -> None:
     assert options == [["", "any"], ["ok", "ok (3)"], ["dead", "dead (1)"]]
     set_value(browser, "health", "dead")
     assert directory_ids(browser) == ["d.example"]
+    assert browser.find_element("css selector", "#rows tr td.platform").text.endswith("dead")
     assert "health=dead" in browser.current_url
     set_value(browser, "health", "ok")
     assert set(directory_ids(browser)) == every - {"d.example"}

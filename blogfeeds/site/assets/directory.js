@@ -241,6 +241,7 @@
       var facts = [r[col.platform], r[col.language]];
       if (hasActivity && r[col.activity]) facts.push(activityLabel(r[col.activity]));
       if (r[col.status] !== "ok") facts.push(r[col.status]);
+      if (r[col.health] && r[col.health] !== "ok") facts.push(healthLabel(r[col.health]));
       tr.appendChild(el("td", "platform", facts.filter(Boolean).join(" · ")));
       tr.appendChild(el("td", "num", String(r[col["in"]])));
       var feed = el("td", "feed");
