@@ -1117,6 +1117,12 @@ def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> No
         in (sqlite_site["blogs/d.example.html"])
     )
     assert '<td class="failures">1 (dns 1)</td>' in sqlite_site["index.html"]
+    # the health read from MariaDB as from SQLite (the sites are equal): the timeline, the
+    # friends' dates, the overview's kinds and changes
+    assert '<tr class="health-dead" data-kind="dead">' in sqlite_site["blogs/d.example.html"]
+    assert f'<time class="since" datetime="{DAY2}">' in sqlite_site["blogs/a.example.html"]
+    assert f'<time class="gone" datetime="{DAY0}">' in sqlite_site["blogs/a.example.html"]
+    assert 'data-blog-id="d.example" data-from="ok" data-to="dead"' in sqlite_site["index.html"]
     assert '<td class="num new-entries">3</td>' in sqlite_site["index.html"]
 
 
