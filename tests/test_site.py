@@ -1192,9 +1192,9 @@ def test_health_timeline_friends_since_and_the_overviews_changes(tmp_path: Path)
 
 
 def test_a_timeline_folds_checks_into_bounded_spans() -> None:
-    from blogfeeds.site.timeline import Change, fold
+    from blogfeeds.site.timeline import Change, Row, fold
 
-    rows = [("a", f"2026-11-{d:02d}T00:00:00Z", "ok" if d % 2 else "failing", 200, "")
+    rows: list[Row] = [("a", f"2026-11-{d:02d}T00:00:00Z", "ok" if d % 2 else "failing", 200, "")
             for d in range(1, 26)]  # fmt: skip
     rows += [("b", "2026-11-01T00:00:00Z", "ok", 200, "read"),
              ("b", "2026-11-02T00:00:00Z", "ok", 304, "same")]  # fmt: skip
