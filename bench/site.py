@@ -7,7 +7,10 @@ Run: ``nice python bench/site.py [--blogs 100000] [--links 6] [--entries 3] [--k
    without a feed), ``--links`` friend links per blog (targets skewed towards a few popular blogs,
    as blogrolls are), ``--entries`` entries per feed (an opening of about 200 characters of
    Zipf-distributed English words, Chinese for the zh-CN blogs, a rare word in one post of
-   about 10,000) and a schedule row per feed, written with raw ``executemany`` into the schema
+   about 10,000), a schedule row per feed, and a health history: 1 to 4 weekly checks per blog
+   (one blog in 20 ok, then failing, then dead; one in 50 flapping between ok and failing for
+   40 checks, more spans than a page keeps), friend links first seen on different days, one in
+   ten no longer listed; written with raw ``executemany`` into the schema
    :class:`~blogfeeds.storage.db.Store` creates.
 2. Builds the site in-process as ``scrapy export site`` does (:func:`blogfeeds.site.data.load`,
    :func:`blogfeeds.site.build.build_site`); the reference of the same run is reading the
@@ -36,6 +39,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -85,7 +89,7 @@ def generate(path: Path, n: int, links: int, entries: int) -> dict[str, int]:
     Store.open(f"sqlite:///{path}").close()  # the schema
     rnd = random.Random(17)
     prose = random.Random(41)  # its own stream: the links stay those of earlier runs
-    blogs, feeds, edges, sched, posts = [], [], [], [], []
+    blogs, feeds, edges, sched, posts, checks = [], [], [], [], [], []
     for i in range(n):
         bid = f"b{i:06d}.example"
         url = f"https://{bid}/"
@@ -93,9 +97,11 @@ def generate(path: Path, n: int, links: int, entries: int) -> dict[str, int]:
         has_feed = i % 10 != 9
         feed = f"{url}feed.xml" if has_feed else None
         words = " ".join(rnd.sample(WORDS, 2))
+        history = health_history(i)
+        checks += [(bid, when, kind, status, reason) for when, kind, status, reason in history]
         blogs.append((bid, url, f"Blog {i} {words}", f"Writing about {words}.", LANGS[i % 5], gen,
                       feed, links, "ok" if has_feed else "no_feed", i % 7, NOW, NOW, platform,
-                      ""))  # fmt: skip
+                      "", history[-1][1], history[-1][3]))  # fmt: skip
         if feed:
             feeds.append((bid, feed, url_hash(feed), "application/rss+xml", "", 9.0, "[]", 0, 1))
             sched.append((url_hash(feed), feed, bid, 600.0, 0, 3, NOW, "ok", NOW))
@@ -117,13 +123,18 @@ def generate(path: Path, n: int, links: int, entries: int) -> dict[str, int]:
                 targets.add(t)
         for t in sorted(targets):
             turl = f"https://b{t:06d}.example/"
+            since = f"2026-{9 + t % 3:02d}-{1 + t % 28:02d}T00:00:00Z"
+            seen = since if (i + t) % 10 == 0 else NOW  # one in ten no longer listed
             edges.append((bid, f"b{t:06d}.example", turl, url_hash(turl), f"Friend {t}", 100.0,
-                          url, NOW, NOW))  # fmt: skip
+                          url, since, seen))  # fmt: skip
     with sqlite3.connect(path) as conn:
         conn.executemany(
             "INSERT INTO blogs (blog_id, url, title, abstract, language, generator, feed_url, "
-            "friend_count, status, depth, first_seen, fetched_at, platform, platform_version) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", blogs)  # fmt: skip
+            "friend_count, status, depth, first_seen, fetched_at, platform, platform_version, "
+            "health, health_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", blogs)  # fmt: skip
+        conn.executemany(
+            "INSERT INTO blog_checks (blog_id, checked_at, kind, http_status, reason) "
+            "VALUES (?,?,?,?,?)", checks)  # fmt: skip
         conn.executemany(
             "INSERT INTO feeds (blog_id, url, url_hash, type, title, score, reasons, position, "
             "is_main) VALUES (?,?,?,?,?,?,?,?,?)", feeds)  # fmt: skip
@@ -139,7 +150,27 @@ def generate(path: Path, n: int, links: int, entries: int) -> dict[str, int]:
             "INSERT INTO entries (feed_url_hash, guid_hash, guid, link, title, author, "
             "published, updated, summary, first_seen) VALUES (?,?,?,?,?,?,?,?,?,?)",
             posts)  # fmt: skip
-    return {"blogs": len(blogs), "links": len(edges), "entries": len(posts)}
+    return {"blogs": len(blogs), "links": len(edges), "entries": len(posts), "checks": len(checks)}
+
+
+def health_history(i: int) -> list[tuple[str, str, int | None, str]]:
+    """Blog ``i``'s checks, oldest first: ``(checked_at, kind, http_status, reason)``, the last
+    at :data:`NOW`, 12 hours (flapping) or a week apart."""
+    if i % 50 == 7:  # flapping: 40 checks, a span each
+        kinds, step = ["ok" if k % 2 else "failing" for k in range(40)], timedelta(hours=12)
+    elif i % 20 == 3:  # gone
+        kinds, step = ["ok", "ok", "failing", "dead"], timedelta(days=7)
+    else:
+        kinds, step = ["ok"] * (1 + i % 4), timedelta(days=7)
+    end = datetime.fromisoformat(NOW)
+    out: list[tuple[str, str, int | None, str]] = []
+    for k, kind in enumerate(kinds):
+        when = (end - step * (len(kinds) - 1 - k)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if kind == "ok":
+            out.append((when, kind, 200, "read"))
+        else:
+            out.append((when, kind, None, "DNS lookup failed: no results (1 failed read in a row)"))
+    return out
 
 
 def browser() -> Any:
@@ -287,6 +318,9 @@ def main() -> int:
     parser.add_argument("--links", type=int, default=6)
     parser.add_argument("--entries", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="build the site here and keep it")
+    parser.add_argument(
+        "--build-only", action="store_true", help="build the site, skip the browser's figures"
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-site-"))
     try:
@@ -318,6 +352,8 @@ def main() -> int:
         print(f"site size: {size / 1e6:.0f} MB, directory data "
               f"{(site / 'data' / 'directory.js').stat().st_size / 1e6:.1f} MB, graph data "
               f"{(site / 'data' / 'graph.js').stat().st_size / 1e6:.1f} MB")  # fmt: skip
+        if args.build_only:
+            return 0
         figures = in_browser(site)
         print(json.dumps(figures, indent=1, ensure_ascii=False))
         slowest = max(s["ms_to_paint"] for s in figures["searches"].values())

@@ -6,8 +6,11 @@ unchanged blogs is answered by conditional GET (304)."""
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,6 +90,10 @@ def aged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             ).fetchall()
         _age(web, sphere)
         log = _run(web, db, tmp, "recheck", "-a", "recheck=all")
+        with sqlite3.connect(db) as src, sqlite3.connect(tmp / "rechecked.sqlite3") as copy:
+            src.backup(copy)  # the site's view after one re-check
+        src.close()
+        copy.close()
         web.clear_hits()
         again = _run(web, db, tmp, "again", "-a", "recheck=all")
         hits = web.hits()
@@ -98,6 +105,7 @@ def aged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     links = [dict(r) for r in conn.execute("SELECT * FROM friend_links")]
     conn.close()
     return {
+        "rechecked": tmp / "rechecked.sqlite3",
         "first": first,
         "links_before": links_before,
         "blogs": blogs,
@@ -181,6 +189,59 @@ def test_friend_changes_are_dated(aged: dict[str, Any]) -> None:
     kept = bs.host(bs.friends_of(REFRIENDED, N)[1])
     assert listed[dropped]["last_seen"] < listed[kept]["last_seen"]  # no longer listed since
     assert "newcomer.example" in aged["blogs"]  # a new friend is crawled
+
+
+def test_the_site_shows_the_timelines_the_friends_since_and_the_changes(
+    aged: dict[str, Any], tmp_path: Path
+) -> None:
+    """The site of the web after its re-check: the gone blog's timeline (ok, then dead), the
+    re-friended blog's new friend with its date and the dropped one as removed, the overview's
+    kinds and the changes its last checks made."""
+    db = aged["rechecked"]
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "scrapy", "export", "site", str(site), "--database",
+         f"sqlite:///{db}"],
+        cwd=bs.REPO, env=env, capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    blogs = {r["blog_id"]: r["health"] for r in conn.execute("SELECT blog_id, health FROM blogs")}
+    checks = [dict(r) for r in conn.execute("SELECT * FROM blog_checks ORDER BY checked_at, id")]
+    links = [dict(r) for r in conn.execute("SELECT * FROM friend_links")]
+    conn.close()
+    page = (site / "blogs" / f"{bs.host(GONE)}.html").read_text(encoding="utf-8")
+    kinds = re.findall(r'<tr class="health-\w+" data-kind="(\w+)"', page)
+    assert kinds == ["dead", "ok"]
+    page = (site / "blogs" / f"{bs.host(REFRIENDED)}.html").read_text(encoding="utf-8")
+    friends = page.split('id="friends"', 1)[1].split("</ul>", 1)[0]
+    items = dict(re.findall(r'<li data-blog-id="([^"]+)"(?: class="removed")?>(.*?)</li>', friends))
+    listed = {x["target_blog_id"]: x for x in links if x["source_blog_id"] == bs.host(REFRIENDED)}
+    since = f'<time class="since" datetime="{listed["newcomer.example"]["first_seen"]}">since '
+    assert since in items["newcomer.example"]
+    dropped = bs.host(bs.friends_of(REFRIENDED, N)[0])
+    assert re.findall(r'<li data-blog-id="([^"]+)" class="removed"', friends) == [dropped]
+    assert f'<time class="gone" datetime="{listed[dropped]["last_seen"]}">' in items[dropped]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    counts = index.split('id="by-health"', 1)[1].split("</table>", 1)[0]
+    shown = dict(re.findall(r'<tr data-kind="(\w+)">.*?<td class="num">(\d+)</td>', counts))
+    stored: dict[str, int] = {}
+    for health in blogs.values():
+        stored[health or "unchecked"] = stored.get(health or "unchecked", 0) + 1
+    assert {k: int(n) for k, n in shown.items()} == stored and len(stored) >= 4
+    by_blog: dict[str, list[str]] = {}
+    for check in checks:
+        by_blog.setdefault(check["blog_id"], []).append(check["kind"])
+    changed = {
+        (b, k[-2], k[-1])
+        for b, k in by_blog.items()
+        if len(k) > 1 and k[-1] != k[-2] and b in blogs
+    }
+    changes = index.split('id="health-changes"', 1)[1].split("</section>", 1)[0]
+    found = re.findall(r'<li data-blog-id="([^"]+)" data-from="(\w+)" data-to="(\w+)">', changes)
+    assert set(found) == changed
+    assert {(bs.host(GONE), "ok", "dead"), (bs.host(PARKED), "ok", "parked")} <= changed
 
 
 def test_a_second_recheck_of_unchanged_blogs_reads_one_page_each(aged: dict[str, Any]) -> None:

@@ -1004,10 +1004,19 @@ def test_graph_edges_at_every_zoom_and_orphans_labelled(
 # --- the same site from SQLite and MariaDB; the data helpers -------------------------------------
 
 
+DAY0, DAY1, DAY2 = "2026-10-01T00:00:00Z", "2026-10-15T00:00:00Z", "2026-11-01T00:00:00Z"
+"""The health checks of :func:`write_store`: every blog read well at ``DAY0``; ``d.example``
+again at ``DAY1``, then its host gone (``dead``) at ``DAY2``, when the others read well again."""
+
+
 def write_store(url: str) -> None:
-    """Three blogs (one with a ' title, one without feed), links, and entries via a feeds save."""
+    """Four blogs (one with a ' title, one without feed, one whose host is gone), links, and
+    entries via a feeds save; health checks (:data:`DAY0`): ``d.example`` ok, ok, then dead;
+    ``a.example`` lists ``b.example`` since ``DAY0``, ``c.example`` since its last read (``DAY2``,
+    added then) and no longer ``d.example`` (last seen ``DAY0``)."""
     from blogfeeds.extract.feedreader import FeedEntry
-    from blogfeeds.items import Blog, FeedFetch, FeedInfo, FriendLink
+    from blogfeeds.health_settings import BlogHealthSettings
+    from blogfeeds.items import Blog, BlogCheck, FeedFetch, FeedInfo, FriendLink
 
     blogs = [
         Blog("a.example", "https://a.example/", title="A's «notes» 🚀", language="fr",
@@ -1026,11 +1035,33 @@ def write_store(url: str) -> None:
         FriendLink("a.example", "https://b.example/", "b.example", "B"),
         FriendLink("b.example", "https://c.example/", "c.example", "C"),
         FriendLink("c.example", "https://a.example/", "a.example", "A"),
+        FriendLink("a.example", "https://c.example/", "c.example", "C"),
+        FriendLink("a.example", "https://d.example/", "d.example", "D"),
     ]
+    gone = "DNS lookup failed: no results for hostname lookup: d.example."
+    checks = [
+        [BlogCheck(b.blog_id, b.url, "ok", "read", DAY0, http_status=200) for b in blogs],
+        [BlogCheck("d.example", "https://d.example/", "ok", "read", DAY1, http_status=200)],
+        [BlogCheck("d.example", "https://d.example/", "failing", gone, DAY2, gone=True)]
+        + [BlogCheck(b.blog_id, b.url, "ok", "read", DAY2, http_status=200) for b in blogs[:3]],
+    ]  # fmt: skip
     from blogfeeds.storage.runs import Run, record_run
 
     with FeedStore.open(url) as store:
         store.write(blogs, links)
+        store.health = BlogHealthSettings(dead_after=1)
+        for batch in checks:
+            store.write((), (), checks=batch)
+        raw = store.connection.raw
+        cursor = raw.cursor()
+        p = store.dialect.param
+        cursor.execute(f"UPDATE friend_links SET first_seen = {p}, last_seen = {p}", (DAY0, DAY2))
+        cursor.executemany(
+            f"UPDATE friend_links SET first_seen = {p}, last_seen = {p} "
+            f"WHERE source_blog_id = 'a.example' AND target_blog_id = {p}",
+            [(DAY2, DAY2, "c.example"), (DAY0, DAY0, "d.example")],
+        )
+        raw.commit()
         record_run(store, Run("blogs", "w1", "2026-11-01T00:00:00Z", "2026-11-01T00:02:05Z",
                               "finished", blogs=4, friend_links=3, failures=1,
                               failures_by_kind={"dns": 1}))  # fmt: skip
@@ -1086,7 +1117,105 @@ def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> No
         in (sqlite_site["blogs/d.example.html"])
     )
     assert '<td class="failures">1 (dns 1)</td>' in sqlite_site["index.html"]
+    # the health read from MariaDB as from SQLite (the sites are equal): the timeline, the
+    # friends' dates, the overview's kinds and changes
+    assert '<tr class="health-dead" data-kind="dead">' in sqlite_site["blogs/d.example.html"]
+    assert f'<time class="since" datetime="{DAY2}">' in sqlite_site["blogs/a.example.html"]
+    assert f'<time class="gone" datetime="{DAY0}">' in sqlite_site["blogs/a.example.html"]
+    assert 'data-blog-id="d.example" data-from="ok" data-to="dead"' in sqlite_site["index.html"]
     assert '<td class="num new-entries">3</td>' in sqlite_site["index.html"]
+
+
+def directory_of(site: Path) -> dict[str, Any]:
+    data = (site / "data" / "directory.js").read_text(encoding="utf-8")
+    return json.loads(data.split("=", 1)[1].strip().rstrip(";"))
+
+
+def test_health_timeline_friends_since_and_the_overviews_changes(tmp_path: Path) -> None:
+    """The blog page's health timeline (spans, HTTP status, reason), its friends' "since" and a
+    removed friend, the directory's health column, the overview's kinds and changes."""
+    db = tmp_path / "health.sqlite3"
+    write_store(f"sqlite:///{db}")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
+    page = (site / "blogs" / "d.example.html").read_text(encoding="utf-8")
+    rows = re.findall(r'<tr class="health-\w+" data-kind="(\w+)">(.*?)</tr>', page, flags=re.S)
+    spans = [
+        (
+            kind,
+            *re.findall(r'<time datetime="([^"]+)">', row),
+            re.findall(r'class="num">(\d+)<', row),
+        )
+        for kind, row in rows
+    ]
+    assert spans == [("dead", DAY2, ["1"]), ("ok", DAY0, DAY1, ["2"])]  # a span of 1: one time
+    assert "DNS lookup failed: no results for hostname lookup: d.example." in rows[0][1]
+    assert "<td>200</td>" in rows[1][1] and '"hk_dead">dead<' in rows[0][1]
+    assert '"n_checks" data-p="{&#34;n&#34;: 3}">3 checks<' in page
+    # a.example's friends: b since DAY0, c since DAY2 (added at the last read), d removed
+    page = (site / "blogs" / "a.example.html").read_text(encoding="utf-8")
+    friends = page.split('id="friends"', 1)[1].split("</ul>", 1)[0]
+    items = re.findall(r'<li data-blog-id="([^"]+)"( class="removed")?>(.*?)</li>', friends)
+    assert [(i[0], bool(i[1])) for i in items] == [
+        ("b.example", False), ("c.example", False), ("d.example", True)
+    ]  # fmt: skip
+    shown = {i[0]: i[2] for i in items}
+    assert f'<time class="since" datetime="{DAY0}">since 2026-10-01</time>' in shown["b.example"]
+    assert f'<time class="since" datetime="{DAY2}">since 2026-11-01</time>' in shown["c.example"]
+    removed = f'<time class="gone" datetime="{DAY0}">no longer listed; last seen 2026-10-01</time>'
+    assert removed in shown["d.example"]
+    assert "since" not in shown["d.example"]
+    listed_by = (site / "blogs" / "d.example.html").read_text(encoding="utf-8")
+    assert '<li data-blog-id="a.example" class="removed">' in listed_by
+    assert 'id="timeline"' in page and 'id="timeline-earlier"' not in page  # a: ok, ok
+    # the directory's data: every kind, each blog's
+    directory = directory_of(site)
+    assert directory["kinds"] == ["ok", "dead", "failing", "blocked", "parked", "moved", "empty"]
+    health = directory["columns"].index("health")
+    assert {r[0]: r[health] for r in directory["rows"]} == {
+        "a.example": "ok", "b.example": "ok", "c.example": "ok", "d.example": "dead"
+    }  # fmt: skip
+    # the overview: blogs per kind, the change at the last check linked to the blog's page
+    index = (site / "index.html").read_text(encoding="utf-8")
+    counts = index.split('id="by-health"', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'<tr data-kind="(\w+)">.*?<td class="num">(\d+)</td>', counts) == [
+        ("ok", "3"), ("dead", "1")
+    ]  # fmt: skip
+    assert 'href="directory.html#health=dead"' in counts
+    changes = index.split('id="health-changes"', 1)[1].split("</section>", 1)[0]
+    assert re.findall(
+        r'<li data-blog-id="([^"]+)" data-from="(\w+)" data-to="(\w+)">', changes
+    ) == [("d.example", "ok", "dead")]
+    assert '<a href="blogs/d.example.html"' in changes
+    assert 'data-from="ok" data-to="dead" data-n="1"' in changes
+
+
+def test_a_timeline_folds_checks_into_bounded_spans() -> None:
+    from blogfeeds.site.timeline import Change, Row, fold
+
+    rows: list[Row] = [("a", f"2026-11-{d:02d}T00:00:00Z", "ok" if d % 2 else "failing", 200, "")
+            for d in range(1, 26)]  # fmt: skip
+    rows += [("b", "2026-11-01T00:00:00Z", "ok", 200, "read"),
+             ("b", "2026-11-02T00:00:00Z", "ok", 304, "same")]  # fmt: skip
+    rows += [("c", "2026-11-01T00:00:00Z", "dead", None, "gone")]  # one check: no change
+    rows += [
+        ("d", "2026-11-01T00:00:00Z", "ok", 200, ""),
+        ("d", "2026-11-03T00:00:00Z", "moved", 301, ""),
+    ]
+    timelines, changes = fold(rows, 3, {"a", "b", "c"})
+    assert set(timelines) == {"a", "b", "c"}
+    a = timelines["a"]
+    assert (len(a.spans), a.earlier, a.checks) == (3, 22, 25)
+    assert [s.first[8:10] for s in a.spans] == ["25", "24", "23"]
+    b = timelines["b"].spans
+    assert len(b) == 1 and (b[0].first, b[0].last, b[0].checks) == (
+        "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z", 2
+    )  # fmt: skip
+    assert (b[0].http_status, b[0].reason) == (304, "same")  # the span's last check
+    assert changes == [Change("a", "failing", "ok", "2026-11-25T00:00:00Z")]
+    _, changes = fold(rows, 1)
+    assert [c.blog_id for c in changes] == ["a", "d"]  # the newest first
 
 
 def test_within_hops_follows_listed_links() -> None:
@@ -1275,6 +1404,52 @@ def test_no_page_makes_the_viewer_request_an_icon(browser: Any, tmp_path: Path) 
         assert local.hits == []
     finally:
         local.close()
+
+
+def test_the_directory_filters_by_health(browser: Any, tmp_path: Path) -> None:
+    """The directory's health filter: every blog by default, the kinds with their counts, one
+    kind at a time (also from the address's ``#health=``), the blog page's timeline readable."""
+    db = tmp_path / "db.sqlite3"
+    write_store(f"sqlite:///{db}")
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    site = tmp_path / "site"
+    scrapy(env, "export", "site", str(site), "--database", f"sqlite:///{db}")
+    open_page(browser, site / "directory.html")
+    wait(browser, "return !!window.blogfeedsDirectory")
+    every = {"a.example", "b.example", "c.example", "d.example"}
+    assert set(directory_ids(browser)) == every
+    options = browser.execute_script(
+        "return [...document.getElementById('health').options].map(o => [o.value, o.text])"
+    )
+    assert options == [["", "any"], ["ok", "ok (3)"], ["dead", "dead (1)"]]
+    set_value(browser, "health", "dead")
+    assert directory_ids(browser) == ["d.example"]
+    assert browser.find_element("css selector", "#rows tr td.platform").text.endswith("dead")
+    assert "health=dead" in browser.current_url
+    set_value(browser, "health", "ok")
+    assert set(directory_ids(browser)) == every - {"d.example"}
+    set_value(browser, "health", "")
+    assert set(directory_ids(browser)) == every
+    open_page(browser, site / "index.html")
+    browser.find_element("css selector", '#by-health a[href="directory.html#health=dead"]').click()
+    wait(browser, "return !!window.blogfeedsDirectory")
+    assert directory_ids(browser) == ["d.example"]
+    open_page(browser, site / "blogs" / "d.example.html")
+    rows = browser.find_elements("css selector", "#timeline tbody tr")
+    assert [r.get_attribute("data-kind") for r in rows] == ["dead", "ok"]
+    assert "DNS lookup failed" in rows[0].text and rows[1].find_elements("tag name", "time")
+    shot(browser, "blog-health")
+    assert console_errors(browser) == []
+    open_page(browser, site / "blogs" / "a.example.html")
+    said = {
+        li.get_attribute("data-blog-id"): li.text
+        for li in browser.find_elements("css selector", "#friends li")
+    }
+    day = "return new Date(arguments[0]).toLocaleDateString('en-US', {dateStyle: 'medium'})"
+    assert said["c.example"].endswith(f"since {browser.execute_script(day, DAY2)}")  # Nov 1, 2026
+    assert said["d.example"].endswith(
+        f"no longer listed; last seen {browser.execute_script(day, DAY0)}"
+    )
 
 
 def test_only_valid_http_uris_leave_the_site(browser: Any, tmp_path: Path) -> None:

@@ -526,7 +526,9 @@ def run_entries(store: FeedStore, opts: Namespace, filters: Filters) -> None:
     around = _around(blogs, opts)
     wanted = {v.strip() for value in opts.blog for v in value.split(",") if v.strip()}
     # With a blog filter, only the selected blogs' entries (and no entry of an unknown blog).
-    data = load(store, select(blogs, links, filters), links, only_these=filters != Filters())
+    data = load(
+        store, select(blogs, links, filters), links, only_these=filters != Filters(), health_spans=0
+    )
     entries = select_entries(
         data, wanted or None, since=since, until=until, around=around, hops=opts.hops
     )

@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
+from blogfeeds.extract.health import KINDS
 from blogfeeds.failures import ANSWERED
 from blogfeeds.site.avatar import avatar, face
 from blogfeeds.site.data import (
@@ -46,7 +48,9 @@ from blogfeeds.site.feeds import write_atom, write_json_feed
 from blogfeeds.site.folder import SiteFolder
 from blogfeeds.site.i18n import (
     LANGUAGE_NAMES,
+    MESSAGES,
     catalog_script,
+    say,
     tag,
     time_tag,
     utc_text,
@@ -54,6 +58,7 @@ from blogfeeds.site.i18n import (
 from blogfeeds.site.postsearch import hit_row, post_index
 from blogfeeds.site.randomlinks import random_files, weights
 from blogfeeds.site.topics import TOPICS, topics_of
+from blogfeeds.storage.db import FETCHED_STATUSES
 from blogfeeds.storage.runs import Run
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -63,6 +68,10 @@ PLATFORM_COLORS = (
     "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
 )  # fmt: skip
 OTHER_COLOR = "#9aa0a6"
+UNCHECKED = "unchecked"
+"""The health shown of a blog never checked (its column is "")."""
+CHANGES_SHOWN = 100
+"""Blogs listed by name among the overview's health changes (all are counted)."""
 
 
 @dataclass(frozen=True)
@@ -149,8 +158,14 @@ def _environment() -> Environment:
     env.filters["web"] = web_url
     env.filters["slug"] = slug
     env.filters["lang"] = content_lang
-    env.globals.update(t=tag, time=time_tag, face=face, ui_languages=LANGUAGE_NAMES)
+    env.filters["kind"] = kind_label
+    env.globals.update(t=tag, say=say, time=time_tag, face=face, ui_languages=LANGUAGE_NAMES)
     return env
+
+
+def kind_label(kind: str) -> Markup | str:
+    """A health kind in the reader's language (a kind the catalog lacks as stored)."""
+    return tag(f"hk_{kind}") if f"hk_{kind}" in MESSAGES["en"] else kind
 
 
 def content_lang(blog: Mapping[str, Any] | None) -> str:
@@ -182,10 +197,13 @@ def directory_data(
     """The directory's columnar rows (see the module docstring): ``newest`` and ``latest`` are
     the date and the title of each blog's newest entry, ``topics`` its topic keys; ``feed`` is
     the main feed's address ("" when none), ``letter`` and ``hue`` its avatar, ``topics``
-    indexes into the returned ``topics`` list."""
+    indexes into the returned ``topics`` list, ``health`` the kind of its latest check (""
+    when never checked; ``kinds``: every kind, in the order of the filter)."""
     columns = ["id", "title", "url", "lang", "language", "platform", "status", "feed"]
-    columns += ["in", "out", "last", "page", "post", "letter", "hue", "topics"]
-    extras = [c for c in OPTIONAL_BLOG_COLUMNS if c != "last_post_at" and _any(blogs, c)]
+    columns += ["in", "out", "last", "page", "post", "letter", "hue", "topics", "health"]
+    extras = [
+        c for c in OPTIONAL_BLOG_COLUMNS if c not in ("last_post_at", "health") and _any(blogs, c)
+    ]
     index = {t.key: i for i, t in enumerate(TOPICS)}
     rows = []
     for b in blogs:
@@ -196,10 +214,15 @@ def directory_data(
         row += [b.get("in_degree", 0), b.get("out_degree", 0), last_post(b, newest)]
         face = avatar(blog_id, b.get("title"))
         row += [slug(blog_id), latest.get(blog_id, ""), face["letter"], face["hue"]]
-        row += [[index[k] for k in topics.get(blog_id, ())]]
+        row += [[index[k] for k in topics.get(blog_id, ())], b.get("health") or ""]
         row += [_short(b.get(c)) for c in extras]
         rows.append(row)
-    return {"columns": columns + extras, "rows": rows, "topics": [t.key for t in TOPICS]}
+    return {
+        "columns": columns + extras,
+        "rows": rows,
+        "topics": [t.key for t in TOPICS],
+        "kinds": list(KINDS),
+    }
 
 
 def links_data(blogs: Sequence[Mapping[str, Any]], links: Iterable[Mapping[str, Any]]) -> dict:
@@ -297,6 +320,17 @@ def overview(data: SiteData) -> dict[str, Any]:
     next_due = min((r.get("next_due") or "" for r in rows if r.get("next_due")), default="")
     failing = sum(1 for r in rows if (r.get("consecutive_failures") or 0) > 0)
     fetched = [b.get("fetched_at") or "" for b in blogs]
+    health = Counter(b.get("health") or UNCHECKED for b in blogs)
+    order = [*KINDS, *sorted(set(health) - {*KINDS, UNCHECKED}), UNCHECKED]
+    known = {b["blog_id"]: b for b in blogs}
+    changes = [
+        {"blog_id": c.blog_id, "before": c.before, "after": c.after, "at": c.at,
+         "title": known[c.blog_id].get("title") or "", "lang": content_lang(known[c.blog_id]),
+         "page": slug(c.blog_id)}
+        for c in data.health_changes[:CHANGES_SHOWN]
+        if c.blog_id in known
+    ]  # fmt: skip
+    pairs = Counter((c.before, c.after) for c in data.health_changes if c.blog_id in known)
     return {
         "blogs": len(blogs),
         "with_feed": sum(1 for b in blogs if b.get("feed_url")),
@@ -304,6 +338,12 @@ def overview(data: SiteData) -> dict[str, Any]:
         "entries": len(data.entries),
         "links": len(data.links),
         "status": status.most_common(),
+        "health": [(kind, health[kind]) for kind in order if health[kind]],
+        "changes": changes,
+        "changes_more": max(sum(pairs.values()) - len(changes), 0),
+        "change_pairs": [
+            (a, b, n) for (a, b), n in sorted(pairs.items(), key=lambda p: (-p[1], p[0]))
+        ],
         "languages": langs.most_common(20),
         "languages_more": max(len(langs) - 20, 0),
         "platforms": platforms.most_common(20),
@@ -338,7 +378,9 @@ def _friend_lists(
     links: Iterable[Mapping[str, Any]], known: Mapping[str, Mapping[str, Any]]
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """Per blog id: the friends it lists (one per target blog, the first stored link) and the
-    blogs that list it (one per source), self-links left out."""
+    blogs that list it (one per source), self-links left out; each with ``since`` (the link's
+    ``first_seen``) and ``removed`` (its ``last_seen`` when the source's last read no longer
+    listed it, else ""), those still listed first."""
     lists: dict[str, list[dict[str, Any]]] = {}
     listed_by: dict[str, list[dict[str, Any]]] = {}
     seen: set[tuple[str, str]] = set()
@@ -348,6 +390,7 @@ def _friend_lists(
             continue
         seen.add((s, t))
         target = known.get(t)
+        since, removed = link.get("first_seen") or "", _removed(link, known.get(s))
         lists.setdefault(s, []).append(
             {
                 "blog_id": t,
@@ -356,6 +399,8 @@ def _friend_lists(
                 "lang": content_lang(target),
                 "page": slug(t) if target else None,
                 "url": web_url(link.get("target_url")),
+                "since": since,
+                "removed": removed,
             }
         )
         if s in known:
@@ -365,9 +410,23 @@ def _friend_lists(
                     "title": known[s].get("title") or "",
                     "page": slug(s),
                     "lang": content_lang(known[s]),
+                    "removed": removed,
                 }
             )
+    for friends in (*lists.values(), *listed_by.values()):
+        friends.sort(key=lambda f: bool(f["removed"]))  # stable: the stored order otherwise
     return lists, listed_by
+
+
+def _removed(link: Mapping[str, Any], source: Mapping[str, Any] | None) -> str:
+    """The link's ``last_seen`` when its source no longer lists it, else "". A link is written
+    (``last_seen``) after the read that found it (``fetched_at``), so one older than the
+    source's last read was not in it; only a read that fetched the page says so (a failed read
+    keeps the friends it could not see)."""
+    if source is None or (source.get("status") or "") not in FETCHED_STATUSES:
+        return ""
+    seen, read = link.get("last_seen") or "", source.get("fetched_at") or ""
+    return seen if seen and read and seen < read else ""
 
 
 def _revisit(row: Mapping[str, Any], newest: Mapping[str, str]) -> dict[str, Any]:
@@ -500,6 +559,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
             platform=platform_label(blog.get("platform"), blog.get("generator")),
             revisits=revisits,
             home_failed=(blog.get("status") or "") not in ANSWERED,
+            timeline=data.health.get(blog_id),
             feed_failures=[r for r in revisits if r["failures"] or r["error"]],
             friends=lists.get(blog_id, []),
             listed_by=listed_by.get(blog_id, []),

@@ -3,7 +3,8 @@
 :func:`load` reads every table the pages need through the read-only
 :class:`~blogfeeds.storage.feedstore.FeedStore` readers (SQLite or MySQL alike): blogs with their
 feeds, friend links, schedule rows with their revisit state, the last runs of the crawl and of
-the revisits, and entries, each entry tied to the blog of its feed (the schedule row's
+the revisits, each blog's health checks folded into its timeline (:mod:`.timeline`), and
+entries, each entry tied to the blog of its feed (the schedule row's
 ``blog_id``, else the blog whose feed list holds the URL, else the blog of an alias). Optional
 blog columns that a newer schema adds (``description``, ``author``, ``icon_url``,
 ``last_post_at``, ``activity``, ``health``, ``health_reason``, ``moved_to``) are passed through
@@ -28,6 +29,8 @@ from urllib.parse import urlsplit
 from w3lib.url import safe_url_string
 
 from blogfeeds.extract.feedreader.entries import iso_utc, utc_z
+from blogfeeds.site.timeline import Change, Timeline, fold
+from blogfeeds.storage.checks import history
 from blogfeeds.storage.feedstore import FeedStore
 from blogfeeds.storage.runs import Run, latest_runs
 from blogfeeds.storage.schema import url_hash
@@ -46,6 +49,8 @@ OPTIONAL_BLOG_COLUMNS = (
 RUN_SPIDERS = ("blogs", "feeds")
 """The spiders whose last runs the overview shows: the crawl and the revisits."""
 RUNS_SHOWN = 5
+HEALTH_SPANS = 10
+"""Spans of a blog's health timeline kept for its page (the newest)."""
 _FUTURE_SLACK = timedelta(days=1)
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
@@ -143,6 +148,10 @@ class SiteData:
     built_at: str = ""
     runs: dict[str, list[Run]] = field(default_factory=dict)
     """The last runs of each of :data:`RUN_SPIDERS`, the latest first (table ``runs``)."""
+    health: dict[str, Timeline] = field(default_factory=dict)
+    """Each blog's health timeline (:mod:`.timeline`: its newest spans of checks)."""
+    health_changes: list[Change] = field(default_factory=list)
+    """The blogs whose kind changed at their latest check, the newest first."""
 
     def entries_of(self, blog_ids: Iterable[str] | None) -> list[dict[str, Any]]:
         """The entries of these blogs (all when None), newest first."""
@@ -174,10 +183,13 @@ def load(
     blogs: list[dict[str, Any]],
     links: list[dict[str, Any]],
     only_these: bool = False,
+    health_spans: int = HEALTH_SPANS,
 ) -> SiteData:
     """Join ``blogs`` (as :func:`blogfeeds.commands.export.select` returns them) and ``links``
-    with the schedule and entries read from ``store``; ``only_these``: keep only the entries of
-    ``blogs`` (else also those of other stored blogs and of feeds no blog is known for)."""
+    with the schedule, entries and health checks read from ``store``; ``only_these``: keep only
+    the entries of ``blogs`` (else also those of other stored blogs and of feeds no blog is
+    known for); ``health_spans``: the spans of a blog's health timeline kept (0: the checks
+    are not read)."""
     ids = {b["blog_id"] for b in blogs}
     # A database of schema version 1 (read without migrating) has no feed-revisit tables.
     revisits = store.schema_version() >= 2
@@ -196,6 +208,7 @@ def load(
         entries.append(entry)
     # Newest first; ties by guid so that a build is reproducible.
     entries.sort(key=lambda e: (e["date"], e["guid"]), reverse=True)
+    timelines, changes = fold(history(store), health_spans, ids) if health_spans > 0 else ({}, [])
     return SiteData(
         blogs=blogs,
         links=links,
@@ -204,6 +217,8 @@ def load(
         feeds_scheduled=len(schedule),
         built_at=iso(datetime.now(UTC)) or "",
         runs={spider: latest_runs(store, spider, RUNS_SHOWN) for spider in RUN_SPIDERS},
+        health=timelines,
+        health_changes=changes,
     )
 
 

@@ -12,7 +12,7 @@ at the minimum. History older than ``BLOGFEEDS_HEALTH_KEEP_DAYS`` is deleted as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -228,3 +228,33 @@ def mark_merged(cursor: Any, dialect: Dialect, now: str) -> int:
         rows,
     )
     return len(rows)
+
+
+_HISTORY_BATCH = 5000
+
+
+def history(store: Store) -> Iterator[tuple[str, str, str, int | None, str]]:
+    """Every ``blog_checks`` row as ``(blog_id, checked_at, kind, http_status, reason)``, by
+    blog then time (one query, streamed: on MySQL an unbuffered cursor, so that the history of
+    100,000 blogs is never held in memory at once); nothing in a database older than version 11
+    read without migrating."""
+    if store.schema_version() < 11:
+        return
+    query = (
+        "SELECT blog_id, checked_at, kind, http_status, reason FROM blog_checks "
+        "ORDER BY blog_id, checked_at, id"
+    )
+    with store._transaction(write=False) as buffered:
+        cursor = buffered
+        if store.dialect.name == "mysql":
+            import pymysql.cursors  # noqa: PLC0415 - optional driver, only for MySQL URLs
+
+            cursor = store.connection.raw.cursor(pymysql.cursors.SSCursor)
+        try:
+            cursor.execute(query)
+            while rows := cursor.fetchmany(_HISTORY_BATCH):
+                for row in rows:
+                    yield row[0], row[1], row[2], row[3], row[4] or ""
+        finally:
+            if cursor is not buffered:
+                cursor.close()

@@ -23,12 +23,18 @@
   }
   var $ = function (id) { return document.getElementById(id); };
   var ui = { q: $("q"), lang: $("lang"), platform: $("platform"), status: $("status"),
-             activity: $("activity"), topic: $("topic"), feed: $("has-feed"), minIn: $("min-in"),
+             activity: $("activity"), topic: $("topic"), health: $("health"), feed: $("has-feed"), minIn: $("min-in"),
              sort: $("sort") };
   var hasActivity = "activity" in col;
   function activityOf(r) { return hasActivity ? r[col.activity] || "" : ""; }
   function activityLabel(v) { return i18n.t("act_" + v); }
   function topicLabel(k) { return i18n.t("topic_" + topicKeys[k]); }
+  // A blog never checked has health ""; the filter names it (an option's "" is "any").
+  function healthOf(r) { return r[col.health] || "unchecked"; }
+  function healthLabel(v) {
+    var label = i18n.t("hk_" + v);
+    return label === "hk_" + v ? v : label;
+  }
 
   // Counts per value of each facet, once; the labels follow the interface language.
   function counting(value) {
@@ -43,6 +49,7 @@
     platform: { counts: counting(function (r) { return r[col.platform]; }), label: function (v) { return v || i18n.t("unknown"); } },
     status: { counts: counting(function (r) { return r[col.status]; }), label: function (v) { return v || i18n.t("unknown"); } },
     activity: { counts: counting(activityOf), label: activityLabel },
+    health: { counts: counting(healthOf), label: healthLabel },
     topic: { counts: counting(function (r) { return r[col.topics].map(function (k) { return topicKeys[k]; }); }),
              label: function (v) { return i18n.t("topic_" + v); } }
   };
@@ -109,7 +116,7 @@
   };
   function cmp(a, b) { return rows[a][col.id] < rows[b][col.id] ? -1 : 1; }
 
-  var FRAGMENT = ["topic", "activity", "lang", "platform", "status"];
+  var FRAGMENT = ["topic", "activity", "lang", "platform", "status", "health"];
   function readFragment() {
     var params = new URLSearchParams(location.hash.slice(1));
     FRAGMENT.forEach(function (name) { ui[name].value = params.get(name) || ""; });
@@ -127,6 +134,7 @@
     var terms = q ? q.split(/\s+/) : [];
     var lang = ui.lang.value, platform = ui.platform.value, status = ui.status.value;
     var activity = ui.activity.value, topic = topicKeys.indexOf(ui.topic.value);
+    var health = ui.health.value, filterHealth = health !== "";
     var needFeed = ui.feed.checked, minIn = parseInt(ui.minIn.value, 10) || 0;
     var filterLang = ui.lang.selectedIndex > 0, filterPlatform = ui.platform.selectedIndex > 0;
     var filterStatus = ui.status.selectedIndex > 0, filterActivity = ui.activity.selectedIndex > 0;
@@ -137,6 +145,7 @@
       if (filterPlatform && r[col.platform] !== platform) continue;
       if (filterStatus && r[col.status] !== status) continue;
       if (filterActivity && activityOf(r) !== activity) continue;
+      if (filterHealth && healthOf(r) !== health) continue;
       if (topic >= 0 && r[col.topics].indexOf(topic) < 0) continue;
       if (needFeed && !r[col.feed]) continue;
       if (r[col["in"]] < minIn) continue;
@@ -232,6 +241,7 @@
       var facts = [r[col.platform], r[col.language]];
       if (hasActivity && r[col.activity]) facts.push(activityLabel(r[col.activity]));
       if (r[col.status] !== "ok") facts.push(r[col.status]);
+      if (r[col.health] && r[col.health] !== "ok") facts.push(healthLabel(r[col.health]));
       tr.appendChild(el("td", "platform", facts.filter(Boolean).join(" · ")));
       tr.appendChild(el("td", "num", String(r[col["in"]])));
       var feed = el("td", "feed");
@@ -262,7 +272,7 @@
   }
 
   ui.q.addEventListener("input", apply);
-  [ui.lang, ui.platform, ui.status, ui.activity, ui.topic, ui.feed, ui.minIn, ui.sort].forEach(function (node) {
+  [ui.lang, ui.platform, ui.status, ui.activity, ui.health, ui.topic, ui.feed, ui.minIn, ui.sort].forEach(function (node) {
     node.addEventListener("change", apply);
   });
   ui.minIn.addEventListener("input", apply);

@@ -3,7 +3,8 @@
 // one chosen in the switcher (kept in localStorage), else the first of the browser's languages
 // the catalog has, else English. Elements with data-t="key" (and data-p, their parameters) are
 // rewritten; data-t-placeholder and data-t-title rewrite those attributes. What the web wrote
-// is never touched: it carries its own lang attribute.
+// is never touched: it carries its own lang attribute. A friend's <time class="since"> (first
+// listed) or class="gone" (no longer listed) says so with the date alone, the time on hover.
 (function () {
   "use strict";
   var catalog = window.BLOGFEEDS_MESSAGES || { names: { en: "English" }, messages: { en: {} } };
@@ -58,6 +59,11 @@
     if (isNaN(then)) return iso;
     return new Date(then).toLocaleString(lang, { dateStyle: "medium", timeStyle: "short" });
   }
+  function day(iso) {
+    var then = Date.parse(iso);
+    if (isNaN(then)) return iso;
+    return new Date(then).toLocaleDateString(lang, { dateStyle: "medium" });
+  }
 
   function apply(root) {
     root = root || document;
@@ -74,6 +80,9 @@
       var iso = el.getAttribute("datetime");
       if (el.classList.contains("rel")) {
         el.textContent = ago(iso);
+        el.title = local(iso);
+      } else if (el.classList.contains("since") || el.classList.contains("gone")) {
+        el.textContent = t(el.classList.contains("since") ? "since" : "removed") + " " + day(iso);
         el.title = local(iso);
       } else {
         el.textContent = local(iso);
