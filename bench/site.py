@@ -339,8 +339,9 @@ def main() -> int:
         site = args.keep or tmp / "site"
         t0, c0 = time.monotonic(), time.process_time()
         with FeedStore.open(url, read_only=True) as store:
-            blogs, links = store.blogs(), store.friend_links()
-            data = load(store, select(blogs, links, Filters()), links)
+            blogs, every = store.blogs(), store.friend_links(removed=True)
+            links = [link for link in every if not link["removed"]]
+            data = load(store, select(blogs, links, Filters()), every)
         report = build_site(data, site, SiteOptions())
         with open(site / "feeds.opml", "wb") as fh:
             write_opml(data.blogs, fh, "bench")

@@ -491,9 +491,10 @@ def run_site(store: FeedStore, args: list[str], opts: Namespace, filters: Filter
     for name in ("page_size", "river_limit", "feed_limit", "graph_limit"):
         if getattr(opts, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be 1 or more", print_help=False)
-    blogs, links = store.blogs(), store.friend_links()
+    blogs, every = store.blogs(), store.friend_links(removed=True)
+    links = [link for link in every if not link["removed"]]
     around = _around(blogs, opts)
-    data = load(store, select(blogs, links, filters), links, only_these=filters != Filters())
+    data = load(store, select(blogs, links, filters), every, only_these=filters != Filters())
     options = SiteOptions(
         title=opts.title, around=around, hops=opts.hops, page_size=opts.page_size,
         river_limit=opts.river_limit, feed_limit=opts.feed_limit,

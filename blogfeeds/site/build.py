@@ -58,7 +58,6 @@ from blogfeeds.site.i18n import (
 from blogfeeds.site.postsearch import hit_row, post_index
 from blogfeeds.site.randomlinks import random_files, weights
 from blogfeeds.site.topics import TOPICS, topics_of
-from blogfeeds.storage.db import FETCHED_STATUSES
 from blogfeeds.storage.runs import Run
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -379,8 +378,8 @@ def _friend_lists(
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """Per blog id: the friends it lists (one per target blog, the first stored link) and the
     blogs that list it (one per source), self-links left out; each with ``since`` (the link's
-    ``first_seen``) and ``removed`` (its ``last_seen`` when the source's last read no longer
-    listed it, else ""), those still listed first."""
+    ``first_seen``) and ``removed`` (the link's, :meth:`~blogfeeds.storage.db.Store.friend_links`),
+    those still listed first."""
     lists: dict[str, list[dict[str, Any]]] = {}
     listed_by: dict[str, list[dict[str, Any]]] = {}
     seen: set[tuple[str, str]] = set()
@@ -390,7 +389,7 @@ def _friend_lists(
             continue
         seen.add((s, t))
         target = known.get(t)
-        since, removed = link.get("first_seen") or "", _removed(link, known.get(s))
+        since, removed = link.get("first_seen") or "", link.get("removed") or ""
         lists.setdefault(s, []).append(
             {
                 "blog_id": t,
@@ -416,17 +415,6 @@ def _friend_lists(
     for friends in (*lists.values(), *listed_by.values()):
         friends.sort(key=lambda f: bool(f["removed"]))  # stable: the stored order otherwise
     return lists, listed_by
-
-
-def _removed(link: Mapping[str, Any], source: Mapping[str, Any] | None) -> str:
-    """The link's ``last_seen`` when its source no longer lists it, else "". A link is written
-    (``last_seen``) after the read that found it (``fetched_at``), so one older than the
-    source's last read was not in it; only a read that fetched the page says so (a failed read
-    keeps the friends it could not see)."""
-    if source is None or (source.get("status") or "") not in FETCHED_STATUSES:
-        return ""
-    seen, read = link.get("last_seen") or "", source.get("fetched_at") or ""
-    return seen if seen and read and seen < read else ""
 
 
 def _revisit(row: Mapping[str, Any], newest: Mapping[str, str]) -> dict[str, Any]:
@@ -544,7 +532,7 @@ def build_site(data: SiteData, out: Path, options: SiteOptions) -> BuildReport:
     for name, script in random_files(chances).items():
         _write_text(folder.path(name), script)
 
-    lists, listed_by = _friend_lists(data.links, known)
+    lists, listed_by = _friend_lists([*data.links, *data.dropped], known)
     page = env.get_template("blog.html")
     for blog in data.blogs:
         blog_id = blog["blog_id"]

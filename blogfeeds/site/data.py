@@ -138,6 +138,10 @@ class SiteData:
     blogs: list[dict[str, Any]]
     """Blog rows (``feeds`` included), each with ``in_degree`` and ``out_degree``."""
     links: list[dict[str, Any]]
+    """The friend links their sources still list: the map's edges."""
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    """The links a re-check found no longer listed (``removed``: when last seen): shown on the
+    blogs' pages, in no count, graph or circle."""
     schedule: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Schedule rows (``state`` parsed) by blog id; ``""``: feeds no blog is known for (they
     count in the overview's revisit figures)."""
@@ -182,6 +186,7 @@ def load(
     store: FeedStore,
     blogs: list[dict[str, Any]],
     links: list[dict[str, Any]],
+    *,
     only_these: bool = False,
     health_spans: int = HEALTH_SPANS,
 ) -> SiteData:
@@ -189,7 +194,8 @@ def load(
     with the schedule, entries and health checks read from ``store``; ``only_these``: keep only
     the entries of ``blogs`` (else also those of other stored blogs and of feeds no blog is
     known for); ``health_spans``: the spans of a blog's health timeline kept (0: the checks
-    are not read)."""
+    are not read). ``links`` may hold rows no longer listed (``removed``, as
+    ``Store.friend_links(removed=True)`` reads them): they go to :attr:`SiteData.dropped`."""
     ids = {b["blog_id"] for b in blogs}
     # A database of schema version 1 (read without migrating) has no feed-revisit tables.
     revisits = store.schema_version() >= 2
@@ -211,7 +217,8 @@ def load(
     timelines, changes = fold(history(store), health_spans, ids) if health_spans > 0 else ({}, [])
     return SiteData(
         blogs=blogs,
-        links=links,
+        links=[link for link in links if not link.get("removed")],
+        dropped=[link for link in links if link.get("removed")],
         schedule=by_blog,
         entries=entries,
         feeds_scheduled=len(schedule),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -577,13 +577,38 @@ class Store:
             )
         return found
 
-    def friend_links(self) -> list[dict[str, Any]]:
-        """Every friend-link row as a dict (without ``id`` and the hash), in a stable order."""
-        rows = self._dicts("SELECT * FROM friend_links ORDER BY source_blog_id, target_url")
+    def friend_links(self, *, removed: bool = False) -> list[dict[str, Any]]:
+        """The friend-link rows their source still lists, as dicts (without ``id`` and the
+        hash), in a stable order: the map's edges. ``removed``: also the links the source's
+        last read no longer listed (a re-check dropped them), each row then with ``removed``:
+        its ``last_seen`` when no longer listed, else ``""``."""
+        rows = self._dicts(
+            "SELECT l.*, b.status AS source_status, b.fetched_at AS source_read "
+            "FROM friend_links l LEFT JOIN blogs b ON b.blog_id = l.source_blog_id "
+            "ORDER BY l.source_blog_id, l.target_url"
+        )
+        kept = []
         for row in rows:
+            gone = _no_longer_listed(row.pop("source_status"), row.pop("source_read"), row)
+            if gone and not removed:
+                continue
             del row["id"], row["target_url_hash"]
             row["avatar"] = row.get("avatar") or ""  # NULL, or older than version 5
-        return rows
+            if removed:
+                row["removed"] = gone
+            kept.append(row)
+        return kept
+
+
+def _no_longer_listed(status: str | None, read: str | None, link: Mapping[str, Any]) -> str:
+    """The link's ``last_seen`` when its source's last read no longer listed it, else "". A
+    link is written (``last_seen``) at the read that found it (the source's ``fetched_at``), so
+    one older than that read was not in it; only a read that fetched the page says so (a failed
+    read keeps the friends it could not see)."""
+    seen = link.get("last_seen") or ""
+    if (status or "") not in FETCHED_STATUSES or not seen or not read:
+        return ""
+    return seen if seen < read else ""
 
 
 def _blog_row(blog: Blog, now: str) -> tuple[Any, ...]:
