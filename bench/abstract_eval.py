@@ -248,6 +248,8 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any] | None:
         "round": f"round {e.get('round', 1)}",
         "language": language,
         "requests": 1 + len(calls),
+        "post_page": report.counters.get("abstract/post_page", 0),
+        "trafilatura": report.counters.get("abstract/page", 0),
         "source": meta.abstract_source or "none",
         "kind": classify(meta.abstract, post, posts, descs, links),
         "baseline": classify(baseline, post, posts, descs, links),
@@ -308,7 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.part}: {len(results)} blogs judged, {len(found['unjudged'])} not judged")
     if results:
         per_blog = sorted(r["requests"] for r in results)
-        print(f"requests per blog: median {per_blog[len(per_blog) // 2]}, max {per_blog[-1]}")
+        print(
+            f"requests per blog: median {per_blog[len(per_blog) // 2]}, max {per_blog[-1]}; "
+            f"post pages fetched {sum(r['post_page'] for r in results)}, "
+            f"trafilatura run {sum(r['trafilatura'] for r in results)}"
+        )
     newest = max((e.get("round", 1) for e in entries()), default=1)
     if args.part == "holdout":
         print(f"deciding: round {newest}'s holdout (the rounds before were read already)")

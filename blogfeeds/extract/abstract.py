@@ -117,13 +117,22 @@ def _lines_of(root: lxml.html.HtmlElement) -> list[str]:
     return [line for line in (collapse(x) for x in "".join(parts).split("\n")) if line]
 
 
+# A byline a theme puts before the post in its feed ("作者：Ama", "Author: Ann"): a label
+# and a colon, on a short line of its own.
+_BYLINE = re.compile(r"(?:作者|作\s*者|author|written by|posted by|文)\s*[:：]", re.I)
+_BYLINE_CHARS = 80
+
+
 def entry_text(entry: FeedEntry) -> str:
-    """``entry``'s text (content, else summary), one line, without a leading title line and
-    a summary's read-more ending."""
+    """``entry``'s text (content, else summary), one line, without leading title and byline
+    lines and a summary's read-more ending."""
     from_summary = not entry.content
     lines = html_text(entry.content or entry.summary or "")
     title = collapse(entry.title or "").casefold()
-    while lines and title and lines[0].casefold() == title:
+    while lines and (
+        (title and lines[0].casefold() == title)
+        or (len(lines[0]) <= _BYLINE_CHARS and _BYLINE.match(lines[0]))
+    ):
         lines = lines[1:]
     text = join_lines(lines)
     if from_summary:
@@ -174,12 +183,15 @@ def lead_abstract(
 
 def post_link(doc: FeedDocument | None, page: Page) -> str:
     """The newest post's page worth one request for the abstract, or ``""``: the main feed's
-    newest entry's link when the entry gives no content (a summary may be a description, or
-    cut), else (no feed entry) the link of the home page's newest post card. A link to
-    another host than the home page's is not followed."""
+    newest entry's link when the entry gives no content and less than :data:`SUMMARY_WHOLE`
+    characters of text (a summary may be a description, or cut), else (no feed entry) the
+    link of the home page's newest post card. A link to another host than the home page's is
+    not followed."""
     entry = newest_entry(doc) if doc is not None else None
     if entry is not None:
-        link = "" if entry.content and entry_text(entry) else entry.link or ""
+        text = entry_text(entry)
+        whole = (entry.content and text) or len(text) >= SUMMARY_WHOLE
+        link = "" if whole else entry.link or ""
     else:
         cards = _cards(page)
         card = _newest_card(page, cards)
@@ -199,6 +211,11 @@ def post_link(doc: FeedDocument | None, page: Page) -> str:
     if parts.path.rstrip("/") in ("", urlsplit(page.url).path.rstrip("/")):
         return ""
     return url
+
+
+SUMMARY_WHOLE = 500
+"""Characters of text from which an entry's only text (a feed without a separate summary
+puts the post there) is taken for the post's, not for a description: no request then."""
 
 
 def _bare(host: str) -> str:
