@@ -169,7 +169,7 @@ def lead_abstract(
     text, source = cut(whole, max_chars), FEED
     if doc is not None and entry is not None and 0 < len(whole) < max_chars and not entry.content:
         card = card_abstract(page, max_chars, link=entry.link or "")
-        if len(card) > len(whole) and _carries(card, whole) and not _titled(card, doc):
+        if len(card) > len(whole) and _opens_otherwise(card, whole) and not _titled(card, doc):
             text, source = card, PAGE
     if not text:
         text, source = card_abstract(page, max_chars), PAGE
@@ -252,6 +252,13 @@ def _titled(text: str, doc: FeedDocument) -> bool:
         len(title) >= 4 and low.startswith(title)
         for title in (collapse(e.title or "").casefold() for e in doc.entries)
     )
+
+
+def _opens_otherwise(card: str, summary: str) -> bool:
+    """The card is not the summary again: it opens otherwise (the summary is a description),
+    or it carries the summary on (the summary was cut, at a heading say)."""
+    a, b = ("".join(_ALNUM.findall(t.casefold())) for t in (summary, card))
+    return not _agree(card, summary) or (b.startswith(a) and len(b) > len(a))
 
 
 def _agree(one: str, other: str) -> bool:
@@ -373,7 +380,7 @@ def _scope(
     others = set(cards) - {card}
     scope = card
     for parent in list(card.iterancestors())[:3]:
-        if any(el in others for el in parent.iter()):
+        if parent.tag in ("main", "body", "html") or any(el in others for el in parent.iter()):
             break
         scope = parent
     return scope
@@ -395,11 +402,11 @@ def _card_link(page: Page, card: lxml.html.HtmlElement) -> str:
     title), else its first link that is no tag, category or anchor."""
     links = [a for a in card.iter("a") if (a.get("href") or "").strip()]
     for a in links:
-        if _in_title(a, card):
+        if _in_title(a, card) and not _FILE.search(a.get("href", "")):
             return page.absolute(a.get("href", ""))
     for a in links:
         href = a.get("href", "").strip()
-        if not href.startswith("#") and not _TAXONOMY.search(href):
+        if not href.startswith("#") and not _TAXONOMY.search(href) and not _FILE.search(href):
             return page.absolute(href)
     return ""
 
@@ -414,6 +421,8 @@ def _in_title(a: lxml.html.HtmlElement, card: lxml.html.HtmlElement) -> bool:
     return False
 
 
+# A feed, an image or a download: no post page.
+_FILE = re.compile(r"\.(?:xml|rss|atom|json|jpe?g|png|gif|webp|svg|pdf|zip)(?:[?#]|$)", re.I)
 _TAXONOMY = re.compile(r"/(?:tags?|categories|category|archives?|author)/", re.I)
 
 _BODY_NAME = re.compile(
