@@ -182,6 +182,12 @@ def test_a_short_summary_gives_way_to_the_post_card_that_opens_the_post() -> Non
     titled = home.replace("<h2>", "<div>").replace("</h2>", "</div>")
     assert lead_abstract(doc, parse_page(HOME, titled.encode()), 100) == ("On compost.", "feed")
     assert lead_abstract(None, parse_page(HOME, home.encode()), 100) == (ABSTRACT, "page")
+    # A summary cut at the post's first heading: the card carries it on, and wins.
+    cut_at = read_feed(atom(entry("spring", "2026-03-01T00:00:00Z", summary=OPENING[:24])))
+    assert cut_at is not None
+    assert lead_abstract(cut_at, parse_page(HOME, home.encode()), 100) == (ABSTRACT, "page")
+    same = home.replace(POST, OPENING[:24])
+    assert lead_abstract(cut_at, parse_page(HOME, same.encode()), 100) == (OPENING[:24], "feed")
 
 
 DESCRIPTION = "What I learned about compost this spring, in short."
