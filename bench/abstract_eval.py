@@ -4,7 +4,9 @@ The blogs are those of ``bench/profile_eval.toml`` and ``bench/abstract_eval.tom
 format: a public repository, a commit, the built site, its feeds, the post sources; blogs no
 earlier round had read), built from the same local mirrors by the same code
 (:func:`profile_eval.build_one`) into ``--out`` (default ``~/.cache/blogfeeds/abstract-eval``);
-``holdout = true`` marks the fixed ~30 % (a hash of the id) read only at the end.
+``holdout = true`` marks the fixed ~30 % (a hash of the id) read only at the end; ``round``
+(1 when absent) numbers the manifests' additions, and the newest round's holdout, read by
+no earlier round, decides.
 
 Truth: the newest post is the source (Markdown, HTML, Org) with the latest front-matter date
 among those the built site shows (its title among the built feed's items, else on the home
@@ -27,7 +29,12 @@ scored the same way in the same run, as the baseline.
 Usage, from the repository root::
 
     python bench/abstract_eval.py build [--mirrors DIR] [--out DIR]
-    python bench/abstract_eval.py run [--out DIR] [--part dev|holdout|all] [--details] [--json]
+    python bench/abstract_eval.py run [--out DIR] [--part dev|holdout|all] [--round N]
+        [--details] [--json]
+
+``build`` also copies the built pages the home page and the feeds link to (a post's own page,
+which the extraction may open); ``run`` reports the requests per blog (the home page and
+every fetch).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import tomllib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -65,6 +73,9 @@ _FENCE = re.compile(r"^\s*(?:```|~~~).*$", re.M)
 _KNITR = re.compile(r"^\s*```\s*\{.*?^\s*```\s*$", re.M | re.S)
 _TOC = re.compile(r"\[toc\]|\[\[_?toc_?\]\]", re.I)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$|^.*\n\s{0,3}(?:=+|-+)\s*$", re.M)
+_ORG_HEADING = re.compile(r"^\*+\s.*$", re.M)
+# An ordered list's numbers: the build renders them as list markers, not as text.
+_LIST_NUMBER = re.compile(r"^\s*\d+[.)]\s", re.M)
 
 
 def norm(text: str) -> str:
@@ -85,6 +96,7 @@ def body_text(source: str) -> str:
     body = _LINK.sub(lambda m: m.group(1) or m.group(2) or "", body)
     body = _REF_DEF.sub(" ", body)
     body = _FENCE.sub(" ", body)
+    body = _LIST_NUMBER.sub(" ", body)
     return _TAG.sub(" ", body)
 
 
@@ -103,20 +115,54 @@ def build(mirrors: Path, out: Path) -> None:
     pe.build(mirrors, out, entries(), then=build_posts)
 
 
+_LINK_TARGET = re.compile(r"""<a\b[^>]*?\bhref=["']?([^"' >]+)""", re.I)
+_FEED_LINK = re.compile(
+    r"""<link>\s*(?:<!\[CDATA\[)?([^<\]]+)|<link\b[^>]*?\bhref=["']([^"']+)""", re.I
+)
+
+
+def build_pages(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
+    """The built pages the home page and the feeds link to (the posts an extraction may
+    open), beside the home page in ``site/``."""
+    site = set(json.loads((dest / "files.json").read_text(encoding="utf-8")))
+    home = (dest / "site" / "index.html").read_bytes().decode("utf-8", "replace")
+    feeds = " ".join(
+        (dest / "site" / f[len(e["build"]) :]).read_bytes().decode("utf-8", "replace")
+        for f in e["feeds"]
+    )
+    hosts = pe.own_hosts(home)
+    hrefs = set(_LINK_TARGET.findall(home))
+    hrefs |= {a or b for a, b in _FEED_LINK.findall(feeds)}
+    wanted = set()
+    for href in hrefs:
+        path = unquote(pe._site_path(href.strip(), e["page_url"], hosts).split("#")[0])
+        stem = path.split("?")[0].rstrip("/")
+        for name in (stem, f"{stem}/index.html", f"{stem}.html"):
+            if stem and name.endswith(".html") and name in site and name != "index.html":
+                wanted.add(name)
+    for name in sorted(wanted):
+        target = dest / "site" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(pe.git(gitdir, "show", f"{e['commit']}:{e['build']}{name}"))
+
+
 def build_posts(gitdir: Path, e: dict[str, Any], dest: Path) -> None:
-    """``posts.json``: every dated post source with its title, date and normalised text."""
+    """``posts.json``: every dated post source with its title, date and normalised text;
+    the built pages the home page and the feeds link to (:func:`build_pages`)."""
     commit = e["commit"]
+    build_pages(gitdir, e, dest)
     files = pe.git(gitdir, "ls-tree", "-r", "-z", "--name-only", commit).decode().split("\0")
     posts = []
     for name, text, title, when in pe.post_sources(gitdir, commit, files):
         plain = body_text(text)
+        headings = _ORG_HEADING if name.endswith(".org") else _HEADING
         posts.append(
             {
                 "path": name,
                 "title": title,
                 "date": when.isoformat(),
                 "text": norm(plain)[:3000],
-                "text_body": norm(_HEADING.sub(" ", plain))[:3000],
+                "text_body": norm(headings.sub(" ", plain))[:3000],
                 "opening": " ".join(plain.split())[:300],
             }
         )
@@ -182,8 +228,9 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any] | None:
     if post is None or len(post["text"]) < MIN_RIGHT:
         return None
     hosts = pe.own_hosts(home_raw)
+    calls: list[str] = []
     try:
-        report, page_url = pe.extract_one(dest, e, hosts)
+        report, page_url = pe.extract_one(dest, e, hosts, calls)
     except DecodeError:  # an empty built home page
         return None
     meta = report.metadata
@@ -198,7 +245,11 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any] | None:
     return {
         "id": e["id"],
         "generator": e["generator"],
+        "round": f"round {e.get('round', 1)}",
         "language": language,
+        "requests": 1 + len(calls),
+        "post_page": report.counters.get("abstract/post_page", 0),
+        "trafilatura": report.counters.get("abstract/page", 0),
         "source": meta.abstract_source or "none",
         "kind": classify(meta.abstract, post, posts, descs, links),
         "baseline": classify(baseline, post, posts, descs, links),
@@ -209,10 +260,12 @@ def judge(dest: Path, e: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def run(out: Path, part: str) -> dict[str, Any]:
+def run(out: Path, part: str, round_: int | None = None) -> dict[str, Any]:
     results, unjudged = [], []
     for e in entries():
         if part != "all" and e["holdout"] != (part == "holdout"):
+            continue
+        if round_ is not None and e.get("round", 1) != round_:
             continue
         dest = out / e["id"]
         if not (dest / "posts.json").exists():
@@ -242,19 +295,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirrors", type=Path, default=pe.DEFAULT_MIRRORS)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--part", choices=("dev", "holdout", "all"), default="dev")
+    parser.add_argument("--round", type=int, help="only this round's blogs (default: all)")
     parser.add_argument("--details", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "build":
         build(args.mirrors, args.out)
         return 0
-    found = run(args.out, args.part)
+    found = run(args.out, args.part, args.round)
     results = found["results"]
     if args.json:
         print(json.dumps(found, ensure_ascii=False, indent=1))
         return 0
     print(f"{args.part}: {len(results)} blogs judged, {len(found['unjudged'])} not judged")
-    for by in ("generator", "language", "source"):
+    if results:
+        per_blog = sorted(r["requests"] for r in results)
+        print(
+            f"requests per blog: median {per_blog[len(per_blog) // 2]}, max {per_blog[-1]}; "
+            f"post pages fetched {sum(r['post_page'] for r in results)}, "
+            f"trafilatura run {sum(r['trafilatura'] for r in results)}"
+        )
+    newest = max((e.get("round", 1) for e in entries()), default=1)
+    if args.part == "holdout":
+        print(f"deciding: round {newest}'s holdout (the rounds before were read already)")
+    for by in ("round", "generator", "language", "source"):
         print(f"\n{'by ' + by:<14} {'n':>4} {'right':>7} {'today':>7}")
         for key, row in sorted(table(results, by).items(), key=lambda kv: -kv[1]["n"]):
             n = row["n"]

@@ -75,7 +75,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -240,6 +240,36 @@ def _norm(text: str) -> str:
 # --- discover --------------------------------------------------------------------------------
 
 
+HISTORY = 200
+"""Commits (newest first, over every branch) :func:`built_commit` reads past ``HEAD``."""
+
+
+def built_commit(gitdir: Path) -> tuple[str, set[str], str, str] | None:
+    """``(commit, files, config, build)`` of the newest commit that holds a configuration, a
+    built home page with a feed and post sources: ``HEAD``, else the newest of the last
+    :data:`HISTORY` commits of any branch that touched a built home page (many repositories
+    dropped their build from the default branch later)."""
+    candidates = [git(gitdir, "rev-parse", "HEAD").decode().strip()]
+    paths = [f"{b}index.html" for b in BUILDS if b]
+    log = git(gitdir, "log", "--all", f"-{HISTORY}", "--format=%H", "--", *paths)
+    candidates += log.decode().split()
+    for commit in dict.fromkeys(candidates):
+        files = set(
+            git(gitdir, "ls-tree", "-r", "-z", "--name-only", commit)
+            .decode("utf-8", "replace")
+            .split("\0")
+        )
+        config = next((c for c in CONFIGS if c in files), "")
+        build = next((b for b in BUILDS if f"{b}index.html" in files), None)
+        if not config or build is None:
+            continue
+        if any(f"{build}{f}" in files for f in FEEDS) and any(
+            f.startswith(POST_DIRS) and f.endswith(POST_EXTS) for f in files
+        ):
+            return commit, files, config, build
+    return None
+
+
 def discover(mirrors: Path) -> list[dict[str, Any]]:
     """Manifest entries for every mirror with a configuration, a built home page and feed."""
     found = []
@@ -251,18 +281,12 @@ def discover(mirrors: Path) -> list[dict[str, Any]]:
         if gitdir is None:
             continue
         try:
-            commit = git(gitdir, "rev-parse", "HEAD").decode().strip()
-            files = set(
-                git(gitdir, "ls-tree", "-r", "-z", "--name-only", commit)
-                .decode("utf-8", "replace")
-                .split("\0")
-            )
+            found_at = built_commit(gitdir)
         except subprocess.CalledProcessError:
             continue
-        config = next((c for c in CONFIGS if c in files), "")
-        build = next((b for b in BUILDS if f"{b}index.html" in files), None)
-        if not config or build is None:
+        if found_at is None:
             continue
+        commit, files, config, build = found_at
         feeds = [f"{build}{f}" for f in FEEDS if f"{build}{f}" in files]
         text = git(gitdir, "show", f"{commit}:{config}").decode("utf-8", "replace")
         data = load_config(config, text)
@@ -438,7 +462,13 @@ def own_hosts(home_raw: str) -> frozenset[str]:
 # --- run -------------------------------------------------------------------------------------
 
 
-def _fetcher(page_url: str, served: dict[str, bytes], hosts: frozenset[str]) -> Any:
+def _fetcher(
+    page_url: str,
+    served: dict[str, bytes],
+    hosts: frozenset[str],
+    calls: list[str] | None = None,
+) -> Any:
+    """A fetch function serving the built files ``served`` (``calls``: each URL requested)."""
     from blogfeeds.extract.discovery import Fetched
 
     own = {urlsplit(page_url).netloc.lower(), *hosts}
@@ -447,12 +477,22 @@ def _fetcher(page_url: str, served: dict[str, bytes], hosts: frozenset[str]) -> 
         parts = urlsplit(request.url)
         if parts.netloc.lower() not in own:
             return Fetched(request.url, 404, {}, b"")
+        if calls is not None:
+            calls.append(request.url)
         path = _site_path(request.url, page_url, hosts)
-        body = served.get(path) or served.get(path.rstrip("/") + "/index.xml")
-        if body is None:
-            return Fetched(request.url, 404, {"Content-Type": "text/html"}, b"not found")
-        ctype = "application/xml" if path.endswith(".xml") else "image/x-icon"
-        return Fetched(request.url, 200, {"Content-Type": ctype}, body)
+        for name in (path, unquote(path)):
+            stem = name.rstrip("/")
+            if not stem:  # the home page is the extraction's input, never fetched
+                continue
+            for found in (name, f"{stem}/index.xml", f"{stem}/index.html", f"{stem}.html"):
+                if (body := served.get(found.lstrip("/"))) is not None:
+                    ctype = "image/x-icon"
+                    if found.endswith(".xml"):
+                        ctype = "application/xml"
+                    elif found.endswith(".html"):
+                        ctype = "text/html; charset=utf-8"
+                    return Fetched(request.url, 200, {"Content-Type": ctype}, body)
+        return Fetched(request.url, 404, {"Content-Type": "text/html"}, b"not found")
 
     return fetch
 
@@ -468,7 +508,9 @@ def site_url(e: dict[str, Any]) -> str:
     return page_url
 
 
-def extract_one(dest: Path, e: dict[str, Any], hosts: frozenset[str]) -> Any:
+def extract_one(
+    dest: Path, e: dict[str, Any], hosts: frozenset[str], calls: list[str] | None = None
+) -> Any:
     from blogfeeds.extract.blog import ExtractConfig, extract_blog
 
     served = {}
@@ -481,7 +523,7 @@ def extract_one(dest: Path, e: dict[str, Any], hosts: frozenset[str]) -> Any:
     # The truth was cut at the mirror's commit; now is the build's commit time, read as the
     # newest post (so that no post is "in the future").
     config = ExtractConfig(clock=lambda: datetime.now(UTC))
-    fetch = _fetcher(page_url, served, hosts)
+    fetch = _fetcher(page_url, served, hosts, calls)
     return asyncio.run(extract_blog(page_url, home, headers, fetch, config)), page_url
 
 

@@ -8,7 +8,14 @@ import asyncio
 
 import pytest
 
-from blogfeeds.extract.abstract import card_abstract, feed_abstract, html_text, lead_abstract
+from blogfeeds.extract.abstract import (
+    card_abstract,
+    feed_abstract,
+    html_text,
+    lead_abstract,
+    post_link,
+    post_opening,
+)
 from blogfeeds.extract.blog import ExtractConfig, extract_blog
 from blogfeeds.extract.discovery import Fetched
 from blogfeeds.extract.feedreader import read_feed
@@ -175,3 +182,125 @@ def test_a_short_summary_gives_way_to_the_post_card_that_opens_the_post() -> Non
     titled = home.replace("<h2>", "<div>").replace("</h2>", "</div>")
     assert lead_abstract(doc, parse_page(HOME, titled.encode()), 100) == ("On compost.", "feed")
     assert lead_abstract(None, parse_page(HOME, home.encode()), 100) == (ABSTRACT, "page")
+    # A summary cut at the post's first heading: the card carries it on, and wins.
+    cut_at = read_feed(atom(entry("spring", "2026-03-01T00:00:00Z", summary=OPENING[:24])))
+    assert cut_at is not None
+    assert lead_abstract(cut_at, parse_page(HOME, home.encode()), 100) == (ABSTRACT, "page")
+    same = home.replace(POST, OPENING[:24])
+    assert lead_abstract(cut_at, parse_page(HOME, same.encode()), 100) == (OPENING[:24], "feed")
+
+
+DESCRIPTION = "What I learned about compost this spring, in short."
+POST_PAGE = f"""<html><head><title>Compost | Garden</title></head><body>
+<header><h1 class="post-title">Compost</h1></header>
+<article class="post"><h1 class="post-title">Compost</h1>
+ <div class="post-meta"><time>2026-03-01</time> · <span class="author">Ann</span></div>
+ <div class="post-body"><div class="toc"><a href="#a">Air</a></div><p>{POST}</p>
+  <figure class="highlight"><p class="code-caption"><a class="code-caption-copy">Copy Code</a>
+  </p><pre>mix</pre></figure><p class="post-copyright">CC BY 4.0</p></div>
+</article></body></html>"""
+
+
+def test_the_post_page_wins_over_a_summary_that_is_a_description() -> None:
+    """A summary-only feed whose summary is the post's hand-written description: the post's
+    own page opens the post (its body, without the theme's title, meta line, table of
+    contents and copy button); a summary the body opens with, longer there, gives way too."""
+    doc = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", summary=DESCRIPTION)))
+    assert doc is not None
+    home = parse_page(HOME, b"<html><body><p>Garden notes.</p></body></html>")
+    post = parse_page(f"{HOME}Compost", POST_PAGE.encode())
+    assert post_link(doc, home) == f"{HOME}Compost"
+    assert post_opening(post, "Compost") == f"{POST} mix"
+    assert lead_abstract(doc, home, 100, post) == (ABSTRACT, "page")
+    assert lead_abstract(doc, home, 100) == (DESCRIPTION, "feed")
+    cut_summary = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", summary=OPENING[:30])))
+    assert lead_abstract(cut_summary, home, 100, post) == (ABSTRACT, "page")
+
+
+def test_a_summary_that_opens_the_post_stays_and_content_needs_no_post_page() -> None:
+    """The body shows a line before the post's opening (a meta line no class names): the
+    summary, found whole right after it, is the opening and stays. A feed with content needs
+    no request; a link to another host is not followed."""
+    doc = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", summary=f"<p>{POST}</p>")))
+    assert doc is not None
+    home = parse_page(HOME, b"<html><body><p>Garden notes.</p></body></html>")
+    noisy = POST_PAGE.replace('<div class="post-body">', '<div class="post-body"><p>4 min</p>')
+    post = parse_page(f"{HOME}Compost", noisy.encode())
+    assert lead_abstract(doc, home, 100, post) == (ABSTRACT, "feed")
+    full = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", "x", f"<p>{POST}</p>")))
+    assert full is not None and post_link(full, home) == ""
+    assert lead_abstract(full, home, 100, post) == (ABSTRACT, "feed")
+    away = read_feed(
+        atom(entry("Compost", "2026-03-01T00:00:00Z", summary="x")).replace(
+            f"{HOME}Compost".encode(), b"https://elsewhere.example/Compost"
+        )
+    )
+    assert away is not None and post_link(away, home) == ""
+    # A feed without a separate summary puts the whole post in its only text: long, it is
+    # taken for the post's.
+    whole = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", f"<p>{POST * 4}</p>")))
+    assert whole is not None and post_link(whole, home) == ""
+
+
+def test_a_byline_the_theme_puts_in_the_feed_is_no_opening() -> None:
+    content = f"<h1>Compost</h1><p>作者：Ann（ann@garden.example）</p><p>{POST}</p>"
+    doc = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", "x", content)))
+    assert doc is not None and feed_abstract(doc, 100) == ABSTRACT
+    # A line that only opens with a word like it stays.
+    said = f"<p>Author: a word that names the one who writes, {POST}</p>"
+    doc = read_feed(atom(entry("Compost", "2026-03-01T00:00:00Z", "x", said)))
+    assert doc is not None and feed_abstract(doc, 100).startswith("Author: a word")
+
+
+def test_extract_blog_fetches_the_newest_post_page_only_for_a_summary() -> None:
+    home = (
+        b"<html><head><link rel='alternate' type='application/atom+xml' href='/atom.xml'>"
+        b"</head><body><p>Garden notes.</p></body></html>"
+    )
+    pages = {
+        f"{HOME}atom.xml": atom(entry("Compost", "2026-03-01T00:00:00Z", summary=DESCRIPTION)),
+        f"{HOME}Compost": POST_PAGE.encode(),
+    }
+    asked: list[str] = []
+
+    async def fetch(request):  # type: ignore[no-untyped-def]
+        asked.append(request.url)
+        body = pages.get(request.url)
+        ctype = "application/atom+xml" if request.url.endswith(".xml") else "text/html"
+        return Fetched(request.url, 200 if body else 404, {"Content-Type": ctype}, body or b"")
+
+    report = asyncio.run(extract_blog(HOME, home, {}, fetch, ExtractConfig()))
+    assert (report.metadata.abstract, report.metadata.abstract_source) == (ABSTRACT, "page")
+    assert asked.count(f"{HOME}Compost") == 1 and report.counters["abstract/post_page"] == 1
+    pages[f"{HOME}atom.xml"] = atom(
+        entry("Compost", "2026-03-01T00:00:00Z", DESCRIPTION, f"<p>{POST}</p>")
+    )
+    asked.clear()
+    report = asyncio.run(extract_blog(HOME, home, {}, fetch, ExtractConfig()))
+    assert report.metadata.abstract_source == "feed" and f"{HOME}Compost" not in asked
+    assert "abstract/post_page" not in report.counters
+
+
+LIST = """<html><body>
+<div class="post-card"><a href="/featured/"><span class="card-title">Featured</span></a>
+ <div class="summary">A featured post from long ago, pinned by the theme's carousel.</div></div>
+<article class="container articles"><div class="row">
+ <div class="article"><a href="/older/"><span class="card-title">Older</span></a>
+  <div class="summary">An older post about seeds and the first frost of autumn here.</div>
+  <div class="publish-info"><span class="publish-date">2026-01-02</span></div></div>
+ <div class="article"><a href="/compost/"><span class="card-title">Compost</span></a>
+  <div class="summary">{post}</div>
+  <div class="publish-info"><span class="publish-date">2026-03-01</span>
+   <a href="/categories/garden/">Garden</a></div></div>
+</div></article></body></html>"""
+
+
+def test_the_newest_card_by_its_day_skipping_featured_ones_and_meta_lines() -> None:
+    """A theme that shows featured posts first and lists the others unsorted: the card of the
+    latest day is the newest post; its publish line (a class naming it) is no text of it.
+    An element around several cards is their list, not a card."""
+    page = parse_page(HOME, LIST.format(post=POST).encode())
+    assert card_abstract(page, 100) == ABSTRACT
+    assert post_link(None, page) == f"{HOME}compost/"
+    undated = parse_page(HOME, LIST.format(post=POST).replace("2026-", "").encode())
+    assert card_abstract(undated, 100).startswith("A featured post")

@@ -6,9 +6,12 @@ gives one beside a summary (a summary may be a hand-written excerpt; the content
 post), else its summary. The entry's HTML becomes text block by block (scripts, styles,
 images and figure captions left out), a leading line that repeats the entry's title is
 dropped, and a summary's trailing "[…]" or "Read more" goes. For a blog whose feed has no
-entry with text, or that has no feed, the home page gives it: its first post card
+entry with text, or that has no feed, the home page gives it: its newest post card
 (:func:`card_abstract`), else its main text (:func:`blogfeeds.extract.metadata.abstract`,
-trafilatura). :data:`FEED` and :data:`PAGE` say which one an abstract came from.
+trafilatura). Where the feed gives only a short summary, or no entry, the newest post's own
+page (:func:`post_link`, one request) may give its opening instead (:func:`post_opening`):
+a summary or card is often the post's description. :data:`FEED` and :data:`PAGE` say which
+one an abstract came from.
 
 ``bench/abstract_eval.py`` measures it on real built blogs, against the newest post's source.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from copy import deepcopy
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import lxml.etree
 import lxml.html
@@ -78,15 +81,27 @@ def _html_lines(markup: str) -> list[str]:
 
 
 def _without(
-    root: lxml.html.HtmlElement, tags: tuple[str, ...], classes: frozenset[str]
+    root: lxml.html.HtmlElement,
+    tags: tuple[str, ...],
+    classes: frozenset[str],
+    pattern: re.Pattern[str] | None = None,
 ) -> lxml.html.HtmlElement:
     """``root`` (modified) without the elements of ``tags`` and those carrying one of
-    ``classes``; their tails stay."""
+    ``classes`` or a class ``pattern`` finds; their tails stay. A copy button
+    (:data:`_COPY_BUTTON`) goes too."""
     lxml.etree.strip_elements(root, *tags, with_tail=False)
     for el in root.xpath(".//*[@class]"):
-        if not classes.isdisjoint(el.get("class", "").split()):
+        names = el.get("class", "").split()
+        if not classes.isdisjoint(names) or any(
+            _COPY_BUTTON.search(n) or (pattern is not None and pattern.search(n)) for n in names
+        ):
             el.drop_tree()
     return root
+
+
+# A code block's copy button (``copy-btn``, ``code-caption-copy``, ``clipboard-btn``): its
+# label ("Copy", "Copy Code", "复制") is no text of the post; a copyright notice is.
+_COPY_BUTTON = re.compile(r"copy(?!right)|clipboard", re.I)
 
 
 def _lines_of(root: lxml.html.HtmlElement) -> list[str]:
@@ -105,13 +120,22 @@ def _lines_of(root: lxml.html.HtmlElement) -> list[str]:
     return [line for line in (collapse(x) for x in "".join(parts).split("\n")) if line]
 
 
+# A byline a theme puts before the post in its feed ("作者：Ama", "Author: Ann"): a label
+# and a colon, on a short line of its own.
+_BYLINE = re.compile(r"(?:作者|作\s*者|author|written by|posted by|文)\s*[:：]", re.I)
+_BYLINE_CHARS = 80
+
+
 def entry_text(entry: FeedEntry) -> str:
-    """``entry``'s text (content, else summary), one line, without a leading title line and
-    a summary's read-more ending."""
+    """``entry``'s text (content, else summary), one line, without leading title and byline
+    lines and a summary's read-more ending."""
     from_summary = not entry.content
     lines = html_text(entry.content or entry.summary or "")
     title = collapse(entry.title or "").casefold()
-    while lines and title and lines[0].casefold() == title:
+    while lines and (
+        (title and lines[0].casefold() == title)
+        or (len(lines[0]) <= _BYLINE_CHARS and _BYLINE.match(lines[0]))
+    ):
         lines = lines[1:]
     text = join_lines(lines)
     if from_summary:
@@ -128,25 +152,99 @@ def feed_abstract(doc: FeedDocument | None, max_chars: int) -> str:
     return cut(entry_text(entry), max_chars) if entry is not None else ""
 
 
-def lead_abstract(doc: FeedDocument | None, page: Page, max_chars: int) -> tuple[str, str]:
+def lead_abstract(
+    doc: FeedDocument | None, page: Page, max_chars: int, post: Page | None = None
+) -> tuple[str, str]:
     """The abstract and its source without trafilatura: the main feed's newest entry, else
-    the home page's first post card; ``("", "")`` when neither gives one. An entry that gives
+    the home page's newest post card; ``("", "")`` when neither gives one. An entry that gives
     only a summary may give the post's hand-written description there: when that summary is
     shorter than the abstract and the home page's card of that post (the card linking to it)
-    is longer, opens with other text and not with an entry's title, the card wins."""
+    is longer, opens with other text and not with an entry's title, the card wins.
+
+    ``post``: the newest post's own page (:func:`post_link`), when it was fetched. Its body
+    (:func:`post_opening`) wins over a summary or a card that does not open it (a
+    description, a cut excerpt) or that it carries on (the same opening, longer); a summary or
+    card that the body holds further on (after a theme's meta line) stays."""
     if max_chars <= 0:
         return "", ""
     entry = newest_entry(doc) if doc is not None else None
     whole = entry_text(entry) if entry is not None else ""
-    text = cut(whole, max_chars)
+    text, source = cut(whole, max_chars), FEED
     if doc is not None and entry is not None and 0 < len(whole) < max_chars and not entry.content:
         card = card_abstract(page, max_chars, link=entry.link or "")
-        if len(card) > len(whole) and not _agree(card, whole) and not _titled(card, doc):
-            return card, PAGE
-    if text:
-        return text, FEED
-    text = card_abstract(page, max_chars)
-    return text, PAGE if text else ""
+        if len(card) > len(whole) and _opens_otherwise(card, whole) and not _titled(card, doc):
+            text, source = card, PAGE
+    if not text:
+        text, source = card_abstract(page, max_chars), PAGE
+    if post is not None and not (entry is not None and entry.content and whole):
+        title = (entry.title or "") if entry is not None else ""
+        opening = post_opening(post, title)
+        if _carries(opening, text):
+            return cut(opening, max_chars), PAGE
+    return (text, source) if text else ("", "")
+
+
+def post_link(doc: FeedDocument | None, page: Page) -> str:
+    """The newest post's page worth one request for the abstract, or ``""``: the main feed's
+    newest entry's link when the entry gives no content and less than :data:`SUMMARY_WHOLE`
+    characters of text (a summary may be a description, or cut), else (no feed entry) the
+    link of the home page's newest post card. A link to another host than the home page's is
+    not followed."""
+    entry = newest_entry(doc) if doc is not None else None
+    if entry is not None:
+        text = entry_text(entry)
+        whole = (entry.content and text) or len(text) >= SUMMARY_WHOLE
+        link = "" if whole else entry.link or ""
+    else:
+        cards = _cards(page)
+        card = _newest_card(page, cards)
+        link = ""
+        if card is not None:
+            link = _card_link(page, card) or _card_link(page, _scope(card, cards))
+    if not link:
+        return ""
+    try:
+        url = page.absolute(link)
+        parts = urlsplit(url)
+    except ValueError:  # an unparsable link
+        return ""
+    own = urlsplit(page.url).hostname or ""
+    if parts.scheme not in ("http", "https") or _bare(parts.hostname or "") != _bare(own):
+        return ""
+    if parts.path.rstrip("/") in ("", urlsplit(page.url).path.rstrip("/")):
+        return ""
+    return url
+
+
+SUMMARY_WHOLE = 500
+"""Characters of text from which an entry's only text (a feed without a separate summary
+puts the post there) is taken for the post's, not for a description: no request then."""
+
+
+def _bare(host: str) -> str:
+    return host.removeprefix("www.")
+
+
+def _carries(opening: str, text: str) -> bool:
+    """The post's body ``opening`` is the better abstract than ``text`` (a summary, a card):
+    ``text`` is empty, or is not the body's own opening (a description, even one that starts
+    like the post), or is that opening, shorter. A ``text`` the body holds whole a little
+    further on (within :data:`_NOISE` letters: after a meta line or a table of contents the
+    body container kept) stays."""
+    if len(opening) < MIN_CARD_TEXT:
+        return False
+    a, b = ("".join(_ALNUM.findall(t.casefold())) for t in (text, opening))
+    if not a:
+        return True
+    pos = b.find(a[:20], 0, _NOISE + 20)
+    if pos < 0 or not b.startswith(a[: len(b) - pos], pos):
+        return True
+    return pos == 0 and len(b) > len(a)
+
+
+_NOISE = 200
+"""Letters and digits a post body may show before the post's opening (a meta line, a table
+of contents) for a summary found there to count as the opening."""
 
 
 def _titled(text: str, doc: FeedDocument) -> bool:
@@ -157,6 +255,13 @@ def _titled(text: str, doc: FeedDocument) -> bool:
         len(title) >= 4 and low.startswith(title)
         for title in (collapse(e.title or "").casefold() for e in doc.entries)
     )
+
+
+def _opens_otherwise(card: str, summary: str) -> bool:
+    """The card is not the summary again: it opens otherwise (the summary is a description),
+    or it carries the summary on (the summary was cut, at a heading say)."""
+    a, b = ("".join(_ALNUM.findall(t.casefold())) for t in (summary, card))
+    return not _agree(card, summary) or (b.startswith(a) and len(b) > len(a))
 
 
 def _agree(one: str, other: str) -> bool:
@@ -171,11 +276,11 @@ def _agree(one: str, other: str) -> bool:
 
 _CARD_CLASSES = frozenset(
     "post post-item post-entry post-card post-preview post-block recent-post-item "
-    "article-item blog-post entry h-entry".split()
+    "article-item article blog-post entry h-entry".split()
 )
 """Classes of a home page's post cards (Hexo NexT ``post``, Butterfly ``recent-post-item``,
-Matery ``post-card``, Hugo PaperMod ``post-entry``, microformats ``h-entry``); an
-``<article>`` is one too."""
+Matery ``post-card`` (featured) and ``article``, Hugo PaperMod ``post-entry``, microformats
+``h-entry``); an ``<article>`` is one too."""
 _NOT_EXCERPT = frozenset(
     "post-title article-title card-title entry-title title post-meta article-meta "
     "article-meta-wrap entry-meta meta post-meta-wrap post-date date time tags post-tags "
@@ -196,32 +301,197 @@ MIN_CARD_TEXT = 20
 
 
 def card_abstract(page: Page, max_chars: int, link: str = "") -> str:
-    """The opening of the first post card of a home page that lists posts: the card's text
-    without its title, meta, cover and read-more link; ``""`` when the page shows no card
-    with :data:`MIN_CARD_TEXT` characters of text. A card among slides (featured posts) or
-    marked pinned is not the newest post and is skipped. ``link``: the card of that post (one
-    of its links has the same path), whatever its place."""
+    """The opening of the newest post card of a home page that lists posts
+    (:func:`_newest_card`): the card's text without its title, meta, cover and read-more
+    link; ``""`` when the page shows no card with :data:`MIN_CARD_TEXT` characters of text
+    (a newest card with less gives way to the next with enough). ``link``: the card of that
+    post (one of its links has the same path), whatever its place."""
     if max_chars <= 0:
         return ""
-    path = urlsplit(link).path.rstrip("/") or None if link else None
-    for card in _CARD_XPATH(page.tree):
-        classes = set((card.get("class") or "").split())
-        if card.tag != "article" and _CARD_CLASSES.isdisjoint(classes):
-            continue
-        if path is not None:
-            if not any(_path(page, a.get("href", "")) == path for a in card.iter("a")):
-                continue
-        elif _named((card, *card.iterancestors()), _SLIDES) or _named(card.iter(), _PINNED):
-            continue
+    path = unquote(urlsplit(link).path).rstrip("/") or None if link else None
+    if path is not None:
+        cards = [
+            c
+            for c in _cards(page, listed=True)
+            if any(_path(page, a.get("href", "")) == path for a in c.iter("a"))
+        ]
+    else:
+        cards = _cards(page)
+        newest = _newest_card(page, cards)
+        if newest is not None:
+            cards.remove(newest)
+            cards.insert(0, newest)
+    for card in cards:
         text = join_lines(_excerpt(card))
         if len(text) >= MIN_CARD_TEXT:
             return cut(text, max_chars)
     return ""
 
 
+def _cards(page: Page, listed: bool = False) -> list[lxml.html.HtmlElement]:
+    """The home page's post cards in page order; those among slides (featured posts) or
+    marked pinned are left out unless ``listed`` (every card)."""
+    found = []
+    for card in _CARD_XPATH(page.tree):
+        classes = set((card.get("class") or "").split())
+        if card.tag != "article" and _CARD_CLASSES.isdisjoint(classes):
+            continue
+        if not listed and (
+            _named((card, *card.iterancestors()), _SLIDES) or _named(card.iter(), _PINNED)
+        ):
+            continue
+        found.append(card)
+    # An element that holds two cards or more is their list (an ``<article>`` around a
+    # theme's cards), not a card.
+    inner: dict[lxml.html.HtmlElement, int] = {}
+    for card in found:
+        for parent in card.iterancestors():
+            inner[parent] = inner.get(parent, 0) + 1
+    return [card for card in found if inner.get(card, 0) < 2]
+
+
+_DATE = re.compile(r"((?:19|20)\d\d)\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})")
+_DATED = lxml.etree.XPath(
+    ".//time | .//*[contains(@class, 'date') or contains(@class, 'time')"
+    " or contains(@itemprop, 'date')]"
+)
+
+
+def _newest_card(
+    page: Page, cards: list[lxml.html.HtmlElement] | None = None
+) -> lxml.html.HtmlElement | None:
+    """The card of the newest post: when two cards or more show a date (a ``<time>``, an
+    element whose class names a date), the one with the latest day (the first of those on
+    that day; cards without a date are then not posts of the list: featured ones), else the
+    first card. Days only: a theme's "updated" times are the build's, to the second."""
+    cards = _cards(page) if cards is None else cards
+    dated = [
+        (day, -i, card)
+        for i, card in enumerate(cards)
+        if (day := _card_day(card) or _card_day(_scope(card, cards)))
+    ]
+    if len(dated) >= 2:
+        return max(dated, key=lambda d: (d[0], d[1]))[2]
+    return cards[0] if cards else None
+
+
+def _scope(
+    card: lxml.html.HtmlElement, cards: list[lxml.html.HtmlElement]
+) -> lxml.html.HtmlElement:
+    """The widest element around ``card`` (up to three levels) that holds no other card: a
+    theme may mark only the excerpt as the card, its link and date beside it."""
+    others = set(cards) - {card}
+    scope = card
+    for parent in list(card.iterancestors())[:3]:
+        if parent.tag in ("main", "body", "html") or any(el in others for el in parent.iter()):
+            break
+        scope = parent
+    return scope
+
+
+def _card_day(card: lxml.html.HtmlElement) -> str:
+    """The first day a card shows (``YYYY-MM-DD``), ``""`` when none."""
+    for el in _DATED(card):
+        for value in (el.get("datetime") or "", el.get("content") or "", el.text_content()):
+            if match := _DATE.search(value):
+                y, m, d = (int(g) for g in match.groups())
+                if 1 <= m <= 12 and 1 <= d <= 31:
+                    return f"{y:04d}-{m:02d}-{d:02d}"
+    return ""
+
+
+def _card_link(page: Page, card: lxml.html.HtmlElement) -> str:
+    """The card's link to its post: its title's (a link in a heading or whose class names a
+    title), else its first link that is no tag, category or anchor."""
+    links = [a for a in card.iter("a") if (a.get("href") or "").strip()]
+    for a in links:
+        if _in_title(a, card) and not _FILE.search(a.get("href", "")):
+            return page.absolute(a.get("href", ""))
+    for a in links:
+        href = a.get("href", "").strip()
+        if not href.startswith("#") and not _TAXONOMY.search(href) and not _FILE.search(href):
+            return page.absolute(href)
+    return ""
+
+
+def _in_title(a: lxml.html.HtmlElement, card: lxml.html.HtmlElement) -> bool:
+    """The link ``a`` of ``card`` is (in) its title: a heading, or a class naming a title."""
+    for el in (a, *a.iterancestors()):
+        if el.tag in ("h1", "h2", "h3", "h4") or "title" in (el.get("class") or ""):
+            return True
+        if el is card:
+            break
+    return False
+
+
+# A feed, an image or a download: no post page.
+_FILE = re.compile(r"\.(?:xml|rss|atom|json|jpe?g|png|gif|webp|svg|pdf|zip)(?:[?#]|$)", re.I)
+_TAXONOMY = re.compile(r"/(?:tags?|categories|category|archives?|author)/", re.I)
+
+_BODY_NAME = re.compile(
+    r"(?:post|article|entry|single|blog-post)[-_]?(?:body|content|entry|text)|markdown-body"
+    r"|md-content|e-content|article-container",
+    re.I,
+)
+"""A post page's body, by a class or id (the whole name): Hexo NexT ``post-body``, Landscape
+``article-entry``, Matery ``articleContent``, Butterfly ``article-container``, Hugo
+PaperMod ``post-content``, WordPress-like ``entry-content``, microformats ``e-content``,
+GitHub-like ``markdown-body``. Else the page's first ``<article>`` is read."""
+_META_NAME = re.compile(
+    r"(?:^|[-_])(?:meta|date|time|author|publish|tags?|categor(?:y|ies)|reading|read-time"
+    r"|word-?count|views?|toc)(?:$|[-_])",
+    re.I,
+)
+"""A theme's meta line in a card or a post page, by a class name: ``post-meta``,
+``publish-info``, ``post-date``, ``article-tags``, ``reading-time``, ``post-toc``."""
+_NOT_BODY = frozenset(
+    "toc table-of-contents post-copyright copyright reward post-nav pagination".split()
+)
+"""Classes of what a post body shows besides the post: its table of contents, licence,
+tip jar and links to the neighbours."""
+_BODY_XPATH = lxml.etree.XPath("//*[@class or @id]")
+
+
+def post_opening(post: Page, title: str = "") -> str:
+    """The opening text of a post's own page: its body container's text (without the page's
+    header, meta lines, table of contents, code line numbers), one line, leading lines that
+    repeat the post's title (``title``, the page's ``og:title``, the start of its
+    ``<title>``) dropped; ``""`` when the page has no body container."""
+    body = next(
+        (
+            el
+            for el in _BODY_XPATH(post.tree)
+            if any(_BODY_NAME.fullmatch(n) for n in (el.get("class") or "").split())
+            or _BODY_NAME.fullmatch(el.get("id") or "")
+        ),
+        None,
+    )
+    in_article = body is None
+    if body is None:
+        body = next(iter(post.tree.iter("article")), None)
+    if body is None:
+        return ""
+    skipped = (*_SKIPPED, "header", "footer", "nav", "aside", "time")
+    lines = _lines_of(
+        _without(deepcopy(body), skipped, _NOT_EXCERPT | _NOT_BODY | _GUTTERS, _META_NAME)
+    )
+    if not in_article:  # a body container holds the post's own headings, not the page title
+        return join_lines(lines)
+    titles = {collapse(t).casefold() for t in (title, *post.tree.xpath(_OG_TITLE))} - {""}
+    page_title = collapse(" ".join(post.tree.xpath("//title//text()"))).casefold()
+    while lines and (
+        (low := lines[0].casefold()) in titles or (len(low) >= 4 and page_title.startswith(low))
+    ):
+        lines = lines[1:]
+    return join_lines(lines)
+
+
+_OG_TITLE = "//meta[@property='og:title' or @name='twitter:title']/@content"
+
+
 def _path(page: Page, href: str) -> str:
     try:
-        return urlsplit(page.absolute(href)).path.rstrip("/")
+        return unquote(urlsplit(page.absolute(href)).path).rstrip("/")
     except ValueError:  # an unparsable link
         return "\0"
 
@@ -233,4 +503,6 @@ def _named(elements: Iterable[lxml.html.HtmlElement], words: tuple[str, ...]) ->
 
 def _excerpt(card: lxml.html.HtmlElement) -> list[str]:
     """The lines of a copy of ``card`` without what is not the post's opening."""
-    return _lines_of(_without(deepcopy(card), (*_SKIPPED, *_NOT_EXCERPT_TAGS), _NOT_EXCERPT))
+    return _lines_of(
+        _without(deepcopy(card), (*_SKIPPED, *_NOT_EXCERPT_TAGS), _NOT_EXCERPT, _META_NAME)
+    )

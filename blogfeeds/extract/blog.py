@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
-from blogfeeds.extract.abstract import PAGE, lead_abstract
+from blogfeeds.extract.abstract import PAGE, lead_abstract, post_link
 from blogfeeds.extract.aliases import Observation, page_signals
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
@@ -253,7 +253,7 @@ async def _extract_home(
         _seed_feed(report, *seed)
     report.observation = await run(_observation, report, analysis.page)
     if not robots.noindex:
-        await _abstract(report, analysis, config, run)
+        await _abstract(report, analysis, fetch, config, run)
         await _profile(report, analysis.page, fetch, config, run)
     if not robots.nofollow:
         await _friends(report, analysis, fetch, config, run)
@@ -301,17 +301,19 @@ def _main_document(report: BlogReport) -> FeedDocument | None:
 
 
 async def _abstract(
-    report: BlogReport, analysis: PageAnalysis, config: ExtractConfig, run: Run
+    report: BlogReport, analysis: PageAnalysis, fetch: Fetch, config: ExtractConfig, run: Run
 ) -> None:
     """The blog's abstract (:mod:`blogfeeds.extract.abstract`): a user rule's, else the
-    opening of the main feed's newest entry, else the home page's first post card, else its
-    main text (trafilatura, the one costly step: counter ``abstract/page``)."""
+    opening of the main feed's newest entry, else the home page's newest post card, else its
+    main text (trafilatura, the one costly step: counter ``abstract/page``). The newest
+    post's own page is fetched once when the feed gives no content for it, or there is no
+    feed (counter ``abstract/post_page``)."""
     if config.abstract_chars <= 0 or "abstract" in analysis.rules:
         return
     meta = report.metadata
-    text, source = await run(
-        lead_abstract, _main_document(report), analysis.page, config.abstract_chars
-    )
+    doc = _main_document(report)
+    post = await _post_page(await run(post_link, doc, analysis.page), report, fetch, config, run)
+    text, source = await run(lead_abstract, doc, analysis.page, config.abstract_chars, post)
     if text:
         report.metadata = replace(meta, abstract=text, abstract_source=source)
         return
@@ -326,6 +328,25 @@ async def _abstract(
     for what in truncated:
         _count(report.counters, f"truncated/{what}")
     report.truncated += truncated  # before the friend page's, as the docstring says
+
+
+async def _post_page(
+    link: str, report: BlogReport, fetch: Fetch, config: ExtractConfig, run: Run
+) -> Page | None:
+    """The newest post's page at ``link`` (``""``: none wanted), parsed; None when it did not
+    answer 2xx with a readable page."""
+    if not link:
+        return None
+    _count(report.counters, "abstract/post_page")
+    resp = await fetch(FetchRequest(link, {"Accept": HTML_ACCEPT}))
+    if resp is None or not 200 <= resp.status < 300 or not resp.body:
+        _count(report.counters, "abstract/post_page_failed")
+        return None
+    try:
+        return await run(parse_page, resp.url, resp.body, resp.headers, config.limits)
+    except DecodeError:
+        _count(report.counters, "abstract/post_page_failed")
+        return None
 
 
 async def _profile(
