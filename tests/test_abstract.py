@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from scrapy.settings import Settings
 
 from blogfeeds.extract.abstract import (
     card_abstract,
@@ -279,6 +280,13 @@ def test_extract_blog_fetches_the_newest_post_page_only_for_a_summary() -> None:
     report = asyncio.run(extract_blog(HOME, home, {}, fetch, ExtractConfig()))
     assert report.metadata.abstract_source == "feed" and f"{HOME}Compost" not in asked
     assert "abstract/post_page" not in report.counters
+    # BLOGFEEDS_ABSTRACT_POST_PAGE = False: the summary's feed, no request for the post
+    pages[f"{HOME}atom.xml"] = atom(entry("Compost", "2026-03-01T00:00:00Z", summary=DESCRIPTION))
+    asked.clear()
+    config = ExtractConfig.from_settings(Settings({"BLOGFEEDS_ABSTRACT_POST_PAGE": False}))
+    report = asyncio.run(extract_blog(HOME, home, {}, fetch, config))
+    assert f"{HOME}Compost" not in asked and "abstract/post_page" not in report.counters
+    assert report.metadata.abstract_source == "feed"
 
 
 LIST = """<html><body>

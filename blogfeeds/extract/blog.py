@@ -96,6 +96,8 @@ class ExtractConfig:
     """How much of each page is read (``BLOGFEEDS_PAGE_MAX_ELEMENTS``, ``..._LINKS``)."""
     abstract_text: int = ABSTRACT_TEXT
     """Characters of the home page's text the abstract reads (``BLOGFEEDS_ABSTRACT_MAX_TEXT``)."""
+    abstract_post_page: bool = True
+    """Fetch the newest post's page for the abstract (``BLOGFEEDS_ABSTRACT_POST_PAGE``)."""
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     """The blog profile's activity thresholds and favicon check (``BLOGFEEDS_ACTIVITY_*``)."""
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
@@ -122,6 +124,7 @@ class ExtractConfig:
             limits=PageLimits(crawl.page_max_elements, crawl.page_max_links),
             abstract_chars=crawl.abstract_chars,
             abstract_text=crawl.abstract_max_text,
+            abstract_post_page=crawl.abstract_post_page,
             profile=ProfileSettings.from_settings(settings),
         )
 
@@ -312,7 +315,10 @@ async def _abstract(
         return
     meta = report.metadata
     doc = _main_document(report)
-    post = await _post_page(await run(post_link, doc, analysis.page), report, fetch, config, run)
+    post = None
+    if config.abstract_post_page:
+        link = await run(post_link, doc, analysis.page)
+        post = await _post_page(link, report, fetch, config, run)
     text, source = await run(lead_abstract, doc, analysis.page, config.abstract_chars, post)
     if text:
         report.metadata = replace(meta, abstract=text, abstract_source=source)

@@ -74,6 +74,12 @@ class ExtractSettings(SettingsGroup):
         "else the home page); 0 = no abstract.",
         low=0,
     )
+    abstract_post_page: bool = option(
+        "BLOGFEEDS_ABSTRACT_POST_PAGE",
+        True,
+        "Fetch the newest post's page (one request) when the main feed gives only a short "
+        "summary of it, or there is no feed: its opening is the abstract.",
+    )
     abstract_max_text: int = option(
         "BLOGFEEDS_ABSTRACT_MAX_TEXT",
         ABSTRACT_TEXT,
