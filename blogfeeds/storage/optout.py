@@ -75,12 +75,12 @@ class OptOutStore(Store):
     def aliases_of(self, ids: Iterable[str]) -> set[str]:
         """:func:`same_nodes` of ``ids``: what a crawl leaves out when the list names them."""
         with self._transaction(write=False) as cursor:
-            if not self._has_aliases(cursor):
+            if not self._has_table(cursor, "blog_aliases"):
                 return set(ids)
             return same_nodes(cursor, self.dialect, ids)
 
-    def _has_aliases(self, cursor: Any) -> bool:
-        cursor.execute(self.dialect.table_exists, ("blog_aliases",))
+    def _has_table(self, cursor: Any, table: str) -> bool:
+        cursor.execute(self.dialect.table_exists, (table,))
         return cursor.fetchone() is not None
 
     def left_out(self, cursor: Any, listed: OptOutList) -> dict[str, str]:
@@ -135,6 +135,11 @@ class OptOutStore(Store):
             )
             steps = [(t, "feed_url_hash", feeds) for t in by_feed]
             steps += [(t, c, set(blogs)) for t, c in by_blog]
+            # a blog that is a whole host: its robots.txt is of no other blog's (a blog under a
+            # path of a shared host leaves the host's)
+            hosts = {h for b in blogs if "/" not in b for h in (b, f"www.{b}")}
+            if self._has_table(cursor, "robots_txt"):
+                steps.append(("robots_txt", "host", hosts))
             for table, column, values in steps:
                 for chunk in _chunks(sorted(values)):
                     cursor.execute(
