@@ -266,6 +266,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
+        self.admission.under_path(bid, report.blog_id, depth)
         if self.opted_out is not None and report.observation is not None:
             seen = self.opted_out.scrub(report.observation)
             if seen is not report.observation:
