@@ -6,9 +6,11 @@ stale copy on a platform whose feed is a subset of the original's, an old domain
 copy says the blog moved, a platform copy naming as canonical an original no page links (the
 crawl asks it), a build for localhost and its copy (the same text and posts); and controls
 that must stay apart: two blogs of one theme with the same title, description and placeholder
-canonical, two people under paths of one host, copies naming as canonical a theme's default
-address (not served) or its demo (another blog), one feedless page served by two hosts. Every
-blog must be one node of the database, every link of the hub on its blog's node.
+canonical, two people under paths of one host (``~user`` directories, and plain paths of a
+host no table knows, told by a feed under each prefix), a personal site's section under a path,
+copies naming as canonical a theme's default address (not served) or its demo (another blog),
+one feedless page served by two hosts. Every blog must be one node of the database, every link
+of the hub on its blog's node.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ NODES = {
     "https://ned.example/": "ned.example",
     "https://jon.netlify.app/": "jon.netlify.app",
     "https://kim.pages.dev/": "kim.pages.dev",
+    "https://blogs.shared.example/oli/": "blogs.shared.example/oli",
+    "https://blogs.shared.example/pia/": "blogs.shared.example/pia",
+    "https://quinn.example/garden/": "quinn.example",
 }
 """Each address the hub links, and the node it must be stored on."""
 
@@ -177,6 +182,19 @@ def mirror_web() -> dict[str, dict[str, Any]]:
     for blog in ("https://pages.example/~gus/", "https://pages.example/~hal/"):
         routes[blog] = page(home("Home page"))
         routes[blog + "feed.xml"] = feed(rss("Home page", posts(blog, 3)))
+    # two people under plain paths of a host no table knows, each with a feed under the prefix
+    # (the hub lists both: the second is taken for the host's blog until the first is read);
+    # and a personal site's section under a path whose feed is the site's: the site's blog
+    for blog, title in (
+        ("https://blogs.shared.example/oli/", "Oli"),
+        ("https://blogs.shared.example/pia/", "Pia"),
+    ):
+        routes[blog] = page(home(title))
+        routes[blog + "feed.xml"] = feed(rss(title, posts(blog, 3)))
+    routes["https://quinn.example/garden/"] = page(home("Quinn", feed="/feed.xml"))
+    routes["https://quinn.example/feed.xml"] = feed(
+        rss("Quinn", posts("https://quinn.example/", 3))
+    )
     return routes
 
 

@@ -64,6 +64,9 @@ class Visit:
     confirms it (:func:`confirms`), recorded only then."""
 
 
+DEFERRED_PER_HOST = 50
+DEFERRED_HOSTS = 10_000
+"""Bounds of the prefix homes kept to offer again (:meth:`Admission.under_path`)."""
 CLAIMS = frozenset({CANONICAL, OG_URL, MOVED})
 """The claims :meth:`Admission.claimed` confirms: those naming the address a blog prefers."""
 
@@ -103,6 +106,8 @@ class Admission:
         self.verify_claims = verify_claims
         self.requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
         self._analysed = SeenSet(seen_capacity)
+        self._deferred: dict[str, dict[str, int]] = {}
+        """Host identity → prefix homes taken for the host's blog, and their depth."""
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> Admission:
@@ -151,6 +156,7 @@ class Admission:
             if best is not None and best <= depth:
                 if recovered:
                     yield self._replayed(url, bid, best)
+                self._defer(url, bid, depth)
                 continue
             if self.depth_limit and depth > self.depth_limit:
                 self.stats.inc_value("blogfeeds/beyond_depth_limit")
@@ -227,18 +233,30 @@ class Admission:
                 return found[1]
         return bid
 
-    def under_path(self, requested: str, bid: str, depth: int) -> None:
+    def _defer(self, url: str, bid: str, depth: int) -> None:
+        """Keep a prefix home taken for its host's blog (``bid``, the host's identity), to be
+        offered again if a blog under a path is read on that host (:meth:`under_path`)."""
+        if "/" in bid or prefix_home(url) is None:
+            return
+        waiting = self._deferred.setdefault(bid, {})
+        if len(waiting) < DEFERRED_PER_HOST and len(self._deferred) <= DEFERRED_HOSTS:
+            waiting.setdefault(url, depth)
+
+    def under_path(self, requested: str, bid: str, depth: int) -> list[Visit]:
         """The home page requested as ``requested`` was read as ``bid``, a blog under a path
         (:func:`~blogfeeds.extract.pathblog.path_blog`) of the host ``requested`` names: the
         host's other prefix homes are requested under their own identity from now on, and this
-        blog is known (analysed, at ``depth``) under its own."""
+        blog is known (analysed, at ``depth``) under its own. Returns the visits of the host's
+        prefix homes taken for its blog before (in this process)."""
         if bid == requested or "/" not in bid or "/" in requested:
-            return
+            return []
         self.path_hosts.add(requested)
         self.stats.inc_value("blogfeeds/path_blog")
         if bid not in self._analysed:
             self._analysed.add(bid)
             self.depths.offer(bid, depth)
+        waiting = self._deferred.pop(requested, {})
+        return [v for url, at in waiting.items() for v in self.offer(url, at)]
 
     def marker(self, bid: str, depth: int) -> Marker:
         """What marks ``bid`` analysed once its home page is read (:class:`Marker`)."""
