@@ -260,3 +260,31 @@ def test_a_claim_is_recorded_only_once_confirmed() -> None:
     assert [v.url for v in admission.offer("https://theme-demo.example/", 2)] == [visit.url]
     assert list(admission.claimed(copy, 1)) == []  # requested now: not asked again
     assert list(Admission(stats, DepthBook(), DomainCaps(0)).claimed(copy, 1)) == []  # off
+
+
+def test_prefix_homes_of_a_host_with_a_blog_under_a_path_are_their_own() -> None:
+    """A second prefix home offered before the first one is read is taken for the host's blog,
+    and offered again under its own identity once the first is read as a blog under a path;
+    from then on every prefix home of that host is its own, other hosts' are not."""
+
+    class Stats(Counter[str]):
+        def inc_value(self, key: str) -> None:
+            self[key] += 1
+
+    admission = Admission(Stats(), DepthBook(), DomainCaps(0))
+    oli, pia = "https://blogs.shared.example/oli/", "https://blogs.shared.example/pia/"
+    (first,) = admission.offer(oli, 1)
+    assert first.blog_id == "blogs.shared.example"
+    assert list(admission.offer(pia, 1)) == []  # the host's blog: taken for oli's
+    (rex,) = admission.offer("https://other.example/rex/", 1)
+    assert rex.blog_id == "other.example"
+    again = admission.under_path(first.blog_id, "blogs.shared.example/oli", 1)
+    assert [(v.url, v.blog_id, v.depth) for v in again] == [(pia, "blogs.shared.example/pia", 1)]
+    assert admission.under_path(first.blog_id, "blogs.shared.example/oli", 1) == []
+    assert list(admission.offer(oli, 2)) == []  # read already, under its own identity
+    (tom,) = admission.offer("https://blogs.shared.example/tom/index.html", 2)
+    assert tom.blog_id == "blogs.shared.example/tom"
+    assert list(admission.offer("https://other.example/sue/", 1)) == []  # another host's
+    # a report that is not a blog under a path changes nothing
+    assert admission.under_path("other.example", "other.example", 1) == []
+    assert "other.example" not in admission.path_hosts

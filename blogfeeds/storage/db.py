@@ -465,6 +465,7 @@ class Store:
                         if ln.target_url in paths
                         else ln
                         for ln in links
+                        if paths.get(ln.target_url) != ln.source_blog_id  # bob's to his own
                     ]
                 ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
                 node = nodes.nodes_of(cursor, self.dialect, ends)
