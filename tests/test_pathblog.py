@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from blogfeeds.extract.aliases import Observation, PageSignals
+from blogfeeds.extract.aliases import Observation, PageSignals, same_blog
 from blogfeeds.extract.pathblog import path_blog, prefix_home
 
 HOST = "https://blogs.hostshare.example"
@@ -65,3 +65,15 @@ def test_a_blog_under_a_path_has_its_feed_under_the_prefix() -> None:
 )
 def test_not_a_blog_under_a_path(observation: Observation) -> None:
     assert path_blog(observation) is None
+
+
+def test_a_sites_home_naming_the_path_blogs_feed_is_one_blog_with_it() -> None:
+    """A personal site whose blog lives under a path with its own feed: two identities, one
+    node when the site's home names that feed (the same feed); another person's is not."""
+    feed = "https://quinn.example/journal2/feed.xml"
+    blog = seen("https://quinn.example/journal2/", feed)
+    assert path_blog(blog) == "quinn.example/journal2"
+    assert same_blog(seen("https://quinn.example/", feed), blog).same
+    other = seen(f"{HOST}/pia/", f"{HOST}/pia/feed.xml")
+    assert not same_blog(seen(f"{HOST}/oli/", f"{HOST}/oli/feed.xml"), other).same
+    assert not same_blog(seen(f"{HOST}/", f"{HOST}/feed.xml"), other).same
