@@ -96,7 +96,8 @@ MANIFEST = ROOT / "bench" / "identity_eval.toml"
 DEFAULT_OUT = Path("~/.cache/blogfeeds/identity-eval").expanduser()
 TEXT_FILES = re.compile(r"\.(?:html?|xml|json|rss|atom|txt)$", re.IGNORECASE)
 FEED_ENTRY = re.compile(rb"<(item|entry)\b.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
-ROOT_RELATIVE = re.compile(r"""(\b(?:href|src|action)\s*=\s*["'])/(?!/)""", re.IGNORECASE)
+# quoted or not (minified builds write href=/index.xml)
+ROOT_RELATIVE = re.compile(r"""(\b(?:href|src|action)\s*=\s*["']?)/(?!/)""", re.IGNORECASE)
 FRIEND_LINKS_A_PAGE = 6
 """Friends of a friend page re-pointed at blogs of the set (fewer when the page lists fewer)."""
 MOVED = {

@@ -68,6 +68,10 @@ def test_page_signals_read_canonical_og_url_and_rel_me() -> None:
         '<p>本博客已迁移至新地址：<a href="https://alice.example/">alice.example</a></p>',
         '<div class="banner">This blog has moved to <a href="https://alice.example/">here</a></div>',
         '<p>このブログは<a href="https://alice.example">新しいドメイン</a>に移転しました</p>',
+        '<p>Dieses Blog ist umgezogen: <a href="https://alice.example/">alice.example</a></p>',
+        '<p>Este blog mudou-se para <a href="https://alice.example/">alice.example</a></p>',
+        '<p>Este blog se ha mudado a <a href="https://alice.example/">alice.example</a></p>',
+        '<p>Ce blog a déménagé : <a href="https://alice.example/">alice.example</a></p>',
     ],
 )
 def test_a_moved_notice_names_the_new_home(notice: str) -> None:

@@ -6,9 +6,11 @@ stale copy on a platform whose feed is a subset of the original's, an old domain
 copy says the blog moved, a platform copy naming as canonical an original no page links (the
 crawl asks it), a build for localhost and its copy (the same text and posts); and controls
 that must stay apart: two blogs of one theme with the same title, description and placeholder
-canonical, two people under paths of one host, copies naming as canonical a theme's default
-address (not served) or its demo (another blog), one feedless page served by two hosts. Every
-blog must be one node of the database, every link of the hub on its blog's node.
+canonical, two people under paths of one host (``~user`` directories, and plain paths of a
+host no table knows, told by a feed under each prefix), a personal site's section under a path,
+copies naming as canonical a theme's default address (not served) or its demo (another blog),
+one feedless page served by two hosts. Every blog must be one node of the database, every link
+of the hub on its blog's node.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ NODES = {
     "https://ned.example/": "ned.example",
     "https://jon.netlify.app/": "jon.netlify.app",
     "https://kim.pages.dev/": "kim.pages.dev",
+    "https://blogs.shared.example/oli/": "blogs.shared.example/oli",
+    "https://blogs.shared.example/pia/": "blogs.shared.example/pia",
+    "https://quinn.example/garden/": "quinn.example",
 }
 """Each address the hub links, and the node it must be stored on."""
 
@@ -177,6 +182,19 @@ def mirror_web() -> dict[str, dict[str, Any]]:
     for blog in ("https://pages.example/~gus/", "https://pages.example/~hal/"):
         routes[blog] = page(home("Home page"))
         routes[blog + "feed.xml"] = feed(rss("Home page", posts(blog, 3)))
+    # two people under plain paths of a host no table knows, each with a feed under the prefix
+    # (the hub lists both: the second is taken for the host's blog until the first is read);
+    # and a personal site's section under a path whose feed is the site's: the site's blog
+    for blog, title in (
+        ("https://blogs.shared.example/oli/", "Oli"),
+        ("https://blogs.shared.example/pia/", "Pia"),
+    ):
+        routes[blog] = page(home(title))
+        routes[blog + "feed.xml"] = feed(rss(title, posts(blog, 3)))
+    routes["https://quinn.example/garden/"] = page(home("Quinn", feed="/feed.xml"))
+    routes["https://quinn.example/feed.xml"] = feed(
+        rss("Quinn", posts("https://quinn.example/", 3))
+    )
     return routes
 
 
@@ -242,3 +260,31 @@ def test_a_claim_is_recorded_only_once_confirmed() -> None:
     assert [v.url for v in admission.offer("https://theme-demo.example/", 2)] == [visit.url]
     assert list(admission.claimed(copy, 1)) == []  # requested now: not asked again
     assert list(Admission(stats, DepthBook(), DomainCaps(0)).claimed(copy, 1)) == []  # off
+
+
+def test_prefix_homes_of_a_host_with_a_blog_under_a_path_are_their_own() -> None:
+    """A second prefix home offered before the first one is read is taken for the host's blog,
+    and offered again under its own identity once the first is read as a blog under a path;
+    from then on every prefix home of that host is its own, other hosts' are not."""
+
+    class Stats(Counter[str]):
+        def inc_value(self, key: str) -> None:
+            self[key] += 1
+
+    admission = Admission(Stats(), DepthBook(), DomainCaps(0))
+    oli, pia = "https://blogs.shared.example/oli/", "https://blogs.shared.example/pia/"
+    (first,) = admission.offer(oli, 1)
+    assert first.blog_id == "blogs.shared.example"
+    assert list(admission.offer(pia, 1)) == []  # the host's blog: taken for oli's
+    (rex,) = admission.offer("https://other.example/rex/", 1)
+    assert rex.blog_id == "other.example"
+    again = admission.under_path(first.blog_id, "blogs.shared.example/oli", 1)
+    assert [(v.url, v.blog_id, v.depth) for v in again] == [(pia, "blogs.shared.example/pia", 1)]
+    assert admission.under_path(first.blog_id, "blogs.shared.example/oli", 1) == []
+    assert list(admission.offer(oli, 2)) == []  # read already, under its own identity
+    (tom,) = admission.offer("https://blogs.shared.example/tom/index.html", 2)
+    assert tom.blog_id == "blogs.shared.example/tom"
+    assert list(admission.offer("https://other.example/sue/", 1)) == []  # another host's
+    # a report that is not a blog under a path changes nothing
+    assert admission.under_path("other.example", "other.example", 1) == []
+    assert "other.example" not in admission.path_hosts

@@ -287,3 +287,40 @@ def test_two_workers_writing_at_once_agree(db_url: str, monkeypatch: pytest.Monk
         two.write([blog("example.net.cn", HOME, HOME_SEEN)], [])
         first.join()
         assert [b["blog_id"] for b in two.blogs()] == sorted([*others, "example.net.cn"])
+
+
+def test_friend_links_to_a_blog_under_a_path_are_on_it_in_either_order(db_url: str) -> None:
+    """Two people under plain paths of one host: a link stored before a path blog is written
+    moves to it; a link stored after goes to it; a link to the host's root stays the host's."""
+    shared = "https://blogs.hostshare.example/"
+    oli, pia = shared + "oli/", shared + "pia/"
+
+    def path_blog(bid: str, url: str) -> Blog:
+        feed = FeedInfo(url=url + "atom.xml", type="application/atom+xml")
+        seen = Observation(url, feed_url=url + "atom.xml")
+        return blog(bid, url, seen, feeds=[feed])
+
+    host = "blogs.hostshare.example"
+    with Store.open(db_url) as store:
+        store.write(
+            [],
+            [
+                link("bob.example.org", oli, host),
+                link("bob.example.org", shared + "oli/posts/1/", host),
+                link("bob.example.org", shared, host),
+            ],
+        )
+        store.write([path_blog(f"{host}/oli", oli)], [link(f"{host}/oli", oli, host)])
+        store.write([], [link("carol.example.org", pia, host)])
+        store.write([path_blog(f"{host}/pia", pia)], [link("dave.example.org", pia, host)])
+        edges = {
+            (e["source_blog_id"], e["target_url"], e["target_blog_id"])
+            for e in store.friend_links()
+        }
+    assert edges == {
+        ("bob.example.org", oli, f"{host}/oli"),
+        ("bob.example.org", shared + "oli/posts/1/", f"{host}/oli"),
+        ("bob.example.org", shared, host),
+        ("carol.example.org", pia, f"{host}/pia"),
+        ("dave.example.org", pia, f"{host}/pia"),
+    }

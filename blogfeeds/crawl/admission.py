@@ -25,6 +25,7 @@ from blogfeeds.config import CapsSettings, CrawlSettings
 from blogfeeds.crawl.caps import DomainCaps
 from blogfeeds.crawl.depth import DepthBook
 from blogfeeds.crawl.optoutfile import OptOutFile, opt_out
+from blogfeeds.crawl.pathhosts import PathHosts, RedisPathHosts
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.crawl.urls import check_url, crawl_url
 from blogfeeds.extract.aliases import (
@@ -39,6 +40,7 @@ from blogfeeds.extract.aliases import (
 )
 from blogfeeds.extract.discovery import Fetch, Fetched, FetchRequest
 from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.pathblog import prefix_home
 from blogfeeds.frontier.caps import RedisDomainCaps
 from blogfeeds.frontier.connection import redis_prefix, server
 from blogfeeds.frontier.defaults import FrontierKeys
@@ -62,6 +64,9 @@ class Visit:
     confirms it (:func:`confirms`), recorded only then."""
 
 
+DEFERRED_PER_HOST = 50
+DEFERRED_HOSTS = 10_000
+"""Bounds of the prefix homes kept to offer again (:meth:`Admission.under_path`)."""
 CLAIMS = frozenset({CANONICAL, OG_URL, MOVED})
 """The claims :meth:`Admission.claimed` confirms: those naming the address a blog prefers."""
 
@@ -89,8 +94,10 @@ class Admission:
         seen_capacity: int = 0,
         verify_claims: int = 0,
         opted_out: OptOutFile | None = None,
+        path_hosts: PathHosts | None = None,
     ) -> None:
         self.stats = stats
+        self.path_hosts = path_hosts if path_hosts is not None else PathHosts()
         self.opted_out = opted_out
         self.depths = depths
         self.caps = caps
@@ -99,6 +106,8 @@ class Admission:
         self.verify_claims = verify_claims
         self.requested = 0  # blogs requested, for BLOGFEEDS_MAX_BLOGS
         self._analysed = SeenSet(seen_capacity)
+        self._deferred: dict[str, dict[str, int]] = {}
+        """Host identity → prefix homes taken for the host's blog, and their depth."""
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> Admission:
@@ -112,6 +121,7 @@ class Admission:
             seen_capacity=crawl.seen_capacity,
             verify_claims=crawl.verify_claims,
             opted_out=opt_out(crawler),
+            path_hosts=path_hosts(crawler),
         )
 
     @property
@@ -141,11 +151,12 @@ class Admission:
             if self.opted_out is not None and url in self.opted_out:
                 self.stats.inc_value("blogfeeds/opt_out/blog")
                 continue
-            bid = blog_id(url)
+            bid = self._identity(url)
             best = self.depths.best(bid)
             if best is not None and best <= depth:
                 if recovered:
                     yield self._replayed(url, bid, best)
+                self._defer(url, bid, depth)
                 continue
             if self.depth_limit and depth > self.depth_limit:
                 self.stats.inc_value("blogfeeds/beyond_depth_limit")
@@ -205,11 +216,47 @@ class Admission:
         """The blog id of a home page answered at ``url`` (after redirects), or None when a
         redirect led to a blog analysed already (counted). ``ValueError`` when ``url`` names
         no blog."""
-        bid = blog_id(url)
+        bid = self._identity(url)
         if bid in self._analysed:
             self.stats.inc_value("blogfeeds/duplicate_blog_redirect")
             return None
         return bid
+
+    def _identity(self, url: str) -> str:
+        """``url``'s blog id for admission: on a host where a blog under a path was read
+        (:meth:`under_path`), a prefix home's path identity, so that another person's blog there
+        is requested rather than taken for the first one's."""
+        bid = blog_id(url)
+        if "/" not in bid:
+            found = prefix_home(url)
+            if found is not None and found[0] in self.path_hosts:
+                return found[1]
+        return bid
+
+    def _defer(self, url: str, bid: str, depth: int) -> None:
+        """Keep a prefix home taken for its host's blog (``bid``, the host's identity), to be
+        offered again if a blog under a path is read on that host (:meth:`under_path`)."""
+        if "/" in bid or prefix_home(url) is None:
+            return
+        waiting = self._deferred.setdefault(bid, {})
+        if len(waiting) < DEFERRED_PER_HOST and len(self._deferred) <= DEFERRED_HOSTS:
+            waiting.setdefault(url, depth)
+
+    def under_path(self, requested: str, bid: str, depth: int) -> list[Visit]:
+        """The home page requested as ``requested`` was read as ``bid``, a blog under a path
+        (:func:`~blogfeeds.extract.pathblog.path_blog`) of the host ``requested`` names: the
+        host's other prefix homes are requested under their own identity from now on, and this
+        blog is known (analysed, at ``depth``) under its own. Returns the visits of the host's
+        prefix homes taken for its blog before (in this process)."""
+        if bid == requested or "/" not in bid or "/" in requested:
+            return []
+        self.path_hosts.add(requested)
+        self.stats.inc_value("blogfeeds/path_blog")
+        if bid not in self._analysed:
+            self._analysed.add(bid)
+            self.depths.offer(bid, depth)
+        waiting = self._deferred.pop(requested, {})
+        return [v for url, at in waiting.items() for v in self.offer(url, at)]
 
     def marker(self, bid: str, depth: int) -> Marker:
         """What marks ``bid`` analysed once its home page is read (:class:`Marker`)."""
@@ -282,6 +329,17 @@ def depth_book(crawler: Any) -> DepthBook:
             book = DepthBook(capacity, keep_friends=keep)
         _BOOKS[crawler] = book
     return book
+
+
+def path_hosts(crawler: Any) -> PathHosts:
+    """The hosts where a blog under a path was read (:mod:`blogfeeds.crawl.pathhosts`): shared
+    in Redis when the Redis frontier is on."""
+    settings = crawler.settings
+    if redis_enabled(settings):
+        spider = getattr(getattr(crawler, "spidercls", None), "name", "blogs")
+        key = FrontierKeys(redis_prefix(settings), spider, "").path_hosts
+        return RedisPathHosts(lambda: server(settings), key)
+    return PathHosts()
 
 
 def domain_caps(crawler: Any) -> DomainCaps:

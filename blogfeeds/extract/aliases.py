@@ -63,6 +63,8 @@ their subdomains; loopback, unspecified and private IP literals too (:func:`is_p
 MOVED_WORDS = re.compile(
     r"moved\s+to|has\s+moved|have\s+moved|new\s+(?:home|address|domain|blog)\b|migrated\s+to|"
     r"relocated\s+to|now\s+(?:lives|living|at)\b|umgezogen|"
+    r"mudou-se|mudou\s+para|se\s+mudou|novo\s+endere[çc]o|se\s+ha\s+mudado|nueva\s+direcci[óo]n|"
+    r"a\s+d[ée]m[ée]nag[ée]|nouvelle\s+adresse|"
     r"迁移至|迁移到|迁至|搬家|搬迁至|搬到|已迁移|新地址|新域名|新博客|移至|"
     r"移転|引っ越(?:し|しました)"
 )

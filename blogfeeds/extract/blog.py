@@ -54,6 +54,7 @@ from blogfeeds.extract.icon import HostIcons, favicon_is_image
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import TEXT, PageMetadata, cut, extract_metadata, page_abstract
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
+from blogfeeds.extract.pathblog import path_blog
 from blogfeeds.extract.profile import read_profile
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
 from blogfeeds.extract.runner import Run, inline
@@ -255,6 +256,8 @@ async def _extract_home(
     if seed is not None:
         _seed_feed(report, *seed)
     report.observation = await run(_observation, report, analysis.page)
+    # a blog under a path of a host the platform table does not know is a blog of its own
+    report.blog_id = path_blog(report.observation) or report.blog_id
     if not robots.noindex:
         await _abstract(report, analysis, fetch, config, run)
         await _profile(report, analysis.page, fetch, config, run)

@@ -65,7 +65,8 @@ class FrontierKeys:
     blog id → best depth, then a space and the re-push token of the copy downloaded) and
     ``friends`` (HASH blog id → its friends' URLs, one a line, once read; '' without a
     ``DEPTH_LIMIT``) and ``domain_blogs`` (HASH hosting domain → new blogs accepted under it,
-    for ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN``).
+    for ``BLOGFEEDS_MAX_BLOGS_PER_DOMAIN``) and ``path_hosts`` (SET of the hosts where a blog
+    under a path was read: :mod:`blogfeeds.crawl.pathhosts`).
     """
 
     prefix: str
@@ -132,6 +133,10 @@ class FrontierKeys:
     def domain_blogs(self) -> str:
         return self._key("domain_blogs")
 
+    @property
+    def path_hosts(self) -> str:
+        return self._key("path_hosts")
+
     def all(self) -> list[str]:
         """The keys shared by every worker (not the per-worker ones)."""
         return [
@@ -144,4 +149,5 @@ class FrontierKeys:
             self.depths,
             self.friends,
             self.domain_blogs,
+            self.path_hosts,
         ]

@@ -266,6 +266,7 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
             yield self._failed_blog(response.url, response.meta, report)
             return
         mark()
+        under_path = self.admission.under_path(bid, report.blog_id, depth)
         if self.opted_out is not None and report.observation is not None:
             seen = self.opted_out.scrub(report.observation)
             if seen is not report.observation:
@@ -290,6 +291,8 @@ class BlogsSpider(RedisFrontierMixin, scrapy.Spider):
         if report.observation is not None:
             for request in self._requests(self.admission.claimed(report.observation, depth)):
                 yield request
+        for request in self._requests(under_path):
+            yield request
 
     def _left_out(self, *urls: str) -> bool:
         return self.opted_out is not None and any(url in self.opted_out for url in urls)

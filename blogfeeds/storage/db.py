@@ -22,6 +22,7 @@ import logging
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -449,11 +450,23 @@ class Store:
                 cursor.executemany(sql, [_blog_row(b, now) for b in failed])
             if settled:
                 checks_store.write_checks(cursor, self.dialect, settled, self.health)
+            nodes.retarget_paths(cursor, self.dialect, [(b.blog_id, b.url) for b in fetched])
             nodes.record(cursor, self.dialect, observed, latest, now)
             checks_store.mark_merged(cursor, self.dialect, now)
             # the friends a parking page or a takeover lists are not the blog's
             links = [link for link in links if link.source_blog_id not in held]
             if links:
+                paths = nodes.under_paths(
+                    cursor, self.dialect, [(ln.target_blog_id, ln.target_url) for ln in links]
+                )
+                if paths:  # a link to host/bob/ where bob's blog under the path is stored
+                    links = [
+                        replace(ln, target_blog_id=paths[ln.target_url])
+                        if ln.target_url in paths
+                        else ln
+                        for ln in links
+                        if paths.get(ln.target_url) != ln.source_blog_id  # bob's to his own
+                    ]
                 ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
                 node = nodes.nodes_of(cursor, self.dialect, ends)
                 # a link between two addresses of one blog is no friend link

@@ -16,6 +16,7 @@ serialises these writes), so workers sharing a MySQL server agree.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -34,12 +35,13 @@ from blogfeeds.extract.aliases import (
     preferred,
     same_blog,
 )
-from blogfeeds.extract.identity import blog_id
+from blogfeeds.extract.identity import blog_id, split_url
 from blogfeeds.storage.profilestore import refresh_blog
 from blogfeeds.storage.schema import Dialect, url_hash
 
 logger = logging.getLogger(__name__)
 
+_WWW = re.compile(r"^www\d*\.")
 MAX_CANDIDATES = 50
 """Addresses compared with one stored address at most (a key many share, a theme demo's
 canonical, must not make one write compare thousands)."""
@@ -67,6 +69,67 @@ def nodes_of(cursor: Any, dialect: Dialect, ids: Iterable[str]) -> dict[str, str
         )
         found.update((str(a), str(n)) for a, n in cursor.fetchall())
     return found
+
+
+def _path_id(url: str) -> tuple[str, str] | None:
+    """``(host identity, host/first segment)`` of a URL whose identity is its host's, or None."""
+    try:
+        host, segments = split_url(url)
+        own = blog_id(url)
+    except ValueError:
+        return None
+    if "/" in own or not segments:
+        return None
+    return own, f"{_WWW.sub('', host)}/{segments[0].lower()}"
+
+
+def under_paths(
+    cursor: Any, dialect: Dialect, targets: Iterable[tuple[str, str]]
+) -> dict[str, str]:
+    """The stored blog under a path (:mod:`blogfeeds.extract.pathblog`) that each friend
+    link's target URL lies under, by target URL, for the ``(target id, target URL)`` pairs whose
+    target is the host's identity: a link to ``host/bob/`` is bob's, not the host's."""
+    wanted: dict[str, str] = {}
+    for bid, url in targets:
+        found = _path_id(url)
+        if found is not None and found[0] == bid:
+            wanted[url] = found[1]
+    if not wanted:
+        return {}
+    ids = sorted(set(wanted.values()))
+    stored: set[str] = set()
+    for chunk in _chunks(ids):
+        cursor.execute(
+            f"SELECT blog_id FROM blogs WHERE blog_id IN ({_marks(dialect, len(chunk))})",
+            list(chunk),
+        )
+        stored.update(str(r[0]) for r in cursor.fetchall())
+    return {url: pid for url, pid in wanted.items() if pid in stored}
+
+
+def retarget_paths(cursor: Any, dialect: Dialect, blogs: Iterable[tuple[str, str]]) -> None:
+    """For each ``(blog id, home URL)`` of a blog under a path just stored, the friend links
+    stored earlier to its host's identity with a URL under its prefix point at it (a link
+    from the blog to itself goes)."""
+    p = dialect.param
+    for bid, home in blogs:
+        found = _path_id(home)
+        if found is None or found[1] != bid:
+            continue
+        cursor.execute(
+            f"SELECT id, source_blog_id, target_url FROM friend_links WHERE target_blog_id = {p}",
+            (found[0],),
+        )
+        for row_id, source, url in cursor.fetchall():
+            mine = _path_id(str(url))
+            if mine is None or mine[1] != bid:
+                continue
+            if str(source) == bid:
+                cursor.execute(f"DELETE FROM friend_links WHERE id = {p}", (row_id,))
+            else:
+                cursor.execute(
+                    f"UPDATE friend_links SET target_blog_id = {p} WHERE id = {p}", (bid, row_id)
+                )
 
 
 def _node(cursor: Any, dialect: Dialect, bid: str) -> str:
