@@ -24,7 +24,8 @@ Usage, from the repository root::
 judged, as a data file's name and the rendered one differ by design). It prints exact pages,
 micro link precision and recall, overall, per generator (the themes' families), per theme
 and per language, for the development
-part, the holdout part (a fixed ~30 % of entries, ``holdout = true``) or both; ``--details``
+part, the holdout part (a third of the newest ``round``'s entries, by a hash of the id; older
+rounds' holdouts are spent and join development) or both; ``--details``
 adds each page's missed and false links. ``discover`` scans the mirrors for (page, data) pairs
 and prints candidate manifest entries.
 """
@@ -500,7 +501,10 @@ class Entry:
     page_url: str
     theme: str
     language: str
-    holdout: bool
+    holdout: bool = False
+    """Set by ``load_manifest``: a third of the newest round (see there), never by hand."""
+    round: int = 1
+    """The evaluation round that added the page; a round's holdout is drawn from it alone."""
     data_commit: str = ""
     license: str = ""
     note: str = ""
@@ -517,10 +521,23 @@ class Entry:
         return self.id
 
 
+def held_out(entry_id: str) -> bool:
+    """A third of a round, chosen by a hash of the id, never by looking at the page."""
+    return int(hashlib.sha1(entry_id.encode()).hexdigest(), 16) % 3 == 0
+
+
 def load_manifest(path: Path = MANIFEST) -> list[Entry]:
+    """The manifest's pages; the holdout is the newest round's third chosen by ``held_out``
+    (older rounds' holdouts are spent and join development, whatever their ``holdout`` says)."""
     with path.open("rb") as f:
-        table = tomllib.load(f)
-    return [Entry(**row) for row in table.get("page", [])]
+        rows = tomllib.load(f).get("page", [])
+    newest = max((row.get("round", 1) for row in rows), default=1)
+    entries = []
+    for row in rows:
+        fields = {k: v for k, v in row.items() if k != "holdout"}
+        held = fields.get("round", 1) == newest > 1 and held_out(fields["id"])
+        entries.append(Entry(**fields, holdout=held))
+    return entries
 
 
 # --- build ---------------------------------------------------------------------------------
@@ -965,7 +982,7 @@ def discover(mirrors: Path, history: int = 0) -> int:
         if row["data"].endswith((".md", ".markdown")):
             print('note = "truth from the Markdown source"')
         print(f"# {row['friends']} friends in the data file")
-        print("holdout = false\n")
+        print("round = 0  # set to the new round\n")
     print(f"# {len(rows)} candidates", file=sys.stderr)
     return 0
 
