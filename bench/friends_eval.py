@@ -468,19 +468,35 @@ def one_per_friend(expected: list[str], reported: list[str], excluded: list[str]
     by the extractor's ``friend_key``) are one friend, matched by whichever of them is
     reported (else the first listed). A site listed by ``SAME_SITE_PAGES`` or more distinct
     deep pages (games on one host, a profile's project pages) is no friend: a site the owner
-    uses (docs/friend-links.md); those go to ``excluded``."""
+    uses (docs/friend-links.md); those go to ``excluded``. Entries of one shared host whose
+    host home is not listed, each a site under a first path segment of its own
+    (``host/alice/``, ``host/bob``), are as many friends: the data file lists people."""
     from blogfeeds.extract.friends.filters import friend_key
     from blogfeeds.extract.friends.layered import SAME_SITE_PAGES
     from blogfeeds.extract.friends.owner import path_depth
     from tests.cases import _fold_www
 
+    by_host: dict[str, list[str]] = {}
+    for url in expected:
+        by_host.setdefault(friend_key(url), []).append(url)
+    people: dict[str, str] = {}
+    for key, urls in by_host.items():
+        firsts = [urlsplit(u).path.strip("/").split("/")[0].lower() for u in urls]
+        homes = {f for u, f in zip(urls, firsts, strict=True) if urlsplit(u).path.strip("/") == f}
+        # a person's pages (their posts) go with the person; a page under no listed person,
+        # or the host's own home, makes the host one site
+        if "/" not in key and "" not in homes and len(homes) >= 2 and set(firsts) <= homes:
+            people.update((u, f"{key}/{f}") for u, f in zip(urls, firsts, strict=True))
     groups: dict[str, list[str]] = {}
     for url in expected:
-        groups.setdefault(friend_key(url), []).append(url)
+        groups.setdefault(people.get(url) or friend_key(url), []).append(url)
     got = {_fold_www(u) for u in reported}
     out = []
     for urls in groups.values():
-        deep = {u for u in urls if path_depth(u, _identity(u)) >= 1}
+        if urls[0] in people:  # a person's site: pages below their own home
+            deep = {u for u in urls if "/" in urlsplit(u).path.strip("/")}
+        else:
+            deep = {u for u in urls if path_depth(u, _identity(u)) >= 1}
         if len(deep) >= SAME_SITE_PAGES:
             excluded.extend(f"{u} (pages of one site)" for u in urls)
             continue

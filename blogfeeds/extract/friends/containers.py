@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from urllib.parse import urlsplit
 
 import lxml.html
 
@@ -434,6 +435,13 @@ def _card_name(container: lxml.html.HtmlElement, link: lxml.html.HtmlElement) ->
         card = up
     if card is link or card.getparent() is not container:
         return _link_name(link)
+    # a block holding other sites' links is a section of entries (its heading names the
+    # list), not one friend's card
+    site = urlsplit(link.get("href") or "").hostname
+    for a in card.iter("a"):
+        host = urlsplit(a.get("href") or "").hostname
+        if host and host != site:
+            return _link_name(link)
     found: dict[int, str] = {}
     for el in card.iter():
         if el is link or not isinstance(el.tag, str) or el.tag == "a":
