@@ -16,7 +16,7 @@ it.
 Usage, from the repository root::
 
     python bench/friends_eval.py build [--mirrors DIR] [--out DIR]
-    python bench/friends_eval.py run [--out DIR] [--part dev|holdout|all] [--details]
+    python bench/friends_eval.py run [--out DIR] [--part dev|holdout|all] [--round N] [--details]
     python bench/friends_eval.py discover [--mirrors DIR] [--history N] > candidates.toml
 
 ``run`` extracts each page with ``extract_friends(parse_page(url, body))`` and judges it like
@@ -1011,6 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--part", choices=("dev", "holdout", "all"), default="dev")
     parser.add_argument("--details", action="store_true")
+    parser.add_argument("--round", type=int, default=0, help="run: only the pages of one round")
     parser.add_argument(
         "--history", type=int, default=0, help="discover: also the last N commits of a friend page"
     )
@@ -1018,6 +1019,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "discover":
         return discover(args.mirrors, args.history)
     entries = load_manifest(args.manifest)
+    if args.command == "run" and args.round:
+        entries = [e for e in entries if e.round == args.round]
     if args.command == "build":
         return build(entries, args.mirrors, args.out)
     return run(entries, args.out, args.part, args.details)
