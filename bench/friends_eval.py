@@ -16,7 +16,7 @@ it.
 Usage, from the repository root::
 
     python bench/friends_eval.py build [--mirrors DIR] [--out DIR]
-    python bench/friends_eval.py run [--out DIR] [--part dev|holdout|all] [--details]
+    python bench/friends_eval.py run [--out DIR] [--part dev|holdout|all] [--round N] [--details]
     python bench/friends_eval.py discover [--mirrors DIR] [--history N] > candidates.toml
 
 ``run`` extracts each page with ``extract_friends(parse_page(url, body))`` and judges it like
@@ -24,7 +24,8 @@ Usage, from the repository root::
 judged, as a data file's name and the rendered one differ by design). It prints exact pages,
 micro link precision and recall, overall, per generator (the themes' families), per theme
 and per language, for the development
-part, the holdout part (a fixed ~30 % of entries, ``holdout = true``) or both; ``--details``
+part, the holdout part (a third of the newest ``round``'s entries, by a hash of the id; older
+rounds' holdouts are spent and join development) or both; ``--details``
 adds each page's missed and false links. ``discover`` scans the mirrors for (page, data) pairs
 and prints candidate manifest entries.
 """
@@ -467,19 +468,35 @@ def one_per_friend(expected: list[str], reported: list[str], excluded: list[str]
     by the extractor's ``friend_key``) are one friend, matched by whichever of them is
     reported (else the first listed). A site listed by ``SAME_SITE_PAGES`` or more distinct
     deep pages (games on one host, a profile's project pages) is no friend: a site the owner
-    uses (docs/friend-links.md); those go to ``excluded``."""
+    uses (docs/friend-links.md); those go to ``excluded``. Entries of one shared host whose
+    host home is not listed, each a site under a first path segment of its own
+    (``host/alice/``, ``host/bob``), are as many friends: the data file lists people."""
     from blogfeeds.extract.friends.filters import friend_key
     from blogfeeds.extract.friends.layered import SAME_SITE_PAGES
     from blogfeeds.extract.friends.owner import path_depth
     from tests.cases import _fold_www
 
+    by_host: dict[str, list[str]] = {}
+    for url in expected:
+        by_host.setdefault(friend_key(url), []).append(url)
+    people: dict[str, str] = {}
+    for key, urls in by_host.items():
+        firsts = [urlsplit(u).path.strip("/").split("/")[0].lower() for u in urls]
+        homes = {f for u, f in zip(urls, firsts, strict=True) if urlsplit(u).path.strip("/") == f}
+        # a person's pages (their posts) go with the person; a page under no listed person,
+        # or the host's own home, makes the host one site
+        if "/" not in key and "" not in homes and len(homes) >= 2 and set(firsts) <= homes:
+            people.update((u, f"{key}/{f}") for u, f in zip(urls, firsts, strict=True))
     groups: dict[str, list[str]] = {}
     for url in expected:
-        groups.setdefault(friend_key(url), []).append(url)
+        groups.setdefault(people.get(url) or friend_key(url), []).append(url)
     got = {_fold_www(u) for u in reported}
     out = []
     for urls in groups.values():
-        deep = {u for u in urls if path_depth(u, _identity(u)) >= 1}
+        if urls[0] in people:  # a person's site: pages below their own home
+            deep = {u for u in urls if "/" in urlsplit(u).path.strip("/")}
+        else:
+            deep = {u for u in urls if path_depth(u, _identity(u)) >= 1}
         if len(deep) >= SAME_SITE_PAGES:
             excluded.extend(f"{u} (pages of one site)" for u in urls)
             continue
@@ -500,7 +517,10 @@ class Entry:
     page_url: str
     theme: str
     language: str
-    holdout: bool
+    holdout: bool = False
+    """Set by ``load_manifest``: a third of the newest round (see there), never by hand."""
+    round: int = 1
+    """The evaluation round that added the page; a round's holdout is drawn from it alone."""
     data_commit: str = ""
     license: str = ""
     note: str = ""
@@ -517,10 +537,23 @@ class Entry:
         return self.id
 
 
+def held_out(entry_id: str) -> bool:
+    """A third of a round, chosen by a hash of the id, never by looking at the page."""
+    return int(hashlib.sha1(entry_id.encode()).hexdigest(), 16) % 3 == 0
+
+
 def load_manifest(path: Path = MANIFEST) -> list[Entry]:
+    """The manifest's pages; the holdout is the newest round's third chosen by ``held_out``
+    (older rounds' holdouts are spent and join development, whatever their ``holdout`` says)."""
     with path.open("rb") as f:
-        table = tomllib.load(f)
-    return [Entry(**row) for row in table.get("page", [])]
+        rows = tomllib.load(f).get("page", [])
+    newest = max((row.get("round", 1) for row in rows), default=1)
+    entries = []
+    for row in rows:
+        fields = {k: v for k, v in row.items() if k != "holdout"}
+        held = fields.get("round", 1) == newest > 1 and held_out(fields["id"])
+        entries.append(Entry(**fields, holdout=held))
+    return entries
 
 
 # --- build ---------------------------------------------------------------------------------
@@ -965,7 +998,7 @@ def discover(mirrors: Path, history: int = 0) -> int:
         if row["data"].endswith((".md", ".markdown")):
             print('note = "truth from the Markdown source"')
         print(f"# {row['friends']} friends in the data file")
-        print("holdout = false\n")
+        print("round = 0  # set to the new round\n")
     print(f"# {len(rows)} candidates", file=sys.stderr)
     return 0
 
@@ -978,6 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--part", choices=("dev", "holdout", "all"), default="dev")
     parser.add_argument("--details", action="store_true")
+    parser.add_argument("--round", type=int, default=0, help="run: only the pages of one round")
     parser.add_argument(
         "--history", type=int, default=0, help="discover: also the last N commits of a friend page"
     )
@@ -985,6 +1019,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "discover":
         return discover(args.mirrors, args.history)
     entries = load_manifest(args.manifest)
+    if args.command == "run" and args.round:
+        entries = [e for e in entries if e.round == args.round]
     if args.command == "build":
         return build(entries, args.mirrors, args.out)
     return run(entries, args.out, args.part, args.details)

@@ -886,3 +886,34 @@ def test_a_blog_under_a_path_never_lists_its_host_and_a_one_link_blogroll_is_one
     )
     result = run(body, url="https://alice-example.github.io/blogroll/", title="Blogroll")
     assert urls(result) == ["https://r-example.com/"]
+
+
+def _sectioned(*groups: tuple[str, tuple[tuple[str, str], ...]]) -> str:
+    """A theme that wraps each group of its friend page in a section of its own (a heading, a
+    count, the grid of cards), as the hugo-flavor links page does."""
+    sections = "".join(
+        f'<section class="links-section"><div class="links-section__header"><h2>{title}</h2>'
+        f'<div class="links-section__count">{len(cards)} sites</div></div>'
+        '<div class="links-section__grid">'
+        + "".join(
+            f'<a class="links-card" href="{h}"><img src="/a/{t}.png"><span>{t}</span>'
+            f"<span>{t} writes about the small web</span></a>"
+            for h, t in cards
+        )
+        + "</div></section>"
+        for title, cards in groups
+    )
+    return f'<main><h1>Links</h1><div class="links-directory">{sections}</div></main>'
+
+
+def test_a_group_of_one_card_in_a_section_of_its_own_is_kept_with_its_siblings() -> None:
+    team = (("https://team-example.org/", "Team"),)
+    body = _sectioned(("Team", team), ("Friends", THREE))
+    assert urls(run(body, title="Links")) == [u for u, _ in (*team, *THREE)]
+
+
+def test_a_sponsors_section_beside_the_friends_sections_gives_no_friend() -> None:
+    # counter-case: the same sections, one of them headed as a service list
+    sponsor = (("https://cloud-example.com/", "Cloud"),)
+    body = _sectioned(("Friends", THREE), ("Sponsors", sponsor))
+    assert urls(run(body, title="Links")) == [u for u, _ in THREE]

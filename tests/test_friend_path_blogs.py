@@ -181,3 +181,41 @@ def test_latest_post_links_of_a_real_blog_list_stay_articles_beside_the_blog() -
     assert "http://www.bitdance.com/blog" in urls(result)
     found = set(urls(result))
     assert not [u for u in found if "/2014/09/" in u or "/2017/" in u]
+
+
+def _feed_blogroll(*links: tuple[str, str]) -> str:
+    """A blogroll under a heading and an introduction, each entry a feed icon, then the blog's
+    name and a sentence about it (the markup of a Hugo blogroll written in Markdown)."""
+    items = "".join(
+        f'<li><p><a href="{h}feed/"><img alt="RSS" src="/img/rss.svg"></a> '
+        f'<a href="{h}">{t}</a>: the blog of {t}, on books and the small web;</p></li>'
+        for h, t in links
+    )
+    intro = "<p>The blogs I read, each with an icon for its RSS feed, kept by hand.</p>"
+    podcasts = (
+        "<h2>Podcasts</h2><p>Shows I follow.</p><ul>"
+        '<li><a href="https://pod-example.fm/show/">A show</a></li>'
+        '<li><a href="https://cast-example.fm/">Cast</a></li></ul>'
+    )
+    return f'<div id="content"><h2>Blogroll</h2>{intro}<ul>{items}</ul>{podcasts}</div>'
+
+
+def test_people_on_one_host_in_a_blogroll_of_described_entries_are_each_a_friend() -> None:
+    """Two blogs on one publishing host (``blog.host/felipe/``, ``blog.host/ideias/``) in a
+    blogroll whose entries carry a feed icon and a description, a podcasts section after it
+    (a real Hugo blogroll's shape): each friend is named by its link, never by the section's
+    heading (a block of many sites' links is no card), so the two are two friends."""
+    people = (
+        ("https://blog.pub-example.media/felipe/", "Felipe Siles"),
+        ("https://blog.pub-example.media/ideias/", "Ideias de Chirico"),
+    )
+    result = run(_feed_blogroll(*THREE, *people))
+    assert urls(result) == [u for u, _ in (*THREE, *people)]
+    assert [f.name for f in result.friends] == [t for _, t in (*THREE, *people)]
+    # counter-case: a friend's home and their about page in the same markup stay one friend
+    same = (
+        ("https://delta-example.com/delta/", "Delta"),
+        ("https://delta-example.com/about/", "About Delta"),
+    )
+    one = run(_feed_blogroll(*THREE, *same))
+    assert urls(one) == [u for u, _ in THREE] + [same[0][0]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from urllib.parse import urlsplit
 
 import lxml.html
 
@@ -128,18 +129,28 @@ def _sibling_groups(
     an accepted one's tag in the same enclosing container, with cards each linking one friend
     (a group may hold one), that scored below the union's share (or below the minimum, or too
     short to score; never rejected by another rule) because their entries carry
-    descriptions."""
+    descriptions. A theme that wraps each group in a section of its own (a heading, a count,
+    the grid) repeats the grid's description in each: a grid like an accepted one whose
+    section is a sibling of the accepted one's section is a group too."""
     if not accepted:
         return []
     parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
     tags = {tag for tag, _ in parents}
+    wrapped = {
+        (a.container.description, _enclosing(wrap, scored))
+        for a in accepted
+        if (wrap := _enclosing(a.container.span, scored)) is not None
+        and "." in a.container.description  # a class names the grid: the theme's own
+    }
     extra: list[ScoredContainer] = []
     for s in scored:
         c = s.container
         weak = s.rejected and s.below is None
         if weak or c.tag not in tags or c.cards < 1 or c.cards < c.friends or s in accepted:
             continue
-        if (c.tag, _enclosing(c.span, scored)) not in parents:  # linear: last
+        wrap = _enclosing(c.span, scored)
+        twin = wrap is not None and (c.description, _enclosing(wrap, scored)) in wrapped
+        if (c.tag, wrap) not in parents and not twin:  # linear: last
             continue
         lo, hi = c.span
         if any(
@@ -424,6 +435,13 @@ def _card_name(container: lxml.html.HtmlElement, link: lxml.html.HtmlElement) ->
         card = up
     if card is link or card.getparent() is not container:
         return _link_name(link)
+    # a block holding other sites' links is a section of entries (its heading names the
+    # list), not one friend's card
+    site = urlsplit(link.get("href") or "").hostname
+    for a in card.iter("a"):
+        host = urlsplit(a.get("href") or "").hostname
+        if host and host != site:
+            return _link_name(link)
     found: dict[int, str] = {}
     for el in card.iter():
         if el is link or not isinstance(el.tag, str) or el.tag == "a":

@@ -299,6 +299,16 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
                     rank = int(tag[1])
                     if len(heading) <= 40 and not armed[up] and is_service_heading(heading):
                         serving[up] = min(serving[up], rank) if serving[up] else rank
+                        # A section's own header block (``<header>``, ``div.x__header``) holds
+                        # its heading: the section's later children are what it heads.
+                        if (
+                            rank > 1
+                            and position == 0
+                            and parents[up] >= 0
+                            and _header_block(parent)
+                        ):
+                            grand = parents[up]
+                            serving[grand] = min(serving[grand], rank) if serving[grand] else rank
                     elif rank <= serving[up]:
                         serving[up] = 0  # a heading of the same rank or higher ends it
         index[el] = i
@@ -409,6 +419,15 @@ def _about_pattern(headings: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 @functools.lru_cache(maxsize=65536)
+def _header_block(el: lxml.html.HtmlElement) -> bool:
+    """Whether ``el`` is a block that heads a section (``header``, a ``*header*``/``*head*``
+    class): its heading names the section's content."""
+    if el.tag == "header":
+        return True
+    cls = el.get("class")
+    return bool(cls) and any("head" in token.lower() for token in cls.split())
+
+
 def _titled(cls: str) -> bool:
     """Whether a ``class`` attribute names a title or label (a heading-like element)."""
     return zone_match(cls.split(), ("title", "label"))
