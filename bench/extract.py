@@ -10,7 +10,7 @@ resists the noise of a shared VM):
   :func:`~blogfeeds.extract.page.parse_page` uses), the reference;
 * (b) one :func:`~blogfeeds.extract.page.parse_page` shared by the page-level pieces of
   :func:`~blogfeeds.extract.blog.extract_blog`, with its default configuration
-  (:class:`~blogfeeds.extract.blog.ExtractConfig`): blog identity, title, page-only feed
+  (:class:`~blogfeeds.extract.config.ExtractConfig`): blog identity, title, page-only feed
   autodiscovery (``discover_feeds``, the candidates ``find_feeds`` starts from: nothing is
   fetched here), friend links (``extract_friends``) and friend-link pages
   (``find_friend_pages``);
@@ -66,7 +66,7 @@ sys.path.insert(0, str(ROOT))
 import lxml.html  # noqa: E402
 
 from blogfeeds.extract.abstract import feed_abstract  # noqa: E402
-from blogfeeds.extract.blog import ExtractConfig  # noqa: E402
+from blogfeeds.extract.config import ExtractConfig  # noqa: E402
 from blogfeeds.extract.discovery import discover_feeds  # noqa: E402
 from blogfeeds.extract.feedreader import read_feed  # noqa: E402
 from blogfeeds.extract.friends import extract_friends, find_friend_pages  # noqa: E402

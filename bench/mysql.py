@@ -33,6 +33,7 @@ from scrapy.utils.test import get_crawler
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.pipelines.blogs import StoragePipeline
 from blogfeeds.storage import db
+from blogfeeds.storage.connection import connect
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.schema import DIALECTS
 from tests.blogosphere import throwaway_database
@@ -131,7 +132,7 @@ def bench_raw(url: str, items: list[Any]) -> float:
                 [db._link_row(link, now, {}) for link in chunk if isinstance(link, FriendLink)],
             )
         )
-    conn = db.connect(url).raw
+    conn = connect(url).raw
     started = time.perf_counter()
     with conn.cursor() as cursor:
         for blog_rows, ids, feed_rows, link_rows in batches:
@@ -156,7 +157,7 @@ def bench_row_by_row(url: str, items: list[Any], sample: int = 500) -> float:
     blog_sql = mysql.upsert("blogs", db._BLOG_COLUMNS, ("blog_id",), db._BLOG_FULL_UPDATE)
     now = db.utc_now()
     rows = [db._blog_row(b, now) for b in items if isinstance(b, Blog)][:sample]
-    conn = db.connect(url).raw
+    conn = connect(url).raw
     conn.autocommit(True)
     started = time.perf_counter()
     with conn.cursor() as cursor:

@@ -511,7 +511,8 @@ def site_url(e: dict[str, Any]) -> str:
 def extract_one(
     dest: Path, e: dict[str, Any], hosts: frozenset[str], calls: list[str] | None = None
 ) -> Any:
-    from blogfeeds.extract.blog import ExtractConfig, extract_blog
+    from blogfeeds.extract.blog import extract_blog
+    from blogfeeds.extract.config import ExtractConfig
 
     served = {}
     for path in (dest / "site").rglob("*"):

@@ -652,7 +652,8 @@ def extraction_series() -> list[str]:
     code = (
         "import asyncio, sys, time\n"
         "from blogfeeds.extensions.health import peak_rss_mb\n"
-        "from blogfeeds.extract.blog import ExtractConfig, extract_blog\n"
+        "from blogfeeds.extract.blog import extract_blog\n"
+        "from blogfeeds.extract.config import ExtractConfig\n"
         "from blogfeeds.extract.page import PageLimits\n"
         "from tests.robustness import link_heavy_page\n"
         "mb, bounded = float(sys.argv[1]), sys.argv[2] == '1'\n"

@@ -17,7 +17,8 @@ from blogfeeds.extract.abstract import (
     post_link,
     post_opening,
 )
-from blogfeeds.extract.blog import ExtractConfig, extract_blog
+from blogfeeds.extract.blog import extract_blog
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery import Fetched
 from blogfeeds.extract.feedreader import read_feed
 from blogfeeds.extract.metadata import cut

@@ -38,7 +38,8 @@ from blogfeeds.extensions.summary import CrawlSummary, platform_label, summarize
 from blogfeeds.extract.platform import platform_of
 from blogfeeds.failures import STATUSES
 from blogfeeds.items import Blog, FeedInfo, FriendLink
-from blogfeeds.storage.db import Store, connect
+from blogfeeds.storage.connection import connect
+from blogfeeds.storage.db import Store
 from blogfeeds.storage.feedstore import FeedStore, iso, iso_minutes
 from blogfeeds.storage.schema import DIALECTS, pending_migrations, url_hash
 from tests import blogosphere as bs

@@ -27,7 +27,8 @@ from scrapy.utils.project import get_project_settings
 
 import blogfeeds.extract.blog as blog_module
 from blogfeeds.commands.inspect import report_to_dict
-from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
+from blogfeeds.extract.blog import FetchedPage, extract_blog
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import parse_rules

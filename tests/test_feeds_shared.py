@@ -30,7 +30,7 @@ from scrapy.utils.test import get_crawler
 from blogfeeds.items import FeedFetch
 from blogfeeds.pipelines.feeds import FeedStorePipeline
 from blogfeeds.revisit import LevelPolicy, from_minutes
-from blogfeeds.storage.db import connect
+from blogfeeds.storage.connection import connect
 from blogfeeds.storage.feedstore import LEASE_MINUTES, FeedStore, iso, iso_minutes
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb, Route

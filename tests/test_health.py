@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from blogfeeds.extract.blog import ExtractConfig, extract_blog
+from blogfeeds.extract.blog import extract_blog
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery.fetching import FetchRequest
 from blogfeeds.extract.health import SHORT_PAGE_WORDS, Known, assess, page_text, recognise, signs
 from tests.littleweb import find_shared

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from blogfeeds.storage.db import connect
+from blogfeeds.storage.connection import connect
 from tests import blogosphere as bs
 from tests.littleweb import LittleWeb
 from tests.test_identity_crawl import feed, home, page, posts, rss

@@ -15,7 +15,8 @@ import lxml.etree
 import lxml.html
 import pytest
 
-from blogfeeds.extract.blog import ExtractConfig, extract_blog
+from blogfeeds.extract.blog import extract_blog
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.page import _PARSER, PageLimits, parse_page
 from blogfeeds.report_items import blog_items
@@ -203,7 +204,7 @@ def test_every_cpu_step_goes_through_the_runner() -> None:
     )
     assert [f.url for f in report.feeds] == ["http://big.example/feed.xml"]
     names = [name for name, _ in steps]
-    assert {"analyze_page", "read_feed", "gather", "detect_platforms"} <= set(names), names
+    assert {"_read_home", "read_feed", "gather", "detect_platforms"} <= set(names), names
     assert all(elsewhere for _, elsewhere in steps)
 
 

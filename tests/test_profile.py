@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from blogfeeds.extract.blog import ExtractConfig, extract_blog
+from blogfeeds.extract.blog import extract_blog
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.feedreader import read_feed
 from blogfeeds.extract.icon import favicon_is_image

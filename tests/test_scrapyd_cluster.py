@@ -301,8 +301,11 @@ def test_two_scrapyd_nodes_share_one_crawl(services: tuple[str, str], tmp_path: 
     assert {url: n for url, n in hits.items() if url in set(web.homes) and n != 1} == {}
     assert set(web.homes) <= set(hits)
     assert {url: n for url, n in hits.items() if url.endswith("/feed.xml") and n != 2} == {}
-    # besides the routes, only the profile's one /favicon.ico of a page declaring no icon
-    assert {u for u in hits if not u.endswith("/favicon.ico")} == set(web.routes)
+    # besides the routes, only the profile's one /favicon.ico of a page declaring no icon and
+    # the abstract's newest post page (the feed gives a summary only), each once
+    asides = ("/favicon.ico", "/posts/1/")
+    assert {u for u in hits if not u.endswith(asides)} == set(web.routes)
+    assert {u: n for u, n in hits.items() if u.endswith("/posts/1/") and n != 1} == {}
     # blogs and entries in MariaDB, each blog once
     assert set(blogs) == web.blog_ids and max(blogs.values()) == 1
     assert entries == N_BLOGS

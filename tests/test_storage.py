@@ -15,7 +15,8 @@ import pytest
 from blogfeeds.config import database_setting, database_url
 from blogfeeds.items import Blog, FeedInfo, FriendLink
 from blogfeeds.storage import schema
-from blogfeeds.storage.db import Store, connect
+from blogfeeds.storage.connection import connect
+from blogfeeds.storage.db import Store
 from blogfeeds.storage.url import blocking_io, database_file, dialect_of, redact
 
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}

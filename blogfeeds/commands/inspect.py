@@ -47,7 +47,7 @@ from blogfeeds.crawl.urls import check_url
 from blogfeeds.extensions.startup import check_settings
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.extract.aliases import Hop, Observation, claims
-from blogfeeds.extract.blog import ExtractConfig
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError

@@ -20,7 +20,8 @@ import scrapy
 from scrapy.http import Response, TextResponse
 
 from blogfeeds.extract.aliases import Hop
-from blogfeeds.extract.blog import ExtractConfig, FetchedPage, extract_blog
+from blogfeeds.extract.blog import FetchedPage, extract_blog
+from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.discovery import Fetch, FetchRequest
 from blogfeeds.extract.friends.filters import is_mirror_host
 from blogfeeds.extract.page import DecodeError

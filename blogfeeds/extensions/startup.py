@@ -26,7 +26,8 @@ from blogfeeds.config import SETTINGS_GROUPS, database_setting, unknown_settings
 from blogfeeds.crawl.order import crawl_order
 from blogfeeds.frontier.scheduler import redis_enabled
 from blogfeeds.option import StartupError
-from blogfeeds.storage.db import Store, connect
+from blogfeeds.storage.connection import connect
+from blogfeeds.storage.db import Store
 from blogfeeds.storage.schema import SCHEMA_VERSION
 from blogfeeds.storage.url import database_file, redact
 

@@ -2,18 +2,15 @@
 
 The source is the main feed feed discovery already read: its newest entry (the latest
 published, else updated, date; the first entry when none is dated), its content when the feed
-gives one beside a summary (a summary may be a hand-written excerpt; the content opens the
-post), else its summary. The entry's HTML becomes text block by block (scripts, styles,
-images and figure captions left out), a leading line that repeats the entry's title is
-dropped, and a summary's trailing "[…]" or "Read more" goes. For a blog whose feed has no
-entry with text, or that has no feed, the home page gives it: its newest post card
-(:func:`card_abstract`), else its main text (:func:`blogfeeds.extract.metadata.abstract`,
-trafilatura). Where the feed gives only a short summary, or no entry, the newest post's own
-page (:func:`post_link`, one request) may give its opening instead (:func:`post_opening`):
-a summary or card is often the post's description. :data:`FEED` and :data:`PAGE` say which
-one an abstract came from.
-
-``bench/abstract_eval.py`` measures it on real built blogs, against the newest post's source.
+gives one beside a summary (a summary may be a hand-written excerpt), else its summary, made
+text block by block (scripts, styles, images and captions left out; a leading line repeating
+the title and a trailing "[…]" or "Read more" dropped). Without entry text, or without a feed,
+the home page gives it: its newest post card (:func:`card_abstract`), else its main text
+(:func:`blogfeeds.extract.metadata.abstract`, trafilatura). Where the feed gives only a short
+summary, or no entry, the newest post's own page (:func:`post_link`, one request) may give its
+opening instead (:func:`post_opening`): a summary or card is often the post's description.
+:data:`FEED` and :data:`PAGE` say which one an abstract came from; ``bench/abstract_eval.py``
+measures it on real built blogs, against the newest post's source.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The settings of extraction (``BLOGFEEDS_*`` read by :mod:`blogfeeds.extract`), declared apart
 from the extractors: the settings table (:mod:`blogfeeds.config`) lists them without loading
 an extractor, so ``import blogfeeds.settings`` stays light. What each extractor builds from them
-is its own ``*Config`` (:class:`~blogfeeds.extract.blog.ExtractConfig`,
+is its own ``*Config`` (:class:`~blogfeeds.extract.config.ExtractConfig`,
 :class:`~blogfeeds.extract.discovery.DiscoveryConfig`,
 :class:`~blogfeeds.extract.friends.FriendConfig`).
 """

@@ -6,7 +6,8 @@ Which setting names the database and what a URL says of its backend: :mod:`.url`
 a retry may cure: :mod:`.retry`.
 """
 
-from blogfeeds.storage.db import Connection, Store, connect
+from blogfeeds.storage.connection import Connection, connect
+from blogfeeds.storage.db import Store
 from blogfeeds.storage.schema import MIGRATIONS, SCHEMA_VERSION, Dialect
 from blogfeeds.storage.url import redact
 

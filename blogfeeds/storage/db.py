@@ -1,15 +1,5 @@
-"""Database connections and :class:`Store`, the writer and reader of the blogfeeds schema.
-
-URLs (SQLAlchemy style, so one setting names any backend; :mod:`blogfeeds.storage.url`):
-``sqlite:///relative/path.sqlite3``, ``sqlite:////absolute/path.sqlite3``,
-``sqlite:///:memory:`` (the standard-library ``sqlite3``; WAL journal, so exports can read
-during a crawl); ``mysql://user:password@host:port/database`` (also ``mysql+pymysql://``):
-MySQL 8 or MariaDB ≥ 10.5 through PyMySQL with ``charset=utf8mb4`` (the connection charset must
-be utf8mb4 as well as the tables, or emoji fail with error 1366). The database must exist.
-
-``read_only=True`` (:meth:`Store.open`, :func:`connect`; what ``scrapy export`` and ``scrapy
-stats`` use) creates and migrates nothing: SQLite opens the file with ``mode=ro`` (no file or
-directory is created, no journal mode set), MySQL sets its session ``READ ONLY``.
+""":class:`Store`, the writer and reader of the blogfeeds schema, on a connection of
+:mod:`blogfeeds.storage.connection` (the URL forms and ``read_only`` are described there).
 
 All calls are blocking DB-API calls; every write method is one transaction, batched with
 ``executemany`` (a commit per row is far slower on MySQL: ``bench/mysql.py``).
@@ -19,29 +9,25 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple, Self
-from urllib.parse import unquote
+from typing import Any, Self
 
 from blogfeeds.extract.platform import platform_of
 from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogAddress, BlogCheck, FriendLink
 from blogfeeds.storage import checks as checks_store
 from blogfeeds.storage import nodes
+from blogfeeds.storage.connection import MYSQL_IO_TIMEOUT, Connection, connect
 from blogfeeds.storage.schema import (
     SCHEMA_VERSION,
     TABLES,
-    Dialect,
     pending_migrations,
     url_hash,
 )
-from blogfeeds.storage.url import dialect_of, mysql_parts, sqlite_path
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +40,6 @@ _SQLITE_DUPLICATE_COLUMN = "duplicate column name"
 _SCHEMA_LOCK = "blogfeeds_schema"
 _NODES_LOCK = "blogfeeds_nodes"
 _DELETE_CHUNK = 500  # below SQLite's 999 host-parameter limit of old builds
-_MYSQL_IO_TIMEOUT = 120  # seconds
 
 _BLOG_COLUMNS = (
     "blog_id",
@@ -137,88 +122,6 @@ _LINK_COLUMNS = (
 _LINK_UPDATE = tuple(
     c for c in _LINK_COLUMNS if c not in {"source_blog_id", "target_url_hash", "first_seen"}
 )
-
-
-class Connection(NamedTuple):
-    """An open DB-API 2 connection, the dialect its statements must use, and its URL."""
-
-    raw: Any
-    dialect: Dialect
-    url: str
-    read_only: bool = False
-
-
-def connect(url: str, *, read_only: bool = False) -> Connection:
-    """Open the database named by ``url`` (see the module docstring for the forms);
-    ``read_only``: without creating or changing anything, every write refused by the database.
-
-    Raises ``ValueError`` on an unknown scheme or a malformed URL
-    (:func:`~blogfeeds.storage.url.dialect_of`); driver errors (``sqlite3.Error``,
-    ``pymysql.Error``) when the database cannot be opened (with ``read_only``, an SQLite file
-    that does not exist is ``sqlite3.OperationalError``).
-    """
-    dialect = dialect_of(url)
-    if dialect.name == "sqlite":
-        return Connection(_connect_sqlite(url, read_only), dialect, url, read_only)
-    return Connection(_connect_mysql(url, read_only), dialect, url, read_only)
-
-
-def _connect_sqlite(url: str, read_only: bool = False) -> sqlite3.Connection:
-    path = sqlite_path(url)
-    if read_only and path != ":memory:":
-        # mode=ro: a missing file is an error (not created), writes fail with SQLITE_READONLY.
-        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-        return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
-    if path != ":memory:":
-        _check_directory(path)
-    # isolation_level=None: no implicit transactions; Store issues BEGIN/COMMIT itself.
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    if path != ":memory:":
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
-
-
-def _check_directory(path: str) -> None:
-    """``FileNotFoundError`` saying what to do when the directory of the database file
-    ``path`` does not exist. It is not made: ``sqlite:///`` with three slashes is a path
-    relative to the working directory, so a URL meant as absolute (four slashes) would quietly
-    grow directories inside the checkout; sqlite3 and SQLAlchemy refuse a missing directory
-    too."""
-    parent = Path(path).parent
-    if parent.is_dir():
-        return
-    if parent.exists():
-        raise NotADirectoryError(f"{str(parent)!r} is not a directory")
-    where = "" if parent.is_absolute() else f" (relative to {Path.cwd()})"
-    hint = "" if parent.is_absolute() else f", or give an absolute path: sqlite:////{path}"
-    raise FileNotFoundError(
-        f"the directory {str(parent)!r}{where} does not exist: create it first{hint}"
-    )
-
-
-def _connect_mysql(url: str, read_only: bool = False) -> Any:
-    import pymysql  # noqa: PLC0415 - optional driver, only for MySQL URLs
-
-    parts, database = mysql_parts(url)
-    conn = pymysql.connect(
-        host=parts.hostname,
-        port=parts.port or 3306,
-        user=unquote(parts.username) if parts.username else "root",
-        password=unquote(parts.password) if parts.password else "",
-        database=database,
-        charset="utf8mb4",
-        autocommit=False,
-        # A server that stops answering (network partition, frozen host) becomes error 2013
-        # instead of a read that blocks forever; above the 60 s GET_LOCK of ensure_schema().
-        connect_timeout=10,
-        read_timeout=_MYSQL_IO_TIMEOUT,
-        write_timeout=_MYSQL_IO_TIMEOUT,
-    )
-    if read_only:
-        with conn.cursor() as cursor:
-            cursor.execute("SET SESSION TRANSACTION READ ONLY")
-    return conn
 
 
 def utc_now() -> str:
@@ -495,10 +398,10 @@ class Store:
             return
         self._reconnect_if_dead()
         with self.connection.raw.cursor() as cursor:
-            cursor.execute("SELECT GET_LOCK(%s, %s)", (_NODES_LOCK, _MYSQL_IO_TIMEOUT // 2))
+            cursor.execute("SELECT GET_LOCK(%s, %s)", (_NODES_LOCK, MYSQL_IO_TIMEOUT // 2))
             (got,) = cursor.fetchone()
         if got != 1:
-            raise TimeoutError(f"no {_NODES_LOCK} lock within {_MYSQL_IO_TIMEOUT // 2} s")
+            raise TimeoutError(f"no {_NODES_LOCK} lock within {MYSQL_IO_TIMEOUT // 2} s")
         try:
             yield
         finally:

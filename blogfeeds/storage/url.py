@@ -30,7 +30,7 @@ def redact(url: str) -> str:
 def dialect_of(url: str) -> Dialect:
     """The SQL dialect of a well-formed database ``url``. Raises ``ValueError`` (naming the
     forms, password redacted) on an unknown scheme or a malformed URL: what
-    :func:`blogfeeds.storage.db.connect` refuses before it touches a driver."""
+    :func:`blogfeeds.storage.connection.connect` refuses before it touches a driver."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
         sqlite_path(url)
