@@ -13,6 +13,7 @@ go to ``tests/output/screenshots/`` (gitignored) for a person to look at.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -1124,6 +1125,32 @@ def test_the_site_from_mariadb_equals_the_site_from_sqlite(tmp_path: Path) -> No
     assert f'<time class="gone" datetime="{DAY0}">' in sqlite_site["blogs/a.example.html"]
     assert 'data-blog-id="d.example" data-from="ok" data-to="dead"' in sqlite_site["index.html"]
     assert '<td class="num new-entries">3</td>' in sqlite_site["index.html"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "mariadb"])
+def test_a_friend_no_longer_listed_is_no_edge(tmp_path: Path, backend: str) -> None:
+    """``a.example``'s last read no longer listed ``d.example``: the link is kept (the blog page
+    says since when it is gone) but no export, count or graph takes it for an edge."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    with contextlib.ExitStack() as stack:
+        if backend == "sqlite":
+            url = f"sqlite:///{tmp_path / 'links.sqlite3'}"
+        elif bs.mariadb_admin() is None:
+            pytest.skip("MariaDB does not answer at 127.0.0.1:3306")
+        else:
+            url = stack.enter_context(bs.throwaway_database("edges"))
+        write_store(url)
+        with FeedStore.open(url, read_only=True) as store:
+            edges = {(x["source_blog_id"], x["target_blog_id"]) for x in store.friend_links()}
+            every = store.friend_links(removed=True)
+        exported = scrapy(env, "export", "edges", "--database", url).stdout
+        graph = scrapy(env, "export", "graphml", "--database", url).stdout
+    assert ("a.example", "b.example") in edges and ("a.example", "d.example") not in edges
+    gone = {(x["source_blog_id"], x["target_blog_id"]): x["removed"] for x in every}
+    assert gone[("a.example", "d.example")] == DAY0 and gone[("a.example", "b.example")] == ""
+    assert "b.example" in exported and "d.example" not in exported.split("a.example", 1)[-1]
+    assert 'source="a.example" target="d.example"' not in graph
+    assert 'source="a.example" target="b.example"' in graph
 
 
 def directory_of(site: Path) -> dict[str, Any]:
