@@ -8,6 +8,8 @@ a deliberate parse.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -74,6 +76,14 @@ def pages() -> list[tuple[str, bytes]]:
     return case_pages() + web_pages()
 
 
+SECTIONS = b"""<html><body><main>
+<section><header class="links__header"><h2>Friends</h2></header><div class="grid">
+<a href="https://one.example/">One</a><a href="https://two.example/">Two</a></div></section>
+<section><header class="links__header"><h2>Sponsors</h2></header><div class="grid">
+<a href="https://cloud.example/">Cloud</a></div></section></main></body></html>"""
+"""A links page whose groups are sections with a header block (one names services)."""
+
+
 def extract_all(page: Page) -> None:
     blog_id(page.url)
     title(page)
@@ -111,3 +121,30 @@ def test_extractors_never_parse_the_page_again(
         before = sum(parses.values())
         extract_all(page)
         assert sum(parses.values()) == before, (url, parses)
+
+
+@pytest.mark.parametrize(
+    "corpus",
+    [
+        pytest.param(web_pages, id="test-web"),
+        pytest.param(
+            case_pages,
+            id="shared-cases",
+            marks=pytest.mark.skipif(
+                not case_names("friend-links"), reason="shared cases not found"
+            ),
+        ),
+    ],
+)
+def test_no_element_outlives_its_page(corpus: Callable[[], list[tuple[str, bytes]]]) -> None:
+    """A crawl reads thousands of pages: a cache keyed on elements keeps every tree alive."""
+    alive = []
+    for url, body in [*corpus(), ("https://sections.example/links/", SECTIONS)]:
+        page = parse_page(url, body, {"Content-Type": "text/html"})
+        elements = list(page.tree.iter())  # one proxy each, the extractors' own while alive
+        refs = [weakref.ref(el) for el in elements]
+        extract_all(page)
+        del page, elements
+        gc.collect()
+        alive += [url for ref in refs if ref() is not None][:1]
+    assert alive == []

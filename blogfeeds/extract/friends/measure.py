@@ -418,7 +418,6 @@ def _about_pattern(headings: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(map(re.escape, words))) if words else None
 
 
-@functools.lru_cache(maxsize=65536)
 def _header_block(el: lxml.html.HtmlElement) -> bool:
     """Whether ``el`` is a block that heads a section (``header``, a ``*header*``/``*head*``
     class): its heading names the section's content."""
@@ -428,6 +427,7 @@ def _header_block(el: lxml.html.HtmlElement) -> bool:
     return bool(cls) and any("head" in token.lower() for token in cls.split())
 
 
+@functools.lru_cache(maxsize=65536)
 def _titled(cls: str) -> bool:
     """Whether a ``class`` attribute names a title or label (a heading-like element)."""
     return zone_match(cls.split(), ("title", "label"))
