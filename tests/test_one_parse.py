@@ -93,24 +93,22 @@ def extract_all(page: Page) -> None:
     page_text_of(page)  # the page's health, read in the crawl before anything else
 
 
+CORPORA = [
+    pytest.param(web_pages, id="test-web"),
+    pytest.param(
+        case_pages,
+        id="shared-cases",
+        marks=pytest.mark.skipif(not case_names("friend-links"), reason="shared cases not found"),
+    ),
+]
+
+
 def test_the_counter_sees_a_parse(parses: Counter[str]) -> None:
     parse_page("https://a.example/", b"<html><body><p>one</p></body></html>", {})
     assert sum(parses.values()) == 1
 
 
-@pytest.mark.parametrize(
-    "corpus",
-    [
-        pytest.param(web_pages, id="test-web"),
-        pytest.param(
-            case_pages,
-            id="shared-cases",
-            marks=pytest.mark.skipif(
-                not case_names("friend-links"), reason="shared cases not found"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("corpus", CORPORA)
 def test_extractors_never_parse_the_page_again(
     parses: Counter[str], corpus: Callable[[], list[tuple[str, bytes]]]
 ) -> None:
@@ -123,19 +121,7 @@ def test_extractors_never_parse_the_page_again(
         assert sum(parses.values()) == before, (url, parses)
 
 
-@pytest.mark.parametrize(
-    "corpus",
-    [
-        pytest.param(web_pages, id="test-web"),
-        pytest.param(
-            case_pages,
-            id="shared-cases",
-            marks=pytest.mark.skipif(
-                not case_names("friend-links"), reason="shared cases not found"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("corpus", CORPORA)
 def test_no_element_outlives_its_page(corpus: Callable[[], list[tuple[str, bytes]]]) -> None:
     """A crawl reads thousands of pages: a cache keyed on elements keeps every tree alive."""
     alive = []
