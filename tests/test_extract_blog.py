@@ -231,20 +231,26 @@ def test_a_friend_pages_own_friend_page_links_are_not_looked_for(
     assert looked == ["https://river.example/"]
 
 
-@pytest.mark.parametrize("links_page", [True, False])
-def test_the_home_pages_own_list_is_united_with_the_friend_pages(
-    links_page: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Issue 40: a home page's sidebar blogroll was dropped whenever a friend page listed
-    # friends; the two lists may differ, and both are the owner's.
-    read: list[str] = []
+@pytest.fixture
+def read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pages the friend extractor runs on, in order."""
+    pages: list[str] = []
     extract = blog_module.extract_friends
 
     def counted(page: Any, **kwargs: Any) -> Any:
-        read.append(page.url)
+        pages.append(page.url)
         return extract(page, **kwargs)
 
     monkeypatch.setattr(blog_module, "extract_friends", counted)
+    return pages
+
+
+@pytest.mark.parametrize("links_page", [True, False])
+def test_the_home_pages_own_list_is_united_with_the_friend_pages(
+    links_page: bool, read: list[str]
+) -> None:
+    # Issue 40: a home page's sidebar blogroll was dropped whenever a friend page listed
+    # friends; the two lists may differ, and both are the owner's.
     routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
     report, _ = run(routes if links_page else {}, HOME.format(head="", body=BLOGROLL))
     home = ["https://five.example/", "https://six.example/", "https://seven.example/"]
@@ -266,18 +272,10 @@ def test_the_home_pages_own_list_is_united_with_the_friend_pages(
 
 
 def test_a_home_page_without_a_titled_list_of_its_own_is_not_read_beside_a_friend_page(
-    monkeypatch: pytest.MonkeyPatch,
+    read: list[str],
 ) -> None:
     # The home page's measuring pass costs as much as the friend page's: a home page with no
     # friend heading, no theme or widget cards and no XFN link is not read for friends.
-    read: list[str] = []
-    extract = blog_module.extract_friends
-
-    def counted(page: Any, **kwargs: Any) -> Any:
-        read.append(page.url)
-        return extract(page, **kwargs)
-
-    monkeypatch.setattr(blog_module, "extract_friends", counted)
     routes = {"https://river.example/links/": (200, HTML, LINKS.format(head="").encode())}
     body = '<ul><li><a href="https://five.example/">Five</a></li></ul>'
     report, _ = run(routes, HOME.format(head="", body=body))
