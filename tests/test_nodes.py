@@ -324,3 +324,28 @@ def test_friend_links_to_a_blog_under_a_path_are_on_it_in_either_order(db_url: s
         ("carol.example.org", pia, f"{host}/pia"),
         ("dave.example.org", pia, f"{host}/pia"),
     }
+
+
+def test_version_13_finds_a_copy_of_a_build_stored_with_the_old_keys(db_url: str) -> None:
+    """A build for ``localhost`` stored before version 13 (its page key without the entries,
+    the only key a copy shares with it: its entries are on the placeholder) is still found by
+    its copy read after the upgrade: the migration computes every stored address's keys anew."""
+    built = frozenset(f"http://localhost:4000/2024/0{i}/01/note/" for i in range(1, 6))
+    signals = PageSignals(text_digest="d" * 40)
+    original = Observation(HOME, page=signals, entries=built)
+    with Store.open(db_url) as store:
+        store.write([blog("example.net.cn", HOME, original, feeds=[])], [])
+        with store._transaction() as cursor:  # the keys as version 12 wrote them
+            cursor.execute("DELETE FROM alias_keys WHERE blog_id = 'example.net.cn'")
+            cursor.execute(
+                f"INSERT INTO alias_keys (key_hash, blog_id) VALUES ({store.dialect.param}, "
+                "'example.net.cn')",
+                (url_hash(f"page {signals.text_digest}"),),
+            )
+            cursor.execute("DELETE FROM schema_version WHERE version = 13")
+    with Store.open(db_url) as store:
+        copy = Observation(COPY, page=signals, entries=built)
+        store.write([blog("alice.github.io", COPY, copy, feeds=[])], [])
+        [node] = store.blogs()
+        assert [a["blog_id"] for a in node["aliases"]] == ["alice.github.io"]
+        assert node["aliases"][0]["evidence"] == ["same_page"]

@@ -15,6 +15,7 @@ measures it on real built blogs, against the newest post's source.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from copy import deepcopy
@@ -150,7 +151,11 @@ def feed_abstract(doc: FeedDocument | None, max_chars: int) -> str:
 
 
 def lead_abstract(
-    doc: FeedDocument | None, page: Page, max_chars: int, post: Page | None = None
+    doc: FeedDocument | None,
+    page: Page,
+    max_chars: int,
+    post: Page | None = None,
+    cards: PostCards | None = None,
 ) -> tuple[str, str]:
     """The abstract and its source without trafilatura: the main feed's newest entry, else
     the home page's newest post card; ``("", "")`` when neither gives one. An entry that gives
@@ -161,18 +166,21 @@ def lead_abstract(
     ``post``: the newest post's own page (:func:`post_link`), when it was fetched. Its body
     (:func:`post_opening`) wins over a summary or a card that does not open it (a
     description, a cut excerpt) or that it carries on (the same opening, longer); a summary or
-    card that the body holds further on (after a theme's meta line) stays."""
+    card that the body holds further on (after a theme's meta line) stays.
+
+    ``cards``: the page's :class:`PostCards`, when :func:`post_link` read them already."""
     if max_chars <= 0:
         return "", ""
+    cards = cards or PostCards(page)
     entry = newest_entry(doc) if doc is not None else None
     whole = entry_text(entry) if entry is not None else ""
     text, source = cut(whole, max_chars), FEED
     if doc is not None and entry is not None and 0 < len(whole) < max_chars and not entry.content:
-        card = card_abstract(page, max_chars, link=entry.link or "")
+        card = card_abstract(page, max_chars, link=entry.link or "", cards=cards)
         if len(card) > len(whole) and _opens_otherwise(card, whole) and not _titled(card, doc):
             text, source = card, PAGE
     if not text:
-        text, source = card_abstract(page, max_chars), PAGE
+        text, source = card_abstract(page, max_chars, cards=cards), PAGE
     if post is not None and not (entry is not None and entry.content and whole):
         title = (entry.title or "") if entry is not None else ""
         opening = post_opening(post, title)
@@ -181,7 +189,7 @@ def lead_abstract(
     return (text, source) if text else ("", "")
 
 
-def post_link(doc: FeedDocument | None, page: Page) -> str:
+def post_link(doc: FeedDocument | None, page: Page, cards: PostCards | None = None) -> str:
     """The newest post's page worth one request for the abstract, or ``""``: the main feed's
     newest entry's link when the entry gives no content and less than :data:`SUMMARY_WHOLE`
     characters of text (a summary may be a description, or cut), else (no feed entry) the
@@ -193,11 +201,11 @@ def post_link(doc: FeedDocument | None, page: Page) -> str:
         whole = (entry.content and text) or len(text) >= SUMMARY_WHOLE
         link = "" if whole else entry.link or ""
     else:
-        cards = _cards(page)
-        card = _newest_card(page, cards)
+        cards = cards or PostCards(page)
+        card = cards.newest
         link = ""
         if card is not None:
-            link = _card_link(page, card) or _card_link(page, _scope(card, cards))
+            link = _card_link(page, card) or _card_link(page, _scope(card, cards.shown))
     if not link:
         return ""
     try:
@@ -297,7 +305,9 @@ MIN_CARD_TEXT = 20
 """Characters a card's excerpt needs to be the abstract (else the main text is read)."""
 
 
-def card_abstract(page: Page, max_chars: int, link: str = "") -> str:
+def card_abstract(
+    page: Page, max_chars: int, link: str = "", cards: PostCards | None = None
+) -> str:
     """The opening of the newest post card of a home page that lists posts
     (:func:`_newest_card`): the card's text without its title, meta, cover and read-more
     link; ``""`` when the page shows no card with :data:`MIN_CARD_TEXT` characters of text
@@ -305,24 +315,47 @@ def card_abstract(page: Page, max_chars: int, link: str = "") -> str:
     post (one of its links has the same path), whatever its place."""
     if max_chars <= 0:
         return ""
+    found = cards or PostCards(page)
     path = unquote(urlsplit(link).path).rstrip("/") or None if link else None
     if path is not None:
-        cards = [
+        ordered = [
             c
-            for c in _cards(page, listed=True)
+            for c in found.listed
             if any(_path(page, a.get("href", "")) == path for a in c.iter("a"))
         ]
     else:
-        cards = _cards(page)
-        newest = _newest_card(page, cards)
+        newest = found.newest
+        ordered = [c for c in found.shown if c is not newest]
         if newest is not None:
-            cards.remove(newest)
-            cards.insert(0, newest)
-    for card in cards:
+            ordered.insert(0, newest)
+    for card in ordered:
         text = join_lines(_excerpt(card))
         if len(text) >= MIN_CARD_TEXT:
             return cut(text, max_chars)
     return ""
+
+
+class PostCards:
+    """A home page's post cards, found once for the abstract's steps (:func:`post_link`, then
+    :func:`lead_abstract`, read the same cards)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    @functools.cached_property
+    def shown(self) -> list[lxml.html.HtmlElement]:
+        """The cards without the featured and pinned ones."""
+        return _cards(self.page)
+
+    @functools.cached_property
+    def listed(self) -> list[lxml.html.HtmlElement]:
+        """Every card."""
+        return _cards(self.page, listed=True)
+
+    @functools.cached_property
+    def newest(self) -> lxml.html.HtmlElement | None:
+        """The newest post's card (:func:`_newest_card`)."""
+        return _newest_card(self.page, self.shown)
 
 
 def _cards(page: Page, listed: bool = False) -> list[lxml.html.HtmlElement]:

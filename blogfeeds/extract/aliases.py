@@ -497,15 +497,18 @@ def index_keys(seen: Observation, posts: int = INDEX_POSTS) -> frozenset[str]:
     """Keys that two observations :func:`same_blog` could call one blog share at least one of,
     so a store finds the candidates of an address without comparing all: ``home <address>``
     for the address, where it ended, and every address it claims (:func:`claims`), ``feed
-    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys, ``page
-    <digest>`` for its text digest."""
+    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys, ``page <digest>
+    <entries>`` for its text digest with its feed's entries (:data:`SAME_PAGE` needs both: one
+    feedless template served by many hosts shares the text alone, and would make each of those
+    addresses a candidate of every other, up to the store's bound, at every write)."""
     keys = {f"home {_key(url)}" for url in (seen.url, seen.home) if url}
     keys |= {f"home {_key(claim.target)}" for claim in claims(seen)}
     keys |= {f"feed {_key(url)}" for url in (seen.feed_url, seen.feed_final_url) if url}
     chosen = sorted(_posts(seen.entries), key=lambda k: hashlib.sha1(k.encode()).digest())
     keys |= {f"post {k}" for k in chosen[:posts]}
-    if seen.page.text_digest:
-        keys.add(f"page {seen.page.text_digest}")
+    if seen.page.text_digest and seen.entries:
+        listed = hashlib.sha1("\n".join(sorted(seen.entries)).encode()).hexdigest()
+        keys.add(f"page {seen.page.text_digest} {listed}")
     return frozenset(k for k in keys if k.split(" ", 1)[1])
 
 

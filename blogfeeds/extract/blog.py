@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin
 
-from blogfeeds.extract.abstract import PAGE, lead_abstract, post_link
+from blogfeeds.extract.abstract import PAGE, PostCards, lead_abstract, post_link
 from blogfeeds.extract.aliases import Observation, page_signals
 from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.directives import robots_directives
@@ -253,10 +253,11 @@ async def _abstract(
     meta = report.metadata
     doc = _main_document(report)
     post = None
+    cards = PostCards(analysis.page)
     if config.abstract_post_page:
-        link = await run(post_link, doc, analysis.page)
+        link = await run(post_link, doc, analysis.page, cards)
         post = await _post_page(link, report, fetch, config, run)
-    text, source = await run(lead_abstract, doc, analysis.page, config.abstract_chars, post)
+    text, source = await run(lead_abstract, doc, analysis.page, config.abstract_chars, post, cards)
     if text:
         report.metadata = replace(meta, abstract=text, abstract_source=source)
         return

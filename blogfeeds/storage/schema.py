@@ -296,6 +296,13 @@ def _fill_last_posts(cursor: Any, dialect: Dialect) -> None:
     refresh_all(cursor, dialect)
 
 
+def _reindex_aliases(cursor: Any, dialect: Dialect) -> None:
+    """Version 13: the alias index's keys anew (a page's key now holds its feed's entries)."""
+    from blogfeeds.storage.nodes import reindex  # noqa: PLC0415 - nodes imports this module
+
+    reindex(cursor, dialect)
+
+
 MIGRATIONS: list[tuple[int, list[Step]]] = [
     (1, _V1),
     (2, _V2),
@@ -504,6 +511,9 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
 ){table_options}""",
         ],
     ),
+    # Version 13: alias_keys computed anew from blog_observations (aliases.index_keys: the page
+    # key holds the feed's entries, so one feedless template on many hosts is no candidate).
+    (13, [_reindex_aliases]),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
