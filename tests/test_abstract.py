@@ -5,6 +5,8 @@ it (schema version 9 on a database of version 8, SQLite and MariaDB)."""
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
@@ -313,3 +315,38 @@ def test_the_newest_card_by_its_day_skipping_featured_ones_and_meta_lines() -> N
     assert post_link(None, page) == f"{HOME}compost/"
     undated = parse_page(HOME, LIST.format(post=POST).replace("2026-", "").encode())
     assert card_abstract(undated, 100).startswith("A featured post")
+
+
+PAGES = Path(__file__).resolve().parent / "data" / "pages"
+B10G = "https://b10g.b10c.me/"
+B10G_POST = f"{B10G}The-300MB-default-maxmempool-problem/"
+
+
+def test_a_feed_on_a_preview_host_gives_the_home_page_own_link_to_the_post() -> None:
+    """A real build whose feed names its preview server (``localhost:4000``) while its pages
+    link relatively: the post the home page links to at the same path, on the blog's own
+    host, is the page to read. A link the home page does not show is not followed."""
+    home = parse_page(B10G, (PAGES / "b10g-home.html").read_bytes())
+    post = parse_page(B10G_POST, (PAGES / "b10g-post.html").read_bytes())
+    raw = (PAGES / "b10g-feed.xml").read_bytes()
+    # The feed as a build that writes only each post's excerpt (no content) gives it.
+    doc = read_feed(re.sub(rb"<content\b.*?</content>", b"", raw, flags=re.S))
+    assert doc is not None and doc.entries[0].link.startswith("http://localhost:4000/")
+    assert post_link(doc, home) == B10G_POST
+    opening = "Unconfirmed transaction are quite a hassle for bitcoin users. I recently came"
+    text, source = lead_abstract(doc, home, 100, post)
+    assert text.startswith(opening) and source == "page"
+    elsewhere = (PAGES / "b10g-home.html").read_bytes().replace(b"maxmempool", b"mempool")
+    assert post_link(doc, parse_page(B10G, elsewhere)) == ""
+
+
+def test_a_theme_subtitle_in_the_post_article_is_no_opening() -> None:
+    """A post page without a body container (its ``<article>`` read) shows the front
+    matter's subtitle under the title (LoveIt and DoIt ``single-subtitle``): not the post's
+    text. A heading of the post's own stays."""
+    page = f"""<html><head><title>Compost</title></head><body><main><article class="single">
+      <h1 class="single-title">Compost</h1><h2 class="single-subtitle">{DESCRIPTION}</h2>
+      <div class="content" id="content"><h2 id="air">Air</h2><p>{POST}</p></div>
+      </article></main></body></html>"""
+    post = parse_page(f"{HOME}Compost", page.encode())
+    assert post_opening(post, "Compost") == f"Air {POST}"

@@ -194,7 +194,7 @@ def post_link(doc: FeedDocument | None, page: Page, cards: PostCards | None = No
     newest entry's link when the entry gives no content and less than :data:`SUMMARY_WHOLE`
     characters of text (a summary may be a description, or cut), else (no feed entry) the
     link of the home page's newest post card. A link to another host than the home page's is
-    not followed."""
+    not followed, but for the home page's own link to that path (:func:`_home_link`)."""
     entry = newest_entry(doc) if doc is not None else None
     if entry is not None:
         text = entry_text(entry)
@@ -214,11 +214,38 @@ def post_link(doc: FeedDocument | None, page: Page, cards: PostCards | None = No
     except ValueError:  # an unparsable link
         return ""
     own = urlsplit(page.url).hostname or ""
+    if parts.scheme in ("http", "https") and _bare(parts.hostname or "") != _bare(own):
+        url = _home_link(page, parts.path)
+        parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or _bare(parts.hostname or "") != _bare(own):
         return ""
     if parts.path.rstrip("/") in ("", urlsplit(page.url).path.rstrip("/")):
         return ""
     return url
+
+
+def _home_link(page: Page, path: str) -> str:
+    """The home page's own link to the post at ``path`` of a feed link on another host, or
+    ``""``. A build with a wrong base URL (a preview server's ``localhost:1313``, the theme's
+    demo host) writes that host into its feed while its pages link relatively: the home page
+    links to the same path (under the blog's own path, for a blog under one) on its host."""
+    path = unquote(path).rstrip("/")
+    if not path:
+        return ""
+    base = unquote(urlsplit(page.url).path).rstrip("/")
+    wanted = {path, base + path}
+    own = _bare(urlsplit(page.url).hostname or "")
+    for a in page.tree.iter("a"):
+        href = a.get("href") or ""
+        if not href.strip() or _path(page, href) not in wanted:
+            continue
+        try:
+            url = page.absolute(href)
+            if _bare(urlsplit(url).hostname or "") == own:
+                return url
+        except ValueError:  # an unparsable link
+            continue
+    return ""
 
 
 SUMMARY_WHOLE = 500
@@ -469,11 +496,12 @@ PaperMod ``post-content``, WordPress-like ``entry-content``, microformats ``e-co
 GitHub-like ``markdown-body``. Else the page's first ``<article>`` is read."""
 _META_NAME = re.compile(
     r"(?:^|[-_])(?:meta|date|time|author|publish|tags?|categor(?:y|ies)|reading|read-time"
-    r"|word-?count|views?|toc)(?:$|[-_])",
+    r"|word-?count|views?|toc|subtitle)(?:$|[-_])",
     re.I,
 )
 """A theme's meta line in a card or a post page, by a class name: ``post-meta``,
-``publish-info``, ``post-date``, ``article-tags``, ``reading-time``, ``post-toc``."""
+``publish-info``, ``post-date``, ``article-tags``, ``reading-time``, ``post-toc``; a
+subtitle under the title (``single-subtitle``) is the front matter's, not the post's text."""
 _NOT_BODY = frozenset(
     "toc table-of-contents post-copyright copyright reward post-nav pagination".split()
 )
