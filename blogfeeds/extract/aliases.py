@@ -4,7 +4,8 @@ A blog is often served at more than one address (``user.github.io`` beside its o
 copies on vercel.app, netlify.app, pages.dev or gitee.io, an old domain after a move), and two
 people can share one host under paths. From what the crawl saw of each address (an
 :class:`Observation`: its redirects, canonical, ``og:url``, ``rel=me``, moved notice, mirror
-menu, text digest, main feed and its entries) :func:`same_blog` decides whether two addresses
+menu, text digest, main feed with its entries, title and posts on a placeholder host)
+:func:`same_blog` decides whether two addresses
 are one blog and on what evidence, and :func:`preferred` names the address the blog prefers.
 The evidence kinds and when each counts: docs/identity.md. Never title, template or
 description (two blogs of one theme share all three); two feeds that both have entries and
