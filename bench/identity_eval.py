@@ -85,6 +85,7 @@ from friends_eval import DEFAULT_MIRRORS, git, mirror_of  # noqa: E402
 from blogfeeds.extract.aliases import (  # noqa: E402
     Hop,
     Observation,
+    local_posts,
     page_signals,
     preferred,
     same_blog,
@@ -682,6 +683,8 @@ def observe(web: MirrorWeb, url: str) -> Observation:
         feed_final_url=feed.url,
         feed_redirects=tuple(feed_hops),
         entries=document.item_keys if document is not None else frozenset(),
+        feed_title=document.title if document is not None else "",
+        local_posts=local_posts(document.entries) if document is not None else frozenset(),
     )
 
 

@@ -18,6 +18,7 @@ from blogfeeds.extract.aliases import (
     CANONICAL,
     ENTRIES,
     FEEDS_DISJOINT,
+    LOCAL_POSTS,
     MIRROR,
     MOVED,
     OG_URL,
@@ -31,11 +32,15 @@ from blogfeeds.extract.aliases import (
     claims,
     index_keys,
     is_placeholder,
+    local_posts,
+    observation_from,
+    observation_json,
     page_signals,
     preferred,
     same_blog,
     shared_enough,
 )
+from blogfeeds.extract.feedreader.read import read_feed
 from blogfeeds.extract.page import PageLimits, parse_page
 
 POSTS = frozenset(f"https://alice.example/posts/{i}/" for i in range(10))
@@ -243,6 +248,101 @@ def test_entries_that_do_not_say_one_blog() -> None:
         assert not shared_enough(same_ids, same_ids)
     uuids = frozenset(f"urn:uuid:{i:08d}-0000-4000-8000-000000000000" for i in range(5))
     assert shared_enough(uuids, uuids | {"tag:alice.example,2024:post-9"})
+
+
+def _built(url: str, posts: list[tuple[str, str, int]], title: str = "Rue") -> Observation:
+    """The address ``url`` whose feed (read as the crawl reads it) lists ``posts``: link,
+    title and day of October 2026 (0: undated), newest first."""
+    items = "".join(
+        f"<item><title>{name}</title><link>{link}</link><guid>{link}</guid>"
+        + (f"<pubDate>{day:02d} Oct 2026 08:00:00 GMT</pubDate>" if day else "")
+        + "</item>"
+        for link, name, day in sorted(posts, key=lambda p: -p[2])
+    )
+    body = f'<rss version="2.0"><channel><title>{title}</title>{items}</channel></rss>'
+    doc = read_feed(body.encode(), "application/rss+xml", url + "feed.xml")
+    assert doc is not None
+    return Observation(
+        url, entries=doc.item_keys, feed_title=doc.title, local_posts=local_posts(doc.entries)
+    )
+
+
+def _notes(base: str, days: range, name: str = "Note") -> list[tuple[str, str, int]]:
+    return [(f"{base}blog/2026/10/{d:02d}/note-{d}.html", f"{name} {d}", d) for d in days]
+
+
+def test_a_stale_copy_of_a_build_for_a_placeholder() -> None:
+    """A site built for ``localhost:4000`` (its feed's posts on the placeholder) and an older
+    copy of it on a platform: the feeds are two windows of one list of posts (the older copy's
+    last posts fell out of the newer's window), by path and title; an older copy that is a
+    subset of the newer is one blog too."""
+    local = "http://localhost:4000/"
+    new = _built("https://rue.example/", _notes(local, range(4, 11)))
+    old = _built("https://rue.netlify.app/", _notes(local, range(1, 8)))
+    assert not shared_enough(new.entries, old.entries)  # the posts' links name no site
+    assert len(new.local_posts) == 7 and "2026-10-04\t/blog/2026/10/04/note-4.html\tnote 4" in (
+        new.local_posts
+    )
+    verdict = same_blog(old, new)
+    assert (verdict.same, verdict.evidence) == (True, (LOCAL_POSTS,))
+    assert preferred(old, new) == "https://rue.example/"
+    assert index_keys(old) & index_keys(new) >= {"local /blog/2026/10/04/note-4.html\tnote 4"}
+    assert observation_from(observation_json(old)) == old
+    subset = _built("https://rue.pages.dev/", _notes(local, range(4, 8)))
+    assert same_blog(subset, new).evidence == (LOCAL_POSTS,)
+    # example.com and a private address are placeholders too; the title's case is no matter
+    elsewhere = _built("https://rue.vercel.app/", _notes("http://example.com/", range(1, 8)))
+    assert same_blog(
+        elsewhere,
+        _built("https://rue.example/", _notes("http://192.168.1.5/", range(4, 11)), "RUE"),
+    ).same
+
+
+def test_placeholder_posts_that_do_not_say_one_blog() -> None:
+    """Two sites that kept a theme's sample posts on the placeholder (the very same list, or
+    each its own newer posts beside them), feeds of two titles, the same paths under other
+    titles, undated posts, and posts on real hosts (the generated web's ``/0/`` on every
+    host) are no evidence."""
+    demo = "https://example.com/"
+    samples = [
+        (f"{demo}posts/{slug}/", title, day)
+        for slug, title, day in (
+            ("markdown-syntax", "Markdown Syntax Guide", 1),
+            ("rich-content", "Rich Content", 2),
+            ("emoji-support", "Emoji Support", 3),
+            ("math-typesetting", "Math Typesetting", 4),
+            ("placeholder-text", "Placeholder Text", 5),
+        )
+    ]
+    sam = _built("https://sam.github.io/", samples, "My New Hugo Site")
+    tom = _built("https://tom.github.io/", samples, "My New Hugo Site")
+    assert len(sam.local_posts) == 5 and not same_blog(sam, tom).same
+    own_sam = _built("https://sam.github.io/", [*samples, (f"{demo}posts/sam/", "Sam", 9)], "Notes")
+    own_tom = _built("https://tom.github.io/", [*samples, (f"{demo}posts/tom/", "Tom", 8)], "Notes")
+    assert not same_blog(own_sam, own_tom).same
+    local = "http://localhost:4000/"
+    new = _built("https://rue.example/", _notes(local, range(4, 11)))
+    renamed = _built("https://uma.example/", _notes(local, range(1, 8)), "Uma")
+    assert not same_blog(renamed, new).same
+    retitled = _built("https://uma.example/", _notes(local, range(1, 8), "Post"))
+    assert not same_blog(retitled, new).same
+    undated = _built(
+        "https://rue.pages.dev/", [(u, t, 0) for u, t, _ in _notes(local, range(1, 8))]
+    )
+    assert len(undated.local_posts) == 7
+    assert not same_blog(undated, new).same
+    generated = [
+        _built(
+            f"http://blog0000{i}.example/",
+            [
+                (f"http://blog0000{i}.example/{n}/", f"Post {n} of blog0000{i}.example", n + 1)
+                for n in range(5)
+            ],
+            f"blog0000{i}.example",
+        )
+        for i in (1, 2)
+    ]
+    assert generated[0].local_posts == frozenset() and not same_blog(*generated).same
 
 
 def _text_page(url: str, text: str) -> PageSignals:

@@ -4,13 +4,14 @@ A hub's blogroll links every address of the web: a ``github.io`` address answeri
 custom domain, a platform copy served with 200 whose canonical and feed name the original, a
 stale copy on a platform whose feed is a subset of the original's, an old domain whose older
 copy says the blog moved, a platform copy naming as canonical an original no page links (the
-crawl asks it), a build for localhost and its copy (the same text and posts); and controls
-that must stay apart: two blogs of one theme with the same title, description and placeholder
-canonical, two people under paths of one host (``~user`` directories, and plain paths of a
-host no table knows, told by a feed under each prefix), a personal site's section under a path,
-copies naming as canonical a theme's default address (not served) or its demo (another blog),
-one feedless page served by two hosts. Every blog must be one node of the database, every link
-of the hub on its blog's node.
+crawl asks it), a build for localhost and its copy (the same text and posts), a build for
+localhost and an older copy (its feed an older window of the same posts); and controls that
+must stay apart: two blogs of one theme with the same title, description and placeholder
+canonical, two sites that kept a theme's sample posts on the placeholder, two people under
+paths of one host (``~user`` directories, and plain paths of a host no table knows, told by a
+feed under each prefix), a personal site's section under a path, copies naming as canonical a
+theme's default address (not served) or its demo (another blog), one feedless page served by
+two hosts. Every blog must be one node of the database, every link of the hub on its node.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ NODES = {
     "https://blogs.shared.example/oli/": "blogs.shared.example/oli",
     "https://blogs.shared.example/pia/": "blogs.shared.example/pia",
     "https://quinn.example/garden/": "quinn.example",
+    "https://rue.netlify.app/": "rue.example",
+    "https://rue.example/": "rue.example",
+    "https://sam.github.io/": "sam.github.io",
+    "https://tom.github.io/": "tom.github.io",
 }
 """Each address the hub links, and the node it must be stored on."""
 
@@ -80,6 +85,18 @@ def rss(title: str, posts: list[str]) -> str:
     )
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0"><channel><title>{title}</title><link>https://x.invalid/</link>
+<description>{title}</description>{items}</channel></rss>"""
+
+
+def dated_rss(title: str, posts: list[tuple[str, str, int]]) -> str:
+    """A feed of ``posts`` (link, title, day of October 2026)."""
+    items = "".join(
+        f"<item><title>{name}</title><link>{url}</link><guid>{url}</guid>"
+        f"<pubDate>{day:02d} Oct 2026 08:00:00 GMT</pubDate></item>"
+        for url, name, day in posts
+    )
+    return f"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0"><channel><title>{title}</title><link>http://localhost:4000/</link>
 <description>{title}</description>{items}</channel></rss>"""
 
 
@@ -167,6 +184,23 @@ def mirror_web() -> dict[str, dict[str, Any]]:
         routes[blog + "feed.xml"] = feed(rss("Lea", posts("http://localhost:4000/", 4)))
     for blog in ("https://max.example/", "https://ned.example/"):
         routes[blog] = page(f"<html><head><title>Home</title></head><body>{garden}</body></html>")
+    # a site built for localhost and an older copy on a platform (another front page, its feed
+    # the posts of an older window); two sites that kept a theme's sample posts on example.com
+    notes = [
+        (f"http://localhost:4000/blog/2026/10/{d:02d}/note-{d}.html", f"Note {d}", d)
+        for d in range(10, 0, -1)
+    ]
+    routes["https://rue.example/"] = page(home("Rue", body="<p>Note 10 is the newest.</p>"))
+    routes["https://rue.example/feed.xml"] = feed(dated_rss("Rue", notes[:7]))
+    routes["https://rue.netlify.app/"] = page(home("Rue", body="<p>Note 7 is the newest.</p>"))
+    routes["https://rue.netlify.app/feed.xml"] = feed(dated_rss("Rue", notes[3:]))
+    samples = [
+        (f"https://example.com/posts/{slug}/", slug.replace("-", " ").title(), day)
+        for day, slug in enumerate(("placeholder-text", "emoji-support", "markdown-syntax"), 1)
+    ]
+    for blog, title in (("https://sam.github.io/", "Sam"), ("https://tom.github.io/", "Tom")):
+        routes[blog] = page(home(title))
+        routes[blog + "feed.xml"] = feed(dated_rss("My New Hugo Site", samples))
     # copies naming a theme's default address (served by no one) or the theme's demo blog
     for blog, named in (
         ("https://jon.netlify.app/", "https://yoursite.example/"),
@@ -225,6 +259,7 @@ def test_every_blog_is_one_node_and_the_controls_stay_apart(crawled: Path) -> No
         "dee-old.example": "dee.example",
         "ivy.vercel.app": "ivy.example",
         "lea.github.io": "lea.example",
+        "rue.netlify.app": "rue.example",
     }
 
 

@@ -4,7 +4,8 @@ A blog is often served at more than one address (``user.github.io`` beside its o
 copies on vercel.app, netlify.app, pages.dev or gitee.io, an old domain after a move), and two
 people can share one host under paths. From what the crawl saw of each address (an
 :class:`Observation`: its redirects, canonical, ``og:url``, ``rel=me``, moved notice, mirror
-menu, text digest, main feed and its entries) :func:`same_blog` decides whether two addresses
+menu, text digest, main feed with its entries, title and posts on a placeholder host)
+:func:`same_blog` decides whether two addresses
 are one blog and on what evidence, and :func:`preferred` names the address the blog prefers.
 The evidence kinds and when each counts: docs/identity.md. Never title, template or
 description (two blogs of one theme share all three); two feeds that both have entries and
@@ -25,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from blogfeeds.extract.feedreader.entries import FeedEntry
 from blogfeeds.extract.identity import on_platform
 from blogfeeds.extract.page import Page
 from blogfeeds.extract.text import collapse
@@ -34,6 +36,7 @@ CANONICAL = "canonical"
 OG_URL = "og_url"
 SAME_FEED = "same_feed"
 ENTRIES = "entries"
+LOCAL_POSTS = "local_posts"
 REL_ME = "rel_me"
 MOVED = "moved"
 MIRROR = "mirror"
@@ -119,6 +122,11 @@ class Observation:
     feed_final_url: str = ""
     feed_redirects: tuple[Hop, ...] = ()
     entries: frozenset[str] = frozenset()
+    feed_title: str = ""
+    """The main feed's own title."""
+    local_posts: frozenset[str] = frozenset()
+    """The main feed's posts linked on a placeholder host (a build for ``localhost``), by day,
+    path and title (:func:`local_posts`)."""
 
     @property
     def home(self) -> str:
@@ -291,6 +299,8 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
     shared = _shared_entries(a.entries, b.entries)
     if shared_enough(a.entries, b.entries):
         evidence.append(ENTRIES)
+    if _local_copy(a, b):
+        evidence.append(LOCAL_POSTS)
     # the same page and the same feed: one build served twice (a feedless template's page
     # served by many hosts, as a generated web does, is no evidence)
     if a.page.text_digest == b.page.text_digest != "" and a.entries == b.entries != frozenset():
@@ -474,6 +484,55 @@ def _paths(entries: frozenset[str]) -> frozenset[str]:
     )
 
 
+def local_posts(entries: Iterable[FeedEntry]) -> frozenset[str]:
+    """A feed's posts linked on a placeholder host (a site built for ``localhost`` or left on
+    ``example.com``: the link names no site, its path and title still name the post), each
+    the day published (else updated; empty when undated), the path without ``index.html`` or
+    a trailing slash and the title collapsed and case-folded, joined by tabs. Untitled posts
+    are left out."""
+    out = set()
+    for entry in entries:
+        link, title = entry.link or "", collapse(entry.title or "").casefold()
+        if not title or not link.startswith(("http://", "https://")) or not is_placeholder(link):
+            continue
+        path = re.sub(r"/index\.html?$", "/", urlsplit(link).path).rstrip("/")
+        day = (entry.published or entry.updated or "")[:10]
+        out.add(f"{day}\t{path}\t{title}")
+    return frozenset(out)
+
+
+def _local_copy(a: Observation, b: Observation) -> bool:
+    """Whether two feeds of placeholder-built posts are one blog's at two times (a stale copy):
+    feeds of one title, the same posts by path and title counted as :func:`shared_enough`
+    counts entries, the lists not the same, and the posts only one lists (the older copy's)
+    older than every post both list, as a feed's window leaves them behind. Two sites that kept
+    a theme's sample posts list the very same ones (one build served twice is
+    :data:`SAME_PAGE`'s), or each its own newer posts beside them."""
+    title = collapse(a.feed_title).casefold()
+    if (
+        not (a.local_posts and b.local_posts and title)
+        or collapse(b.feed_title).casefold() != title
+    ):
+        return False
+    one, other = _by_post(a.local_posts), _by_post(b.local_posts)
+    if one.keys() == other.keys() or not _enough(frozenset(one), frozenset(other)):
+        return False
+    shared = one.keys() & other.keys()
+    days = [d for k in shared for d in (one[k], other[k])]
+    for old, new in ((one, other), (other, one)):
+        left = [old[k] for k in old.keys() - shared]
+        added = [new[k] for k in new.keys() - shared]
+        dated = all(days + left + added)
+        if dated and all(d <= min(days) for d in left) and all(d >= min(days) for d in added):
+            return True
+    return False
+
+
+def _by_post(posts: frozenset[str]) -> dict[str, str]:
+    """Path and title (tab-joined) → day, of :func:`local_posts`' keys."""
+    return {post: day for day, _, post in (k.partition("\t") for k in posts)}
+
+
 def _entry_hosts(entries: frozenset[str]) -> set[str]:
     return {h for k in entries if k.startswith(("http://", "https://")) and (h := _host(k))}
 
@@ -497,15 +556,18 @@ def index_keys(seen: Observation, posts: int = INDEX_POSTS) -> frozenset[str]:
     """Keys that two observations :func:`same_blog` could call one blog share at least one of,
     so a store finds the candidates of an address without comparing all: ``home <address>``
     for the address, where it ended, and every address it claims (:func:`claims`), ``feed
-    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys, ``page <digest>
-    <entries>`` for its text digest with its feed's entries (:data:`SAME_PAGE` needs both: one
-    feedless template served by many hosts shares the text alone, and would make each of those
-    addresses a candidate of every other, up to the store's bound, at every write)."""
+    <url>`` for its main feed, ``post <key>`` for up to ``posts`` entry keys (``local <path
+    title>`` for up to ``posts`` placeholder-built posts), ``page <digest> <entries>`` for its
+    text digest with its feed's entries (:data:`SAME_PAGE` needs both: one feedless template
+    served by many hosts shares the text alone, and would make each of those addresses a
+    candidate of every other, up to the store's bound, at every write)."""
     keys = {f"home {_key(url)}" for url in (seen.url, seen.home) if url}
     keys |= {f"home {_key(claim.target)}" for claim in claims(seen)}
     keys |= {f"feed {_key(url)}" for url in (seen.feed_url, seen.feed_final_url) if url}
     chosen = sorted(_posts(seen.entries), key=lambda k: hashlib.sha1(k.encode()).digest())
     keys |= {f"post {k}" for k in chosen[:posts]}
+    mine = sorted(_by_post(seen.local_posts), key=lambda k: hashlib.sha1(k.encode()).digest())
+    keys |= {f"local {k}" for k in mine[:posts]}
     if seen.page.text_digest and seen.entries:
         listed = hashlib.sha1("\n".join(sorted(seen.entries)).encode()).hexdigest()
         keys.add(f"page {seen.page.text_digest} {listed}")
@@ -513,9 +575,11 @@ def index_keys(seen: Observation, posts: int = INDEX_POSTS) -> frozenset[str]:
 
 
 def observation_json(seen: Observation) -> str:
-    """``seen`` as a JSON object (its entries sorted), read back by :func:`observation_from`."""
+    """``seen`` as a JSON object (its entries and local posts sorted), read back by
+    :func:`observation_from`."""
     data = asdict(seen)
     data["entries"] = sorted(seen.entries)
+    data["local_posts"] = sorted(seen.local_posts)
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
@@ -532,6 +596,7 @@ def observation_from(text: str) -> Observation:
                 "redirects": tuple(Hop(**h) for h in data["redirects"]),
                 "feed_redirects": tuple(Hop(**h) for h in data["feed_redirects"]),
                 "entries": frozenset(data["entries"]),
+                "local_posts": frozenset(data.get("local_posts", ())),
                 "page": PageSignals(**page),
             }
         )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin
 
 from blogfeeds.extract.abstract import PAGE, PostCards, lead_abstract, post_link
-from blogfeeds.extract.aliases import Observation, page_signals
+from blogfeeds.extract.aliases import Observation, local_posts, page_signals
 from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
@@ -231,6 +231,8 @@ def _observation(report: BlogReport, page: Page) -> Observation:
         page=page_signals(page),
         feed_url=main.url if main is not None else "",
         entries=doc.item_keys if doc is not None else frozenset(),
+        feed_title=doc.title if doc is not None else "",
+        local_posts=local_posts(doc.entries) if doc is not None else frozenset(),
     )
 
 
