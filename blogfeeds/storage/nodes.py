@@ -37,7 +37,7 @@ from blogfeeds.extract.aliases import (
 )
 from blogfeeds.extract.identity import blog_id, split_url
 from blogfeeds.storage.profilestore import refresh_blog
-from blogfeeds.storage.schema import Dialect, url_hash
+from blogfeeds.storage.schema import Dialect, insert_alias_keys, url_hash
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def record(
             (bid, obs.url, latest[bid], now),
         )
         cursor.execute(f"DELETE FROM alias_keys WHERE blog_id = {p}", (bid,))
-        _insert_keys(cursor, dialect, [(bid, obs)])
+        insert_alias_keys(cursor, dialect, [(bid, obs)])
     for alias, node in nodes_of(cursor, dialect, ids).items():
         merge(cursor, dialect, alias, node, (), now=now)
     for bid, obs in seen.items():
@@ -166,29 +166,6 @@ def record(
             verdict = same_blog(obs, other[1])
             if verdict.same:
                 _join(cursor, dialect, (bid, obs), other, verdict.evidence, now=now)
-
-
-def _insert_keys(cursor: Any, dialect: Dialect, seen: Iterable[tuple[str, Observation]]) -> None:
-    p = dialect.param
-    cursor.executemany(
-        f"INSERT INTO alias_keys (key_hash, blog_id) VALUES ({p}, {p})",
-        [(url_hash(key), bid) for bid, obs in seen for key in sorted(index_keys(obs))],
-    )
-
-
-def reindex(cursor: Any, dialect: Dialect) -> None:
-    """Every stored observation's :func:`~blogfeeds.extract.aliases.index_keys` anew (a
-    migration step, when the keys change): a key of the old form would find nothing."""
-    cursor.execute("DELETE FROM alias_keys")
-    cursor.execute("SELECT blog_id, observation FROM blog_observations ORDER BY blog_id")
-    seen = []
-    for bid, text in cursor.fetchall():
-        try:
-            seen.append((str(bid), observation_from(text)))
-        except ValueError:  # record() warned when it stored it; it is read again at a re-crawl
-            continue
-    for start in range(0, len(seen), _CHUNK):
-        _insert_keys(cursor, dialect, seen[start : start + _CHUNK])
 
 
 def _candidates(

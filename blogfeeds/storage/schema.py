@@ -18,10 +18,11 @@ schema, append the next version and bump nothing else (:data:`SCHEMA_VERSION` fo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blogfeeds.extract.aliases import Observation, index_keys, observation_from
 from blogfeeds.extract.platform import platform_of
 from blogfeeds.storage.profilestore import refresh_all
 
@@ -296,11 +297,40 @@ def _fill_last_posts(cursor: Any, dialect: Dialect) -> None:
     refresh_all(cursor, dialect)
 
 
-def _reindex_aliases(cursor: Any, dialect: Dialect) -> None:
-    """Version 13: the alias index's keys anew (a page's key now holds its feed's entries)."""
-    from blogfeeds.storage.nodes import reindex  # noqa: PLC0415 - nodes imports this module
+def insert_alias_keys(
+    cursor: Any, dialect: Dialect, seen: Iterable[tuple[str, Observation]]
+) -> None:
+    """The ``alias_keys`` rows of ``(blog id, observation)`` pairs
+    (:func:`~blogfeeds.extract.aliases.index_keys`)."""
+    p = dialect.param
+    cursor.executemany(
+        f"INSERT INTO alias_keys (key_hash, blog_id) VALUES ({p}, {p})",
+        [(url_hash(key), bid) for bid, obs in seen for key in sorted(index_keys(obs))],
+    )
 
-    reindex(cursor, dialect)
+
+def _reindex_aliases(cursor: Any, dialect: Dialect) -> None:
+    """Version 13: every stored observation's keys anew (a key of an older form finds
+    nothing), read a thousand at a time."""
+    cursor.execute("DELETE FROM alias_keys")
+    last = ""
+    while True:
+        cursor.execute(
+            "SELECT blog_id, observation FROM blog_observations "
+            f"WHERE blog_id > {dialect.param} ORDER BY blog_id LIMIT 1000",
+            (last,),
+        )
+        rows = cursor.fetchall()
+        if not rows:
+            return
+        seen = []
+        for bid, text in rows:
+            try:
+                seen.append((str(bid), observation_from(text)))
+            except ValueError:  # nodes.record warned when it stored it; a re-crawl reads it again
+                continue
+        insert_alias_keys(cursor, dialect, seen)
+        last = str(rows[-1][0])
 
 
 MIGRATIONS: list[tuple[int, list[Step]]] = [
