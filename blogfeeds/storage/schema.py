@@ -504,6 +504,41 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
 ){table_options}""",
         ],
     ),
+    # Version 13: the crawl-wide rule for theme defaults (blogfeeds.storage.themedefaults): the
+    # credited entries at the head of each blog's friend list, by theme and place, and the
+    # links dropped with their reason (a theme's sample entry is no friend link).
+    (
+        13,
+        [
+            """CREATE TABLE IF NOT EXISTS theme_entries (
+    id {pk},
+    theme {key} NOT NULL,
+    position INTEGER NOT NULL,
+    entry_hash {hash} NOT NULL,
+    entry {text} NOT NULL,
+    source_blog_id {key} NOT NULL,
+    target_url_hash {hash} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (entry_hash, theme, position, source_blog_id)
+){table_options}""",
+            """CREATE TABLE IF NOT EXISTS dropped_links (
+    id {pk},
+    source_blog_id {key} NOT NULL,
+    target_blog_id {key} NOT NULL,
+    target_url {text} NOT NULL,
+    target_url_hash {hash} NOT NULL,
+    name {text} NOT NULL,
+    source_url {text} NOT NULL,
+    avatar {text},
+    reason {short} NOT NULL,
+    detail {text} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (source_blog_id, target_url_hash)
+){table_options}""",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -530,6 +565,8 @@ TABLES = (
     "blog_aliases",
     "blog_checks",
     "robots_txt",
+    "theme_entries",
+    "dropped_links",
     "schema_version",
 )
 
