@@ -38,6 +38,7 @@ from blogfeeds.option import Option, SettingsGroup, SettingsLike, option
 from blogfeeds.revisit import POLICIES
 from blogfeeds.revisit.core import DAY
 from blogfeeds.revisit.levels import T_MAX, T_MIN
+from blogfeeds.theme_default_settings import ThemeDefaultSettings
 from blogfeeds.websub.config import WebSubSettings
 
 # --- the values some options take ----------------------------------------------------------------
@@ -500,6 +501,7 @@ SETTINGS_GROUPS: tuple[type[SettingsGroup], ...] = (
     FriendSettings,
     ProfileSettings,
     StorageSettings,
+    ThemeDefaultSettings,
     FrontierSettings,
     RevisitSettings,
     FeedsSettings,

@@ -186,6 +186,15 @@ class FriendLink:
     feed: str = ""
     """The friend's feed when the page lists it beside the friend's site (not stored in the
     database yet: the feed is found again when the friend's blog is read)."""
+    theme: str = ""
+    """The theme the list comes from, as the extraction tells it: the theme or widget rule that
+    found the friend (``theme:butterfly``), else the platform of the blog's generator
+    (``platform:Hexo``), else ``""``: what the crawl-wide rule for theme defaults groups blogs
+    by (:mod:`blogfeeds.storage.themedefaults`)."""
+    position: int = 0
+    """The friend's place in the page's list, from 0."""
+    credited: bool = False
+    """The page's footer credits the friend's owner (:mod:`blogfeeds.extract.friends.credits`)."""
 
 
 @dataclass

@@ -71,11 +71,22 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
             source_url=report.friend_source,
             avatar=edge.friend.avatar,
             feed=edge.friend.feed,
+            theme=list_theme(edge.friend.how, meta.platform),
+            position=position,
+            credited=edge.friend.credited,
         )
-        for edge in report.edges()
+        for position, edge in enumerate(report.edges())
         if edge.blog_id is not None
     ]
     return blog, links
+
+
+def list_theme(how: str, platform: str) -> str:
+    """The theme a friend's list comes from (:attr:`~blogfeeds.items.FriendLink.theme`): the
+    theme or widget rule that found it, else ``platform:<platform>``, else ``""``."""
+    if how.startswith(("theme:", "widget:")):
+        return how
+    return f"platform:{platform}" if platform else ""
 
 
 def address_item(

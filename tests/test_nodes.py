@@ -326,8 +326,8 @@ def test_friend_links_to_a_blog_under_a_path_are_on_it_in_either_order(db_url: s
     }
 
 
-def test_version_13_finds_a_copy_of_a_build_stored_with_the_old_keys(db_url: str) -> None:
-    """A build for ``localhost`` stored before version 13 (its page key without the entries,
+def test_version_14_finds_a_copy_of_a_build_stored_with_the_old_keys(db_url: str) -> None:
+    """A build for ``localhost`` stored before version 14 (its page key without the entries,
     the only key a copy shares with it: its entries are on the placeholder) is still found by
     its copy read after the upgrade: the migration computes every stored address's keys anew."""
     built = frozenset(f"http://localhost:4000/2024/0{i}/01/note/" for i in range(1, 6))
@@ -342,7 +342,7 @@ def test_version_13_finds_a_copy_of_a_build_stored_with_the_old_keys(db_url: str
                 "'example.net.cn')",
                 (url_hash(f"page {signals.text_digest}"),),
             )
-            cursor.execute("DELETE FROM schema_version WHERE version = 13")
+            cursor.execute("DELETE FROM schema_version WHERE version = 14")
     with Store.open(db_url) as store:
         copy = Observation(COPY, page=signals, entries=built)
         store.write([blog("alice.github.io", COPY, copy, feeds=[])], [])

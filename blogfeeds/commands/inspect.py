@@ -52,7 +52,7 @@ from blogfeeds.extract.discovery import Fetched, FetchRequest
 from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.option import StartupError
-from blogfeeds.report_items import blog_items
+from blogfeeds.report_items import blog_items, list_theme
 
 _UNKNOWN_HERE = frozenset({"type", "fetched_at", "depth", "avatars"})
 """Blog fields a single page does not tell: the record type, when and at which depth a crawl
@@ -114,8 +114,11 @@ def report_to_dict(report: BlogReport, redirected: tuple[Hop, ...] = ()) -> dict
                 "blog_id": e.blog_id,
                 "feed": e.friend.feed,
                 "repaired": e.friend.repaired,
+                "theme": list_theme(e.friend.how, report.metadata.platform),
+                "position": position,
+                "credited": e.friend.credited,
             }
-            for e in report.edges()
+            for position, e in enumerate(report.edges())
         ],
         "excluded": [
             {"url": url, "reason": reason} for url, reason in report.friend_extraction.excluded
@@ -209,6 +212,7 @@ def render_text(data: dict[str, Any]) -> str:
         + (f"  [{f['how']}]" if f.get("how") else "")
         + (f"  ({f['kind']})" if f.get("kind", "site") != "site" else "")
         + (f"  (repaired from {f['repaired']!r})" if f.get("repaired") else "")
+        + ("  (credited by the footer)" if f.get("credited") else "")
         for f in data["friends"]
     ]
     if data.get("friend_source"):

@@ -34,6 +34,7 @@ from blogfeeds.pipelines.spool import StoredItem, append_spool, read_spool, repl
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.retry import is_transient, open_retrying
 from blogfeeds.storage.url import blocking_io, redact
+from blogfeeds.theme_default_settings import ThemeDefaultSettings
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +85,7 @@ class StoragePipeline:
         self.threaded = blocking_io(database_url)
         self.store: Store | None = None
         self.health = BlogHealthSettings()
+        self.theme_defaults = ThemeDefaultSettings()
         self.buffer: list[StoredItem] = []
         self.failed: list[tuple[list[StoredItem], int]] = []  # (batch, failed attempts)
         self.crawler: Any = None
@@ -114,6 +116,7 @@ class StoragePipeline:
         )
         pipe.crawler = crawler
         pipe.health = BlogHealthSettings.from_settings(settings)
+        pipe.theme_defaults = ThemeDefaultSettings.from_settings(settings)
         if settings.get("REDIS_URL") and not redis_enabled(settings):
             logger.warning(
                 "REDIS_URL is a setting but the Redis frontier is off: it is switched on by the "
@@ -130,6 +133,7 @@ class StoragePipeline:
             return self._open_threaded()
         self.store = Store.open(self.database_url)
         self.store.health = self.health
+        self.store.theme_defaults = self.theme_defaults
         logger.info("storing items in %s", redact(self.database_url))
         if self.spool_path.exists():
             self._run(self._loading(read_spool(self.spool_path, skip_malformed=True)))
@@ -144,6 +148,7 @@ class StoragePipeline:
         self._lock = asyncio.Lock()
         self.store = await open_retrying(Store.open, self.database_url, self.down_limit, self.stats)
         self.store.health = self.health
+        self.store.theme_defaults = self.theme_defaults
         logger.info("storing items in %s", redact(self.database_url))
         if not self.spool_path.exists():
             return

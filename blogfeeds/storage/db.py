@@ -20,7 +20,7 @@ from blogfeeds.extract.platform import platform_of
 from blogfeeds.health_settings import BlogHealthSettings
 from blogfeeds.items import Blog, BlogAddress, BlogCheck, FriendLink
 from blogfeeds.storage import checks as checks_store
-from blogfeeds.storage import nodes
+from blogfeeds.storage import nodes, themedefaults
 from blogfeeds.storage.connection import MYSQL_IO_TIMEOUT, Connection, connect
 from blogfeeds.storage.schema import (
     SCHEMA_VERSION,
@@ -28,6 +28,7 @@ from blogfeeds.storage.schema import (
     pending_migrations,
     url_hash,
 )
+from blogfeeds.theme_default_settings import ThemeDefaultSettings
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +145,8 @@ class Store:
         self.dialect = connection.dialect
         self.health = BlogHealthSettings()
         """How checks become health (the storage pipeline sets the crawl's settings)."""
+        self.theme_defaults = ThemeDefaultSettings()
+        """The crawl-wide rule for theme defaults (the storage pipeline sets the crawl's)."""
 
     @classmethod
     def open(cls, url: str, *, read_only: bool = False) -> Self:
@@ -373,8 +376,8 @@ class Store:
                 ends = {i for link in links for i in (link.source_blog_id, link.target_blog_id)}
                 node = nodes.nodes_of(cursor, self.dialect, ends)
                 # a link between two addresses of one blog is no friend link
-                rows = [
-                    _link_row(link, now, node)
+                kept = [
+                    link
                     for link in links
                     if link.source_blog_id == link.target_blog_id
                     or node.get(link.source_blog_id, link.source_blog_id)
@@ -386,7 +389,10 @@ class Store:
                     ("source_blog_id", "target_url_hash"),
                     _LINK_UPDATE,
                 )
-                cursor.executemany(sql, rows)
+                cursor.executemany(sql, [_link_row(link, now, node) for link in kept])
+                themedefaults.record(
+                    cursor, self.dialect, kept, node, config=self.theme_defaults, now=now
+                )
         return len(latest), len(links)
 
     @contextmanager
@@ -514,6 +520,17 @@ class Store:
                 row["removed"] = gone
             kept.append(row)
         return kept
+
+    def dropped_links(self) -> list[dict[str, Any]]:
+        """The links the crawl dropped from the map, as dicts (without ``id`` and the hash),
+        ordered by source and URL: each with its ``reason`` (``theme-default``: a theme's
+        sample entry, :mod:`.themedefaults`) and ``detail`` (the theme, the place, how many
+        blogs list it there)."""
+        rows = self._dicts("SELECT * FROM dropped_links ORDER BY source_blog_id, target_url")
+        for row in rows:
+            del row["id"], row["target_url_hash"]
+            row["avatar"] = row.get("avatar") or ""
+        return rows
 
 
 def _no_longer_listed(status: str | None, read: str | None, link: Mapping[str, Any]) -> str:

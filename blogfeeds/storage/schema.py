@@ -310,7 +310,7 @@ def insert_alias_keys(
 
 
 def _reindex_aliases(cursor: Any, dialect: Dialect) -> None:
-    """Version 13: every stored observation's keys anew (a key of an older form finds
+    """Version 14: every stored observation's keys anew (a key of an older form finds
     nothing), read a thousand at a time."""
     cursor.execute("DELETE FROM alias_keys")
     last = ""
@@ -541,9 +541,44 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
 ){table_options}""",
         ],
     ),
-    # Version 13: alias_keys computed anew from blog_observations (aliases.index_keys: the page
+    # Version 13: the crawl-wide rule for theme defaults (blogfeeds.storage.themedefaults): the
+    # credited entries at the head of each blog's friend list, by theme and place, and the
+    # links dropped with their reason (a theme's sample entry is no friend link).
+    (
+        13,
+        [
+            """CREATE TABLE IF NOT EXISTS theme_entries (
+    id {pk},
+    theme {key} NOT NULL,
+    position INTEGER NOT NULL,
+    entry_hash {hash} NOT NULL,
+    entry {text} NOT NULL,
+    source_blog_id {key} NOT NULL,
+    target_url_hash {hash} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (entry_hash, theme, position, source_blog_id)
+){table_options}""",
+            """CREATE TABLE IF NOT EXISTS dropped_links (
+    id {pk},
+    source_blog_id {key} NOT NULL,
+    target_blog_id {key} NOT NULL,
+    target_url {text} NOT NULL,
+    target_url_hash {hash} NOT NULL,
+    name {text} NOT NULL,
+    source_url {text} NOT NULL,
+    avatar {text},
+    reason {short} NOT NULL,
+    detail {text} NOT NULL,
+    first_seen {short} NOT NULL,
+    last_seen {short} NOT NULL,
+    UNIQUE (source_blog_id, target_url_hash)
+){table_options}""",
+        ],
+    ),
+    # Version 14: alias_keys computed anew from blog_observations (aliases.index_keys: the page
     # key holds the feed's entries, so one feedless template on many hosts is no candidate).
-    (13, [_reindex_aliases]),
+    (14, [_reindex_aliases]),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
@@ -570,6 +605,8 @@ TABLES = (
     "blog_aliases",
     "blog_checks",
     "robots_txt",
+    "theme_entries",
+    "dropped_links",
     "schema_version",
 )
 

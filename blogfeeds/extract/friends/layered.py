@@ -24,6 +24,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
+from blogfeeds.extract.friends.credits import credit_name, footer_credits
 from blogfeeds.extract.friends.defaults import sample_entries, sample_key
 from blogfeeds.extract.friends.feedpairs import feed_pairs
 from blogfeeds.extract.friends.filters import (
@@ -210,6 +211,13 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
             Friend(c.url, name, c.score, c.avatar, c.how, c.rels, c.listed_as, kind, feed, repaired)
         )
     _rescale(friends)
+    if friends:
+        listed = found.claimed | {c.link.el for c in cands if c.link is not None}
+        credits = footer_credits(scan, listed, found.page_host)
+        if credits:
+            friends = [
+                replace(f, credited=True) if credit_name(f.url) in credits else f for f in friends
+            ]
     circles: list[Friend] = []
     circle_seen: set[str] = set()
     for link in scan.links:

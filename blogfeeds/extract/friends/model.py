@@ -145,6 +145,9 @@ class Friend:
     friend). A podcast's feed or page is no friend (excluded, reason ``podcast``)."""
     feed: str = ""
     repaired: str = ""
+    credited: bool = False
+    """The page's footer credits the friend's owner (:mod:`.credits`): the theme's own site,
+    or a friend who wrote the theme; the crawl tells them apart across blogs."""
 
 
 @dataclass

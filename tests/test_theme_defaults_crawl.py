@@ -1,0 +1,167 @@
+"""The crawl-wide rule for theme defaults (:mod:`blogfeeds.storage.themedefaults`), on a loopback
+web crawled by ``scrapy crawl blogs`` into SQLite and MariaDB.
+
+The web: six Hexo blogs of one theme ("Lumen", in no data file) whose footers credit the
+theme's repository (``github.com/lumenauthor/...``) and whose lists keep the theme's sample
+entry first (the author's blog, ``lumenauthor.example``). The counter-cases: a popular blog all
+six list at one place too (no footer credits it: a friend), the same author listed first by a
+blog of another platform (one blog of its theme: a friend), and three Jekyll blogs listing their
+own theme's author first (credited, at one place, but fewer blogs than
+``BLOGFEEDS_THEME_DEFAULT_BLOGS``: friends). The page alone says the same of every case: each
+check fails without the crawl's counts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from blogfeeds.extract.friends import extract_friends
+from blogfeeds.extract.page import parse_page
+from blogfeeds.storage.db import Store
+from tests import blogosphere as bs
+from tests.littleweb import LittleWeb
+
+pytestmark = pytest.mark.integration
+
+LUMEN = [f"lumen{i}.example" for i in range(6)]
+RIVET = [f"rivet{i}.example" for i in range(3)]
+AUTHOR = "https://lumenauthor.example/"
+RIVET_AUTHOR = "https://rivetsmith.example/"
+POPULAR = "https://popular.example/"
+HUGO = "hugofan.example"
+LUMEN_FOOTER = (
+    'Powered by <a href="https://hexo.io/">Hexo</a> · Theme '
+    '<a href="https://github.com/lumenauthor/hexo-theme-lumen">Lumen</a>'
+)
+RIVET_FOOTER = 'Theme <a href="https://github.com/rivetsmith/jekyll-rivet">Rivet</a>'
+
+
+def home(title: str, generator: str, friends: list[tuple[str, str]], footer: str) -> str:
+    items = "\n".join(
+        f'<li class="flink-item"><a href="{url}" target="_blank">{name}</a><p>{name}</p></li>'
+        for url, name in friends
+    )
+    meta = f'<meta name="generator" content="{generator}">' if generator else ""
+    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">{meta}
+<title>{title}</title>
+<link rel="alternate" type="application/rss+xml" title="{title}" href="/feed.xml"></head>
+<body><main><article><h1>{title}</h1><p>Notes on gardens, trains and the sea.</p></article>
+<section><h2>Friends</h2><ul class="flink-list">
+{items}
+</ul></section></main>
+<footer><p>© 2026 {title} · {footer}</p></footer></body></html>"""
+
+
+def web() -> dict[str, dict[str, Any]]:
+    pages: dict[str, str] = {}
+    for i, host in enumerate(LUMEN):
+        mates = [(f"http://{LUMEN[(i + k) % 6]}/", f"Mate {(i + k) % 6}") for k in (1, 2)]
+        friends = [(AUTHOR, "Lumen Author"), (POPULAR, "Popular Blog"), *mates]
+        pages[host] = home(f"Lumen blog {i}", "Hexo 7.1.1", friends, LUMEN_FOOTER)
+    for i, host in enumerate(RIVET):
+        mates = [(f"http://{RIVET[(i + 1) % 3]}/", "Rivet mate"), (POPULAR, "Popular Blog")]
+        friends = [(RIVET_AUTHOR, "Rivet Smith"), *mates]
+        pages[host] = home(f"Rivet blog {i}", "Jekyll v4.3.3", friends, RIVET_FOOTER)
+    hugo_friends = [(AUTHOR, "Lumen Author"), (POPULAR, "Popular Blog")]
+    pages[HUGO] = home("Hugo fan", "Hugo 0.125.0", hugo_friends, LUMEN_FOOTER)
+    for url, title in ((AUTHOR, "Lumen Author"), (RIVET_AUTHOR, "Rivet"), (POPULAR, "Popular")):
+        pages[url.split("/")[2]] = home(title, "", [(f"http://{LUMEN[0]}/", "A reader")], "")
+    routes: dict[str, dict[str, Any]] = {}
+    for host, body in pages.items():
+        routes[f"http://{host}/"] = {"body": body, "content_type": bs.HTML}
+        routes[f"https://{host}/"] = {"body": body, "content_type": bs.HTML}
+        for scheme in ("http", "https"):
+            routes[f"{scheme}://{host}/feed.xml"] = {
+                "body": bs.feed(len(routes)),
+                "content_type": "application/rss+xml; charset=utf-8",
+            }
+    return routes
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("mariadb", marks=pytest.mark.services)]
+)
+def crawled(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp(f"themes-{request.param}")
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp / 'blogs.sqlite3'}"
+        yield _crawl(url, tmp)
+        return
+    if bs.mariadb_admin() is None:
+        pytest.skip("MariaDB unreachable at 127.0.0.1:3306")
+    with bs.throwaway_database("themes") as url:
+        yield _crawl(url, tmp)
+
+
+def _crawl(url: str, tmp: Path) -> str:
+    served = LittleWeb(web()).start()
+    try:
+        env = served.env()
+        env.pop("REDIS_URL", None)
+        env.pop("MYSQL_URL", None)
+        env["BLOGFEEDS_DATABASE_URL"] = url
+        seeds = ",".join(f"http://{h}/" for h in [*LUMEN, *RIVET, HUGO])
+        cmd = [
+            *bs.crawl_command(f"BLOGFEEDS_SPOOL_PATH={tmp / 'spool.jsonl'}", "DEPTH_LIMIT=1"),
+            "-a",
+            f"start_urls={seeds}",
+        ]
+        log = tmp / "crawl.log"
+        done = subprocess.run(
+            cmd, env=env, cwd=bs.REPO, timeout=180, check=False, capture_output=True
+        )
+        log.write_bytes(done.stdout + done.stderr)
+        text = log.read_text("utf-8", "replace")
+        assert done.returncode == 0, text[-3000:]
+        assert "Traceback" not in text, text[-3000:]
+    finally:
+        served.stop()
+    return url
+
+
+def links(url: str) -> tuple[set[tuple[str, str]], list[dict[str, Any]], dict[str, int]]:
+    with Store.open(url, read_only=True) as store:
+        kept = {(row["source_blog_id"], row["target_url"]) for row in store.friend_links()}
+        counts = {row["blog_id"]: row["friend_count"] for row in store.blogs()}
+        return kept, store.dropped_links(), counts
+
+
+def test_a_themes_sample_entry_on_many_blogs_is_dropped_with_its_reason(crawled: str) -> None:
+    kept, dropped, counts = links(crawled)
+    assert not {(source, AUTHOR) for source in LUMEN} & kept
+    assert {(d["source_blog_id"], d["target_url"]) for d in dropped} == {
+        (source, AUTHOR) for source in LUMEN
+    }
+    assert {d["reason"] for d in dropped} == {"theme-default"}
+    assert all(
+        d["detail"] == "platform:Hexo: lumenauthor.example at place 1 on 6 blogs" for d in dropped
+    )
+    for source in LUMEN:  # the popular blog and two theme mates
+        assert counts[source] == 3 == sum(1 for s, _ in kept if s == source)
+
+
+def test_a_popular_friend_many_list_at_one_place_stays_a_friend(crawled: str) -> None:
+    kept, _, _ = links(crawled)
+    assert {(source, POPULAR) for source in [*LUMEN, *RIVET, HUGO]} <= kept
+
+
+def test_a_credited_friend_on_too_few_blogs_of_its_theme_stays_a_friend(crawled: str) -> None:
+    kept, _, _ = links(crawled)
+    assert (HUGO, AUTHOR) in kept  # the same author, one blog of another platform
+    assert {(source, RIVET_AUTHOR) for source in RIVET} <= kept  # three Jekyll blogs
+
+
+def test_the_page_alone_credits_the_themes_author_and_not_the_popular_friend() -> None:
+    body = web()[f"http://{LUMEN[0]}/"]["body"]
+    result = extract_friends(parse_page(f"http://{LUMEN[0]}/", body.encode(), {}))
+    credited = {f.url: f.credited for f in result.friends}
+    assert credited[AUTHOR] is True
+    assert credited[POPULAR] is False
+    assert not any(credited[f"http://{LUMEN[k]}/"] for k in (1, 2))

@@ -1,0 +1,96 @@
+"""The store's side of the crawl-wide rule for theme defaults
+(:mod:`blogfeeds.storage.themedefaults`) on SQLite and MariaDB: the threshold counts blogs,
+reaching it drops the earlier links too, a re-read keeps the entry dropped with the source's
+friend count right, and the rule reads only the first places and credited links."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from blogfeeds.items import Blog, FriendLink
+from blogfeeds.storage.db import Store
+from blogfeeds.theme_default_settings import ThemeDefaultSettings
+from tests.test_storage import mariadb_url
+
+THEME = "theme:lumen"
+AUTHOR = "https://lumenauthor.example/"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.services)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'themes.sqlite3'}"
+        with Store.open(url) as opened:
+            opened.theme_defaults = ThemeDefaultSettings(blogs=3, places=2)
+            yield opened
+        return
+    for url in mariadb_url("blogfeeds_test_themes"):
+        with Store.open(url) as opened:
+            opened.theme_defaults = ThemeDefaultSettings(blogs=3, places=2)
+            yield opened
+
+
+def read(store: Store, i: int, *, position: int = 0, credited: bool = True) -> None:
+    """Blog ``i`` read: it lists the theme's author at ``position`` and one friend of its own."""
+    source = f"b{i}.example"
+    links = [
+        FriendLink(
+            source,
+            AUTHOR,
+            "lumenauthor.example",
+            "Lumen",
+            theme=THEME,
+            position=position,
+            credited=credited,
+        ),
+        FriendLink(
+            source,
+            f"https://own{i}.example/",
+            f"own{i}.example",
+            "Own",
+            theme=THEME,
+            position=position + 1,
+        ),
+    ]
+    blog = Blog(
+        source, f"https://{source}/", status="ok", friend_count=2, fetched_at="2026-12-05T20:00:00Z"
+    )
+    store.write([blog], links)
+
+
+def authors(store: Store) -> set[str]:
+    return {r["source_blog_id"] for r in store.friend_links() if r["target_url"] == AUTHOR}
+
+
+def test_reaching_the_threshold_drops_the_earlier_links_too(store: Store) -> None:
+    read(store, 1)
+    read(store, 2)
+    assert authors(store) == {"b1.example", "b2.example"}  # two blogs: friends so far
+    read(store, 3)
+    assert authors(store) == set()
+    dropped = store.dropped_links()
+    assert {d["source_blog_id"] for d in dropped} == {"b1.example", "b2.example", "b3.example"}
+    assert {d["detail"] for d in dropped} == {f"{THEME}: lumenauthor.example at place 1 on 3 blogs"}
+    counts = {b["blog_id"]: b["friend_count"] for b in store.blogs()}
+    assert counts == {"b1.example": 1, "b2.example": 1, "b3.example": 1}
+
+
+def test_a_reread_keeps_the_entry_dropped_and_the_count_right(store: Store) -> None:
+    for i in (1, 2, 3):
+        read(store, i)
+    read(store, 2)
+    assert authors(store) == set()
+    assert len(store.dropped_links()) == 3
+    assert {b["blog_id"]: b["friend_count"] for b in store.blogs()}["b2.example"] == 1
+
+
+def test_uncredited_or_later_links_are_never_counted(store: Store) -> None:
+    for i in (1, 2, 3):
+        read(store, i, credited=False)
+    for i in (4, 5, 6):
+        read(store, i, position=2)  # beyond the first two places
+    assert authors(store) == {f"b{i}.example" for i in range(1, 7)}
+    assert store.dropped_links() == []
