@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from blogfeeds.crawl.optout import OptOutList, parse_address
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage.db import Store
+from blogfeeds.storage.optout import OptOutStore
 from blogfeeds.theme_default_settings import ThemeDefaultSettings
 from tests.test_storage import mariadb_url
 
@@ -23,12 +25,12 @@ AUTHOR = "https://lumenauthor.example/"
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'themes.sqlite3'}"
-        with Store.open(url) as opened:
+        with OptOutStore.open(url) as opened:
             opened.theme_defaults = ThemeDefaultSettings(blogs=3, places=2)
             yield opened
         return
     for url in mariadb_url("blogfeeds_test_themes"):
-        with Store.open(url) as opened:
+        with OptOutStore.open(url) as opened:
             opened.theme_defaults = ThemeDefaultSettings(blogs=3, places=2)
             yield opened
 
@@ -94,3 +96,14 @@ def test_uncredited_or_later_links_are_never_counted(store: Store) -> None:
         read(store, i, position=2)  # beyond the first two places
     assert authors(store) == {f"b{i}.example" for i in range(1, 7)}
     assert store.dropped_links() == []
+
+
+def test_an_opted_out_blog_leaves_no_count_nor_dropped_link(store: Store) -> None:
+    for i in (1, 2, 3):
+        read(store, i)
+    assert isinstance(store, OptOutStore)
+    store.purge(OptOutList.of([parse_address("https://b2.example/")]))
+    assert {d["source_blog_id"] for d in store.dropped_links()} == {"b1.example", "b3.example"}
+    with store._transaction(write=False) as cursor:
+        cursor.execute("SELECT COUNT(*) FROM theme_entries WHERE source_blog_id = 'b2.example'")
+        assert cursor.fetchone()[0] == 0

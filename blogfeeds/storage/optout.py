@@ -131,6 +131,9 @@ class OptOutStore(Store):
                 ("blog_aliases", "alias_id"),
                 ("blog_aliases", "node_id"),
                 ("blog_checks", "blog_id"),
+                ("theme_entries", "source_blog_id"),
+                ("dropped_links", "source_blog_id"),
+                ("dropped_links", "target_blog_id"),
                 ("blogs", "blog_id"),
             )
             steps = [(t, "feed_url_hash", feeds) for t in by_feed]
