@@ -12,6 +12,7 @@ import pytest
 
 from blogfeeds.crawl.optout import OptOutList, parse_address
 from blogfeeds.items import Blog, FriendLink
+from blogfeeds.storage import nodes
 from blogfeeds.storage.db import Store
 from blogfeeds.storage.optout import OptOutStore
 from blogfeeds.theme_default_settings import ThemeDefaultSettings
@@ -107,3 +108,16 @@ def test_an_opted_out_blog_leaves_no_count_nor_dropped_link(store: Store) -> Non
     with store._transaction(write=False) as cursor:
         cursor.execute("SELECT COUNT(*) FROM theme_entries WHERE source_blog_id = 'b2.example'")
         assert cursor.fetchone()[0] == 0
+
+
+def test_a_blog_found_an_alias_counts_once_and_its_dropped_links_move(store: Store) -> None:
+    for i in (1, 2, 3):
+        read(store, i)
+    with store._transaction() as cursor:
+        nodes.merge(cursor, store.dialect, "b2.example", "b1.example", ("redirect",), now="t")
+        cursor.execute("SELECT DISTINCT source_blog_id FROM theme_entries")
+        assert {str(r[0]) for r in cursor.fetchall()} == {"b1.example", "b3.example"}
+    assert sorted(d["source_blog_id"] for d in store.dropped_links()) == [
+        "b1.example",
+        "b3.example",
+    ]

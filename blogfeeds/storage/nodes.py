@@ -283,6 +283,7 @@ def merge(
         )
     cursor.execute(f"UPDATE blog_aliases SET node_id = {p} WHERE node_id = {p}", (node, alias))
     _move_links(cursor, dialect, alias, node)
+    _move_theme_rows(cursor, dialect, alias, node)
     _move_feeds(cursor, dialect, alias, node)
     for table in ("schedule", "feed_aliases"):
         cursor.execute(f"UPDATE {table} SET blog_id = {p} WHERE blog_id = {p}", (node, alias))
@@ -322,15 +323,40 @@ def _move_links(cursor: Any, dialect: Dialect, alias: str, node: str) -> None:
     cursor.execute(
         f"UPDATE friend_links SET target_blog_id = {p} WHERE target_blog_id = {p}", (node, alias)
     )
-    cursor.execute(f"SELECT target_url_hash FROM friend_links WHERE source_blog_id = {p}", (node,))
-    kept = {str(r[0]) for r in cursor.fetchall()}
+    _move_sources(cursor, dialect, "friend_links", "target_url_hash", alias=alias, node=node)
+
+
+def _move_theme_rows(cursor: Any, dialect: Dialect, alias: str, node: str) -> None:
+    """The crawl-wide theme rule's rows (:mod:`.themedefaults`) of ``alias`` become ``node``'s:
+    one blog counts once toward a theme default, and its dropped links are the node's."""
+    p = dialect.param
     cursor.execute(
-        f"SELECT id, target_url_hash FROM friend_links WHERE source_blog_id = {p}", (alias,)
+        "DELETE FROM dropped_links WHERE "
+        f"(source_blog_id = {p} AND target_blog_id = {p}) OR "
+        f"(source_blog_id = {p} AND target_blog_id = {p})",
+        (alias, node, node, alias),
     )
-    clash = [(int(i),) for i, digest in cursor.fetchall() if str(digest) in kept]
-    cursor.executemany(f"DELETE FROM friend_links WHERE id = {p}", clash)
     cursor.execute(
-        f"UPDATE friend_links SET source_blog_id = {p} WHERE source_blog_id = {p}", (node, alias)
+        f"UPDATE dropped_links SET target_blog_id = {p} WHERE target_blog_id = {p}", (node, alias)
+    )
+    _move_sources(cursor, dialect, "dropped_links", "target_url_hash", alias=alias, node=node)
+    key = "entry_hash, theme, position"
+    _move_sources(cursor, dialect, "theme_entries", key, alias=alias, node=node)
+
+
+def _move_sources(
+    cursor: Any, dialect: Dialect, table: str, key: str, *, alias: str, node: str
+) -> None:
+    """The rows of ``table`` whose ``source_blog_id`` is ``alias`` become ``node``'s, but for
+    those ``node`` has a row of the same ``key`` columns for (its own stays: the unique key)."""
+    p = dialect.param
+    cursor.execute(f"SELECT {key} FROM {table} WHERE source_blog_id = {p}", (node,))
+    kept = {tuple(str(v) for v in row) for row in cursor.fetchall()}
+    cursor.execute(f"SELECT id, {key} FROM {table} WHERE source_blog_id = {p}", (alias,))
+    clash = [(int(row[0]),) for row in cursor.fetchall() if tuple(str(v) for v in row[1:]) in kept]
+    cursor.executemany(f"DELETE FROM {table} WHERE id = {p}", clash)
+    cursor.execute(
+        f"UPDATE {table} SET source_blog_id = {p} WHERE source_blog_id = {p}", (node, alias)
     )
 
 
