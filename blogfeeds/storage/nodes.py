@@ -282,8 +282,12 @@ def merge(
             (node, kinds, now, alias),
         )
     cursor.execute(f"UPDATE blog_aliases SET node_id = {p} WHERE node_id = {p}", (node, alias))
-    _move_links(cursor, dialect, alias, node)
-    _move_theme_rows(cursor, dialect, alias, node)
+    _move_links(cursor, dialect, "friend_links", alias=alias, node=node)
+    # the crawl-wide theme rule's rows (.themedefaults): one blog counts once toward a theme
+    # default, and its dropped links are the node's
+    _move_links(cursor, dialect, "dropped_links", alias=alias, node=node)
+    key = "entry_hash, theme, position"
+    _move_sources(cursor, dialect, "theme_entries", key, alias=alias, node=node)
     _move_feeds(cursor, dialect, alias, node)
     for table in ("schedule", "feed_aliases"):
         cursor.execute(f"UPDATE {table} SET blog_id = {p} WHERE blog_id = {p}", (node, alias))
@@ -310,38 +314,21 @@ def _ordered(kinds: Iterable[str]) -> str:
     )
 
 
-def _move_links(cursor: Any, dialect: Dialect, alias: str, node: str) -> None:
-    """Friend links to ``alias`` point at ``node``; links of ``alias`` become ``node``'s unless
-    ``node`` lists that friend too (its own row stays); a link between the two goes."""
+def _move_links(cursor: Any, dialect: Dialect, table: str, *, alias: str, node: str) -> None:
+    """Links of ``table`` (``friend_links``, ``dropped_links``) to ``alias`` point at ``node``;
+    links of ``alias`` become ``node``'s unless ``node`` lists that friend too (its own row
+    stays); a link between the two goes."""
     p = dialect.param
     cursor.execute(
-        "DELETE FROM friend_links WHERE "
+        f"DELETE FROM {table} WHERE "
         f"(source_blog_id = {p} AND target_blog_id = {p}) OR "
         f"(source_blog_id = {p} AND target_blog_id = {p})",
         (alias, node, node, alias),
     )
     cursor.execute(
-        f"UPDATE friend_links SET target_blog_id = {p} WHERE target_blog_id = {p}", (node, alias)
+        f"UPDATE {table} SET target_blog_id = {p} WHERE target_blog_id = {p}", (node, alias)
     )
-    _move_sources(cursor, dialect, "friend_links", "target_url_hash", alias=alias, node=node)
-
-
-def _move_theme_rows(cursor: Any, dialect: Dialect, alias: str, node: str) -> None:
-    """The crawl-wide theme rule's rows (:mod:`.themedefaults`) of ``alias`` become ``node``'s:
-    one blog counts once toward a theme default, and its dropped links are the node's."""
-    p = dialect.param
-    cursor.execute(
-        "DELETE FROM dropped_links WHERE "
-        f"(source_blog_id = {p} AND target_blog_id = {p}) OR "
-        f"(source_blog_id = {p} AND target_blog_id = {p})",
-        (alias, node, node, alias),
-    )
-    cursor.execute(
-        f"UPDATE dropped_links SET target_blog_id = {p} WHERE target_blog_id = {p}", (node, alias)
-    )
-    _move_sources(cursor, dialect, "dropped_links", "target_url_hash", alias=alias, node=node)
-    key = "entry_hash, theme, position"
-    _move_sources(cursor, dialect, "theme_entries", key, alias=alias, node=node)
+    _move_sources(cursor, dialect, table, "target_url_hash", alias=alias, node=node)
 
 
 def _move_sources(
