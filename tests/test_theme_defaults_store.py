@@ -5,6 +5,7 @@ friend count right, and the rule reads only the first places and credited links.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from blogfeeds.crawl.optout import OptOutList, parse_address
 from blogfeeds.items import Blog, FriendLink
 from blogfeeds.storage import nodes
-from blogfeeds.storage.db import Store
+from blogfeeds.storage.db import Store, utc_now
 from blogfeeds.storage.optout import OptOutStore
 from blogfeeds.theme_default_settings import ThemeDefaultSettings
 from tests.test_storage import mariadb_url
@@ -121,3 +122,66 @@ def test_a_blog_found_an_alias_counts_once_and_its_dropped_links_move(store: Sto
         "b1.example",
         "b3.example",
     ]
+
+
+def reread(store: Store, i: int, *, author: bool) -> None:
+    """Blog ``i`` read again later: its list holds its own friend, and the theme's author only
+    when ``author``."""
+    source = f"b{i}.example"
+    own = FriendLink(
+        source, f"https://own{i}.example/", f"own{i}.example", "Own", theme=THEME, position=author
+    )
+    sample = FriendLink(source, AUTHOR, "lumenauthor.example", "Lumen", theme=THEME, credited=True)
+    links = [sample, own] if author else [own]
+    time.sleep(1.1)  # the store's clock counts seconds: what it wrote before is older
+    later = utc_now()
+    blog = Blog(
+        source, f"https://{source}/", status="ok", friend_count=len(links), fetched_at=later
+    )
+    store.write([blog], links)
+
+
+def entries(store: Store) -> set[str]:
+    with store._transaction(write=False) as cursor:
+        cursor.execute("SELECT source_blog_id FROM theme_entries")
+        return {str(r[0]) for r in cursor.fetchall()}
+
+
+def test_a_blog_that_no_longer_lists_an_entry_stops_counting_toward_it(store: Store) -> None:
+    read(store, 1)
+    read(store, 2)
+    reread(store, 2, author=False)  # b2's owner replaced the theme's sample by friends
+    assert entries(store) == {"b1.example"}
+    read(store, 3)
+    assert authors(store) == {"b1.example", "b3.example"}  # two blogs list it now: friends
+    assert store.dropped_links() == []
+
+
+def test_a_blog_still_listing_an_entry_keeps_counting_and_below_it_is_a_friend_again(
+    store: Store,
+) -> None:
+    for i in (1, 2, 3):
+        read(store, i)
+    reread(store, 2, author=True)  # still listed: still three blogs, still dropped
+    assert authors(store) == set()
+    assert {d["source_blog_id"] for d in store.dropped_links()} == {
+        f"b{i}.example" for i in (1, 2, 3)
+    }
+    reread(store, 3, author=False)  # b3 stopped listing it: two blogs are below the threshold
+    assert entries(store) == {"b1.example", "b2.example"}
+    reread(store, 1, author=True)  # b1's next read finds it a friend again
+    assert authors(store) == {"b1.example"}
+    assert {d["source_blog_id"] for d in store.dropped_links()} == {"b2.example", "b3.example"}
+
+
+def test_a_write_says_what_it_stored_and_what_it_dropped_by_reason(store: Store) -> None:
+    read(store, 1)
+    read(store, 2)
+    source = "b3.example"
+    links = [
+        FriendLink(source, AUTHOR, "lumenauthor.example", theme=THEME, credited=True),
+        FriendLink(source, "https://own3.example/", "own3.example", theme=THEME, position=1),
+    ]
+    written = store.write([Blog(source, f"https://{source}/", status="ok")], links)
+    # b3's own friend stored; its sample entry dropped as written, with b1's and b2's
+    assert (written.blogs, written.friend_links, written.dropped) == (1, 1, {"theme-default": 3})

@@ -365,7 +365,7 @@ class StoragePipeline:
         try:
             if self.store is None:
                 raise RuntimeError("database is not open (open_spider was not called)")
-            n_blogs, n_links = self.store.write(blogs, links, addresses, checks)
+            written = self.store.write(blogs, links, addresses, checks)
         except Exception as exc:
             self.stats.inc_value("blogfeeds/db/write_errors")
             if raise_transient and is_transient(exc):
@@ -378,8 +378,12 @@ class StoragePipeline:
                 redact(self.database_url),
             )
             return False
-        self.stats.inc_value("blogfeeds/db/blogs_written", n_blogs)
-        self.stats.inc_value("blogfeeds/db/friend_links_written", n_links)
+        self.stats.inc_value("blogfeeds/db/blogs_written", written.blogs)
+        # a link dropped as it was written is no friend link written; a drop of earlier links
+        # (an entry reaching a theme default's threshold) is counted by reason all the same
+        self.stats.inc_value("blogfeeds/db/friend_links_written", written.friend_links)
+        for reason, n in written.dropped.items():
+            self.stats.inc_value(f"blogfeeds/db/friend_links_dropped/{reason}", n)
         return True
 
     # --- spool --------------------------------------------------------------------------------

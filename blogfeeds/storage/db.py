@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from blogfeeds.extract.platform import platform_of
 from blogfeeds.health_settings import BlogHealthSettings
@@ -123,6 +123,19 @@ _LINK_COLUMNS = (
 _LINK_UPDATE = tuple(
     c for c in _LINK_COLUMNS if c not in {"source_blog_id", "target_url_hash", "first_seen"}
 )
+
+
+class Written(NamedTuple):
+    """What one :meth:`Store.write` stored."""
+
+    blogs: int
+    """Distinct blogs written."""
+    friend_links: int
+    """Distinct friend links in ``friend_links`` after the write: those listed, less a link
+    between two addresses of one blog and those the write dropped."""
+    dropped: dict[str, int]
+    """Links the write moved to ``dropped_links``, by reason: those listed, and earlier links
+    of other blogs (an entry that reached the threshold of :mod:`.themedefaults`)."""
 
 
 def utc_now() -> str:
@@ -310,19 +323,20 @@ class Store:
         links: Sequence[FriendLink],
         addresses: Sequence[BlogAddress] = (),
         checks: Sequence[BlogCheck] = (),
-    ) -> tuple[int, int]:
+    ) -> Written:
         """Write blogs (with their feeds), friend links and addresses that redirected in ONE
         transaction; then the blogs' addresses are joined into nodes (:mod:`.nodes`: a blog
         found to be another's alias is merged into it) and each friend link is stored on the
         node of its source and target.
 
-        Returns ``(blogs written, friend links written)``. Any driver error rolls the whole call
-        back and propagates, so the caller can retry the same items (every write is idempotent).
+        Returns what it wrote (:class:`Written`). Any driver error rolls the whole call back
+        and propagates, so the caller can retry the same items (every write is idempotent).
         On MySQL the write holds a named lock, so that workers sharing the server decide nodes
         one after the other, each seeing the others' addresses.
         """
         now = utc_now()
         latest = {blog.blog_id: blog for blog in blogs}
+        stored, dropped = 0, dict[str, int]()
         with self._nodes_lock(), self._transaction() as cursor:
             settled = checks_store.settle_checks(cursor, self.dialect, checks, self.health)
             # a parking page or a bot wall answering in a known blog's place is not the blog:
@@ -359,6 +373,12 @@ class Store:
             nodes.retarget_paths(cursor, self.dialect, [(b.blog_id, b.url) for b in fetched])
             nodes.record(cursor, self.dialect, observed, latest, now)
             checks_store.mark_merged(cursor, self.dialect, now)
+            if fetched:  # each read's list replaces what the blog listed before
+                node = nodes.nodes_of(cursor, self.dialect, [b.blog_id for b in fetched])
+                reads = [
+                    (node.get(b.blog_id, b.blog_id), min(b.fetched_at or now, now)) for b in fetched
+                ]
+                themedefaults.forget_unlisted(cursor, self.dialect, reads)
             # the friends a parking page or a takeover lists are not the blog's
             links = [link for link in links if link.source_blog_id not in held]
             if links:
@@ -389,11 +409,15 @@ class Store:
                     ("source_blog_id", "target_url_hash"),
                     _LINK_UPDATE,
                 )
-                cursor.executemany(sql, [_link_row(link, now, node) for link in kept])
-                themedefaults.record(
+                rows = {(r[0], r[3]): r for r in (_link_row(ln, now, node) for ln in kept)}
+                cursor.executemany(sql, list(rows.values()))
+                moved = themedefaults.record(
                     cursor, self.dialect, kept, node, config=self.theme_defaults, now=now
                 )
-        return len(latest), len(links)
+                stored = len(rows.keys() - moved)
+                if moved:
+                    dropped[themedefaults.REASON] = len(moved)
+        return Written(len(latest), stored, dropped)
 
     @contextmanager
     def _nodes_lock(self) -> Iterator[None]:

@@ -9,14 +9,15 @@ with a theme (:attr:`~blogfeeds.items.FriendLink.theme`), among the first
 (:mod:`blogfeeds.extract.friends.credits`), is recorded in ``theme_entries`` under (theme,
 place, entry). Once ``BLOGFEEDS_THEME_DEFAULT_BLOGS`` blogs (nodes) have one entry at one place,
 every such link, earlier and later ones, moves from ``friend_links`` to ``dropped_links``
-with the reason ``theme-default`` (the source's ``friend_count`` follows). Why all three
-conditions: docs/friend-links.md. The counts live in the database, so the workers of a
-cluster sharing MariaDB count together.
+with the reason ``theme-default`` (the source's ``friend_count`` follows). A blog read again
+counts only what it lists now (:func:`forget_unlisted`), and a link it still lists below the
+threshold is a friend again. Why all three conditions: docs/friend-links.md. The counts live
+in the database, so the workers of a cluster sharing MariaDB count together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from blogfeeds.extract.friends.defaults import sample_key
@@ -25,6 +26,7 @@ from blogfeeds.storage.schema import Dialect, url_hash
 from blogfeeds.theme_default_settings import ThemeDefaultSettings
 
 REASON = "theme-default"
+_CHUNK = 500  # ids per IN (...): below SQLite's 999 host-parameter limit of old builds
 _ENTRY_COLUMNS = (
     "theme",
     "position",
@@ -58,12 +60,14 @@ def record(
     *,
     config: ThemeDefaultSettings,
     now: str,
-) -> int:
+) -> set[tuple[str, str]]:
     """Record the theme entries among ``links`` (just written to ``friend_links``, their ends
     on the nodes of ``node``) and drop every link of an entry that reached the threshold;
-    returns the number of links dropped."""
+    returns the links dropped, as ``(source node, target URL hash)`` (earlier links of other
+    blogs among them). A link of ``links`` that stays a friend leaves ``dropped_links``."""
+    dropped: set[tuple[str, str]] = set()
     if config.blogs <= 0:
-        return 0
+        return dropped
     rows: dict[tuple[str, int, str, str], tuple[Any, ...]] = {}
     for link in links:
         if not (link.theme and link.credited and 0 <= link.position < config.places):
@@ -81,13 +85,13 @@ def record(
             now,
             now,
         )
-    if not rows:
-        return 0
-    key = ("entry_hash", "theme", "position", "source_blog_id")
-    sql = dialect.upsert("theme_entries", _ENTRY_COLUMNS, key, ("target_url_hash", "last_seen"))
-    cursor.executemany(sql, list(rows.values()))
+    if rows:
+        key = ("entry_hash", "theme", "position", "source_blog_id")
+        update = ("target_url_hash", "last_seen")
+        cursor.executemany(
+            dialect.upsert("theme_entries", _ENTRY_COLUMNS, key, update), list(rows.values())
+        )
     p = dialect.param
-    dropped = 0
     for theme, position, digest in sorted({k[:3] for k in rows}):
         cursor.execute(
             "SELECT source_blog_id, target_url_hash, entry FROM theme_entries "
@@ -99,8 +103,67 @@ def record(
             continue
         detail = f"{theme}: {members[0][2]} at place {position + 1} on {len(members)} blogs"
         for source, target_hash, _entry in members:
-            dropped += _drop(cursor, dialect, (source, target_hash), detail, now)
+            if _drop(cursor, dialect, (source, target_hash), detail, now):
+                dropped.add((str(source), str(target_hash)))
+    listed = {
+        (node.get(ln.source_blog_id, ln.source_blog_id), url_hash(ln.target_url)) for ln in links
+    }
+    _undrop(cursor, dialect, listed - dropped)
     return dropped
+
+
+def _undrop(cursor: Any, dialect: Dialect, links: set[tuple[str, str]]) -> None:
+    """Remove the ``dropped_links`` rows of ``links``, written as friends again: their entry
+    no longer reaches the threshold (a blog stopped listing it). One query finds them: most
+    sources have none."""
+    sources = sorted({source for source, _ in links})
+    found: set[tuple[str, str]] = set()
+    for start in range(0, len(sources), _CHUNK):
+        chunk = sources[start : start + _CHUNK]
+        marks = ", ".join([dialect.param] * len(chunk))
+        cursor.execute(
+            "SELECT source_blog_id, target_url_hash FROM dropped_links "
+            f"WHERE reason = {dialect.param} AND source_blog_id IN ({marks})",
+            [REASON, *chunk],
+        )
+        found.update((str(s), str(h)) for s, h in cursor.fetchall())
+    again = sorted(found & links)
+    if again:
+        p = dialect.param
+        cursor.executemany(
+            f"DELETE FROM dropped_links WHERE source_blog_id = {p} AND target_url_hash = {p}",
+            again,
+        )
+
+
+def forget_unlisted(cursor: Any, dialect: Dialect, reads: Iterable[tuple[str, str]]) -> int:
+    """Blogs read again (``(source node, time of the read)``) count toward a theme default
+    only with what they list now: their theme entries last seen before that read go (a read
+    writes its entries at or after its time, in one write or several). Returns the rows
+    removed. One query finds the sources with such rows: most have none."""
+    bound: dict[str, str] = {}
+    for source, when in reads:
+        bound[source] = min(when, bound.get(source, when))
+    sources = sorted(bound)
+    stale: list[tuple[str, str]] = []
+    for start in range(0, len(sources), _CHUNK):
+        chunk = sources[start : start + _CHUNK]
+        marks = ", ".join([dialect.param] * len(chunk))
+        cursor.execute(
+            "SELECT source_blog_id, MIN(last_seen) FROM theme_entries "
+            f"WHERE source_blog_id IN ({marks}) GROUP BY source_blog_id",
+            chunk,
+        )
+        stale += [(str(s), bound[str(s)]) for s, seen in cursor.fetchall() if seen < bound[str(s)]]
+    p = dialect.param
+    removed = 0
+    for source, before in stale:
+        cursor.execute(
+            f"DELETE FROM theme_entries WHERE source_blog_id = {p} AND last_seen < {p}",
+            (source, before),
+        )
+        removed += cursor.rowcount
+    return removed
 
 
 def _drop(cursor: Any, dialect: Dialect, link: tuple[str, str], detail: str, now: str) -> int:
