@@ -8,18 +8,26 @@ six list at one place too (no footer credits it: a friend), the same author list
 blog of another platform (one blog of its theme: a friend), and three Jekyll blogs listing their
 own theme's author first (credited, at one place, but fewer blogs than
 ``BLOGFEEDS_THEME_DEFAULT_BLOGS``: friends). The page alone says the same of every case: each
-check fails without the crawl's counts.
+check fails without the crawl's counts. The crawl's counters, ``scrapy stats`` and the
+exports say what was dropped and why; edges and GraphML hold the friends only.
 """
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from blogfeeds.commands.export import Filters, export
+from blogfeeds.extensions.summary import summarize
 from blogfeeds.extract.friends import extract_friends
 from blogfeeds.extract.page import parse_page
 from blogfeeds.storage.db import Store
@@ -39,6 +47,10 @@ LUMEN_FOOTER = (
     '<a href="https://github.com/lumenauthor/hexo-theme-lumen">Lumen</a>'
 )
 RIVET_FOOTER = 'Theme <a href="https://github.com/rivetsmith/jekyll-rivet">Rivet</a>'
+
+
+LOGS: dict[str, Path] = {}
+"""The log of the crawl into each database."""
 
 
 def home(title: str, generator: str, friends: list[tuple[str, str]], footer: str) -> str:
@@ -113,7 +125,7 @@ def _crawl(url: str, tmp: Path) -> str:
             "-a",
             f"start_urls={seeds}",
         ]
-        log = tmp / "crawl.log"
+        log = LOGS[url] = tmp / "crawl.log"
         done = subprocess.run(
             cmd, env=env, cwd=bs.REPO, timeout=180, check=False, capture_output=True
         )
@@ -165,3 +177,61 @@ def test_the_page_alone_credits_the_themes_author_and_not_the_popular_friend() -
     assert credited[AUTHOR] is True
     assert credited[POPULAR] is False
     assert not any(credited[f"http://{LUMEN[k]}/"] for k in (1, 2))
+
+
+def test_the_crawls_counters_count_a_dropped_link_as_dropped_not_written(crawled: str) -> None:
+    text = LOGS[crawled].read_text("utf-8", "replace")
+
+    def stat(key: str) -> int:  # from Scrapy's stats dump (a dict's repr)
+        found = re.search(rf"'{re.escape(key)}': (\d+)", text)
+        assert found, text[-3000:]
+        return int(found.group(1))
+
+    assert stat("blogfeeds/db/friend_links_dropped/theme-default") == len(LUMEN)
+    kept, _, _ = links(crawled)
+    # links written as friends and dropped later by a later blog's write are counted in both;
+    # the write that reached the threshold dropped its own link as it wrote it (not written)
+    assert len(kept) <= stat("blogfeeds/db/friend_links_written") < len(kept) + len(LUMEN)
+    assert "Dropped links, by reason: theme-default 6" in text
+
+
+def test_the_exports_carry_the_dropped_links_and_the_graph_the_friends(crawled: str) -> None:
+    with Store.open(crawled, read_only=True) as store:
+        stored = store.blogs(), store.friend_links()
+
+    def exported(fmt: str) -> str:
+        out = io.BytesIO()
+        export(fmt, *stored, Filters(), out)
+        return out.getvalue().decode()
+
+    rows = {row["blog_id"]: row for row in map(json.loads, exported("jsonl").splitlines())}
+    for source in LUMEN:
+        (dropped,) = rows[source]["dropped_links"]
+        assert (dropped["target_url"], dropped["reason"]) == (AUTHOR, "theme-default")
+        assert dropped["detail"] == "platform:Hexo: lumenauthor.example at place 1 on 6 blogs"
+    assert rows[HUGO]["dropped_links"] == []  # the author, a friend of a blog of another theme
+    table = {r[0]: r[-1] for r in (line.split(",") for line in exported("csv").splitlines())}
+    assert table["blog_id"] == "dropped_links"
+    assert table[LUMEN[0]] == f"{AUTHOR} (theme-default)"
+    assert table[HUGO] == ""
+    edges = exported("edges")
+    assert all(f"{source},lumenauthor.example," not in edges for source in LUMEN)
+    assert f"{HUGO},lumenauthor.example," in edges  # the friend stays an edge
+    graph = exported("graphml")
+    assert graph.count('target="lumenauthor.example"') == 1
+
+
+def test_stats_count_the_dropped_links_by_reason(crawled: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "stats", "--json", "--database", crawled],
+        cwd=bs.REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["dropped_links"] == {"theme-default": len(LUMEN)}
+    with Store.open(crawled, read_only=True) as store:
+        blogs = store.blogs()
+    hugo = summarize([b for b in blogs if b["blog_id"] == HUGO], [])
+    assert hugo.dropped == {} and "Dropped links" not in hugo.render()
+    assert "Dropped links, by reason: theme-default 6" in summarize(blogs, []).render()

@@ -90,8 +90,10 @@ BLOG_COLUMNS = (
     "activity",
     "language_declared",
     "aliases",
+    "dropped_links",
 )
-"""Columns of ``scrapy export csv``, in order (``aliases``: :func:`alias_urls`)."""
+"""Columns of ``scrapy export csv``, in order (``aliases``: :func:`alias_urls`;
+``dropped_links``: :func:`dropped_cell`)."""
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a CSV cell as a formula (OWASP)."""
@@ -225,6 +227,12 @@ def alias_urls(blog: Mapping[str, Any]) -> str:
     return " ".join(alias["url"] for alias in blog.get("aliases") or ())
 
 
+def dropped_cell(blog: Mapping[str, Any]) -> str:
+    """The links the blog lists that the crawl dropped, each ``URL (reason)``, space-separated
+    (a URL holds no space; :meth:`~blogfeeds.storage.db.Store.dropped_links`)."""
+    return " ".join(f"{d['target_url']} ({d['reason']})" for d in blog.get("dropped_links") or ())
+
+
 def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = False) -> int:
     """One CSV row per blog (:data:`BLOG_COLUMNS`, RFC 4180 quoting, cells through
     :func:`csv_cell`); returns the rows."""
@@ -232,7 +240,7 @@ def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = Fals
     writer.writerow(BLOG_COLUMNS)
     n = 0
     for blog in blogs:
-        row = {**blog, "aliases": alias_urls(blog)}
+        row = {**blog, "aliases": alias_urls(blog), "dropped_links": dropped_cell(blog)}
         writer.writerow([csv_cell(row.get(c), raw) for c in BLOG_COLUMNS])
         n += 1
     return n

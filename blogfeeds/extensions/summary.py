@@ -51,6 +51,9 @@ class Summary:
     by_health: Counter[str] = field(default_factory=Counter)
     """Stored blogs by health (:mod:`blogfeeds.extract.health`; ``(unchecked)`` for none)."""
     links: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    """Links the blogs list that the crawl dropped from the map, by reason (``theme-default``:
+    :meth:`blogfeeds.storage.db.Store.dropped_links`); not among ``links``."""
     top: list[tuple[str, str, int]] = field(default_factory=list)
     """``(blog_id, title, in-degree)``, most linked first (ties by blog id)."""
 
@@ -63,6 +66,7 @@ class Summary:
             "by_status": dict(_ranked(self.by_status)),
             "by_platform": dict(_ranked(self.by_platform)),
             "by_health": dict(_ranked(self.by_health)),
+            "dropped_links": dict(_ranked(self.dropped)),
             "top_in_degree": [{"blog_id": b, "title": t, "in_degree": n} for b, t, n in self.top],
         }
 
@@ -77,6 +81,8 @@ class Summary:
         ]
         if self.by_health:
             lines.append("By health: " + _counts(_ranked(self.by_health)))
+        if self.dropped:
+            lines.append("Dropped links, by reason: " + _counts(_ranked(self.dropped)))
         lines += [
             "Most linked (in-degree):",
         ]
@@ -153,11 +159,13 @@ def summarize(
     blogs: Iterable[Mapping[str, Any]], links: Iterable[Mapping[str, Any]], top: int = 10
 ) -> Summary:
     """The summary of stored rows (:meth:`blogfeeds.storage.db.Store.blogs` and
-    :meth:`~blogfeeds.storage.db.Store.friend_links` dicts)."""
+    :meth:`~blogfeeds.storage.db.Store.friend_links` dicts; the dropped links are the blogs')."""
     builder = SummaryBuilder()
     health: Counter[str] = Counter()
+    dropped: Counter[str] = Counter()
     for row in blogs:
         health[row.get("health") or "(unchecked)"] += 1
+        dropped.update(link["reason"] for link in row.get("dropped_links") or ())
         builder.add_blog(
             row["blog_id"],
             status=row.get("status") or "",
@@ -170,6 +178,7 @@ def summarize(
         builder.add_link(link["source_blog_id"], link["target_blog_id"])
     summary = builder.summary(top)
     summary.by_health = health
+    summary.dropped = dropped
     return summary
 
 
@@ -220,6 +229,11 @@ class CrawlSummary:
             return
         summary = self.builder.summary(self.top)
         stats = self.crawler.stats
+        # links the storage took off the map as it wrote them (the pipelines have closed)
+        prefix = "blogfeeds/db/friend_links_dropped/"
+        for key, n in stats.get_stats().items():
+            if key.startswith(prefix):
+                summary.dropped[key.removeprefix(prefix)] += n
         stats.set_value("blogfeeds/summary/blogs", summary.blogs)
         stats.set_value("blogfeeds/summary/with_feed", summary.with_feed)
         stats.set_value("blogfeeds/summary/friend_links", summary.links)

@@ -461,7 +461,9 @@ class Store:
         ``title``, ``score``, ``reasons`` (list of str) and ``is_main`` (bool). A database older
         than schema version 4 read without migrating (``read_only``) has no platform columns:
         ``platform`` and ``platform_version`` are then those of the stored generator; older
-        than version 5, ``truncated`` is ``""``; older than version 8, ``status_reason``.
+        than version 5, ``truncated`` is ``""``; older than version 8, ``status_reason``. Each
+        also has ``aliases`` (:meth:`blog_aliases`) and ``dropped_links``: the links its page
+        lists that the crawl dropped (:meth:`dropped_links`, without ``source_blog_id``).
         """
         rows = self._dicts("SELECT * FROM blogs ORDER BY blog_id")
         for row in rows:
@@ -494,8 +496,12 @@ class Store:
         for row in rows:
             row["feeds"] = feeds.get(row["blog_id"], [])
         aliases = self.blog_aliases()
+        dropped: dict[str, list[dict[str, Any]]] = {}
+        for link in self.dropped_links():
+            dropped.setdefault(link.pop("source_blog_id"), []).append(link)
         for row in rows:
             row["aliases"] = aliases.get(row["blog_id"], [])
+            row["dropped_links"] = dropped.get(row["blog_id"], [])
         return rows
 
     def blog_aliases(self) -> dict[str, list[dict[str, Any]]]:
@@ -549,7 +555,11 @@ class Store:
         """The links the crawl dropped from the map, as dicts (without ``id`` and the hash),
         ordered by source and URL: each with its ``reason`` (``theme-default``: a theme's
         sample entry, :mod:`.themedefaults`) and ``detail`` (the theme, the place, how many
-        blogs list it there)."""
+        blogs list it there); none in a database older than schema version 13."""
+        with self._transaction(write=False) as cursor:
+            cursor.execute(self.dialect.table_exists, ("dropped_links",))
+            if cursor.fetchone() is None:
+                return []
         rows = self._dicts("SELECT * FROM dropped_links ORDER BY source_blog_id, target_url")
         for row in rows:
             del row["id"], row["target_url_hash"]
