@@ -235,3 +235,29 @@ def test_stats_count_the_dropped_links_by_reason(crawled: str) -> None:
     hugo = summarize([b for b in blogs if b["blog_id"] == HUGO], [])
     assert hugo.dropped == {} and "Dropped links" not in hugo.render()
     assert "Dropped links, by reason: theme-default 6" in summarize(blogs, []).render()
+
+
+def test_inspect_shows_the_links_the_crawl_dropped_from_a_blog(
+    crawled: str, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
+    env["BLOGFEEDS_DATABASE_URL"] = crawled
+
+    def inspect(host: str, *more: str) -> str:
+        page = tmp_path / f"{host}.html"
+        page.write_text(web()[f"http://{host}/"]["body"], "utf-8")
+        args = ["--file", str(page), "--url", f"http://{host}/", "--no-fetch", *more]
+        done = subprocess.run(
+            [sys.executable, "-m", "scrapy", "inspect", *args],
+            cwd=bs.REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    detail = "platform:Hexo: lumenauthor.example at place 1 on 6 blogs"
+    data = json.loads(inspect(LUMEN[0], "--json"))
+    assert data["dropped_by_crawl"] == [
+        {"url": AUTHOR, "reason": "theme-default", "detail": detail}
+    ]
+    assert f"  {AUTHOR}  theme-default ({detail})" in inspect(LUMEN[0])
+    assert "Links the crawl dropped" not in inspect(HUGO)  # its link to the author is a friend

@@ -5,9 +5,9 @@ saved file with ``--file PATH --url URL``, and runs the crawl's own extraction o
 (:func:`blogfeeds.extract.blog.extract_blog`, with the crawl's settings): feed candidates are
 validated by fetching them, friend-link pages and data sources are followed, all through the
 same downloader as ``scrapy crawl blogs``. It prints the blog as stored, every rejected feed
-candidate and its reason, every scored friend-link container, the pages followed and the user
-rules that fired; ``--json`` the same as one JSON object (:func:`report_to_dict`). Options
-(``--file``, ``--no-fetch``, ``--rules``): docs/inspect.md.
+candidate and its reason, every scored friend-link container, the pages followed, the user
+rules that fired, the links a crawl into the configured database dropped
+(:func:`dropped_by_crawl`); ``--json`` the same as one JSON object. Options: docs/inspect.md.
 
 A page that cannot be fetched is one line on standard error naming the failure as the crawl
 stores it (statuses of :mod:`blogfeeds.failures`), exit status 1. A reader of standard output
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import sys
 from argparse import ArgumentParser, Namespace
 from pathlib import Path
@@ -34,7 +35,7 @@ from twisted.python.failure import Failure
 from w3lib.url import is_url
 
 from blogfeeds.commands import clear_help, quiet_broken_pipe
-from blogfeeds.config import unknown_settings
+from blogfeeds.config import database_url, unknown_settings
 from blogfeeds.crawl.fetch import (
     HomeReader,
     Unread,
@@ -53,6 +54,9 @@ from blogfeeds.extract.report import BlogReport
 from blogfeeds.extract.userrules import RuleError
 from blogfeeds.option import StartupError
 from blogfeeds.report_items import blog_items, list_theme
+from blogfeeds.storage.db import Store
+
+logger = logging.getLogger(__name__)
 
 _UNKNOWN_HERE = frozenset({"type", "fetched_at", "depth", "avatars"})
 """Blog fields a single page does not tell: the record type, when and at which depth a crawl
@@ -133,6 +137,22 @@ def report_to_dict(report: BlogReport, redirected: tuple[Hop, ...] = ()) -> dict
             for c in claims(seen)
         ],
     }
+
+
+def dropped_by_crawl(database: str, blog_id: str) -> list[dict[str, str]]:
+    """The links of ``blog_id`` that a crawl into ``database`` dropped from the map (a theme's
+    sample entry seen on many blogs: no single page tells it), each with its ``url``,
+    ``reason`` and ``detail``; ``[]`` without a database or when it cannot be read (the report
+    of the page stands: DEBUG says why)."""
+    if not database:
+        return []
+    try:
+        with Store.open(database, read_only=True) as store:
+            rows = store.dropped_links(blog_id)
+    except Exception as exc:
+        logger.debug("no stored drops for %s: %s", blog_id, exc)
+        return []
+    return [{"url": r["target_url"], "reason": r["reason"], "detail": r["detail"]} for r in rows]
 
 
 def _platform(data: dict[str, Any]) -> str:
@@ -221,6 +241,10 @@ def render_text(data: dict[str, Any]) -> str:
     if excluded:
         lines += ["", f"Links left out of the friends ({len(excluded)}):"]
         lines += [f"  {e['url']}  {e['reason']}" for e in excluded]
+    crawled = data.get("dropped_by_crawl") or []
+    if crawled:
+        lines += ["", f"Links the crawl dropped (stored, {len(crawled)}):"]
+        lines += [f"  {d['url']}  {d['reason']} ({d['detail']})" for d in crawled]
     lines += ["", "Friend-link pages: " + (", ".join(data["friend_pages"]) or "none")]
     for page in data.get("followed") or []:
         detail = f" ({page['detail']})" if page.get("detail") else ""
@@ -362,6 +386,8 @@ class Command(ScrapyCommand):
             self.exitcode = 1
             return
         data = report_to_dict(outcome, redirected)
+        assert self.settings is not None
+        data["dropped_by_crawl"] = dropped_by_crawl(database_url(self.settings), data["blog_id"])
         with quiet_broken_pipe(self):  # `scrapy inspect URL | head -1`
             if opts.json:
                 print(json.dumps(data, ensure_ascii=False, indent=2))

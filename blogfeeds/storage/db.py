@@ -448,9 +448,9 @@ class Store:
             cursor.execute(f"SELECT COUNT(*) FROM {table}")
             return int(cursor.fetchone()[0])
 
-    def _dicts(self, query: str) -> list[dict[str, Any]]:
+    def _dicts(self, query: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._transaction(write=False) as cursor:
-            cursor.execute(query)
+            cursor.execute(query, params)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -551,16 +551,22 @@ class Store:
             kept.append(row)
         return kept
 
-    def dropped_links(self) -> list[dict[str, Any]]:
+    def dropped_links(self, source: str | None = None) -> list[dict[str, Any]]:
         """The links the crawl dropped from the map, as dicts (without ``id`` and the hash),
         ordered by source and URL: each with its ``reason`` (``theme-default``: a theme's
         sample entry, :mod:`.themedefaults`) and ``detail`` (the theme, the place, how many
-        blogs list it there); none in a database older than schema version 13."""
+        blogs list it there); none in a database older than schema version 13. ``source``:
+        only those of that blog (any address of it: :mod:`.nodes`)."""
+        where: tuple[str, ...] = ()
         with self._transaction(write=False) as cursor:
             cursor.execute(self.dialect.table_exists, ("dropped_links",))
             if cursor.fetchone() is None:
                 return []
-        rows = self._dicts("SELECT * FROM dropped_links ORDER BY source_blog_id, target_url")
+            if source is not None:
+                where = (nodes.nodes_of(cursor, self.dialect, [source]).get(source, source),)
+        test = f" WHERE source_blog_id = {self.dialect.param}" if where else ""
+        query = f"SELECT * FROM dropped_links{test} ORDER BY source_blog_id, target_url"
+        rows = self._dicts(query, where)
         for row in rows:
             del row["id"], row["target_url_hash"]
             row["avatar"] = row.get("avatar") or ""
