@@ -309,6 +309,8 @@ class Filters:
     circle_names: tuple[str, ...]
     badges: HostList
     platforms: HostList
+    account_hosts: HostList
+    """Platforms whose user paths are accounts, never a blog (a code forge's ``~user``)."""
     podcasts: HostList
     shorteners: HostList
     referral_keys: frozenset[str]
@@ -411,7 +413,9 @@ class Filters:
         if self.placeholder_hosts.entry_of(where) is not None:
             return "placeholder"
         platform = self.platforms.entry_of(where)
-        if platform is not None and not _hosted_blog(where.url, platform):
+        if platform is not None and (
+            not _hosted_blog(where.url, platform) or self.account_hosts.entry_of(where)
+        ):
             return "platform"
         if self.podcasts.entry_of(where) is not None:
             return "podcast"
@@ -517,6 +521,7 @@ def filters() -> Filters:
         circle_names=tuple(n.lower() for n in raw["circles"].get("names", [])),
         badges=HostList(raw["badges"]["hosts"]),
         platforms=HostList(raw["platforms"]["hosts"]),
+        account_hosts=HostList(raw["platforms"].get("accounts", [])),
         podcasts=HostList(raw.get("podcasts", {}).get("hosts", [])),
         shorteners=HostList(raw["shorteners"]["hosts"]),
         referral_keys=frozenset(k.lower() for k in raw["referral"]["query_keys"]),

@@ -42,6 +42,7 @@ from blogfeeds.extract.friends.measure import Link, Scan, measure
 from blogfeeds.extract.friends.model import Friend, FriendExtraction
 from blogfeeds.extract.friends.owner import owner_of, owner_reason, path_depth
 from blogfeeds.extract.friends.pages import names_friend_page
+from blogfeeds.extract.friends.recentposts import article_posts
 from blogfeeds.extract.friends.scorers import FRIEND_SCORERS_BASE, RulesSpec, built_rules
 from blogfeeds.extract.friends.themes import ThemeRule, text_of
 from blogfeeds.extract.page import Page
@@ -89,10 +90,13 @@ def extract_layered(
     flt = filters()
     scan = measure(page, flt)
     owner = owner_of(page, scan, flt)
+    posts = article_posts(scan.links)
     for link in scan.links:
         link.verdict = owner_reason(link, owner) or flt.url_verdict(link.parts, link.rels)
         if link.verdict is None and scan.service[link.node]:
             link.verdict = "service-section"
+        if link.verdict is None and link.node in posts:
+            link.verdict = "post"  # a followed blog's recent post: the friend is its source
     found = Found(
         owner=owner,
         filters=flt,
