@@ -450,7 +450,10 @@ class Store:
 
     def _dicts(self, query: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._transaction(write=False) as cursor:
-            cursor.execute(query, params)
+            if params:  # PyMySQL formats a query given arguments: a literal % would need %%
+                cursor.execute(query, params)
+            else:
+                cursor.execute(query)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
