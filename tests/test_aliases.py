@@ -525,6 +525,23 @@ def test_the_custom_domain_is_preferred_over_a_platform_copy() -> None:
     assert preferred(copy, custom) == preferred(custom, copy) == "https://alice.example/"
 
 
+def test_the_repository_pages_site_is_preferred_over_another_platforms_copy() -> None:
+    """Two copies of a build for ``localhost`` that say nothing of which is the original (ya1orin
+    of identity_eval: github.io and a gitee.io mirror): the repository's own Pages site; the
+    blog's own domain still over it, and the host its feed's posts name still first."""
+    github, gitee = Observation("https://alice.github.io/"), Observation("https://alice.gitee.io/")
+    assert preferred(gitee, github) == preferred(github, gitee) == github.url
+    for copy in ("https://alice.vercel.app/", "https://alice.netlify.app/"):
+        assert preferred(Observation(copy), github) == github.url
+    gitlab = Observation("https://alice.gitlab.io/")
+    assert preferred(Observation("https://alice.pages.dev/"), gitlab) == gitlab.url
+    custom = Observation("https://alice.example/")
+    assert preferred(github, custom) == preferred(custom, github) == custom.url
+    posts = frozenset(f"https://alice.gitee.io/2021/0{n}/post/" for n in range(1, 5))
+    named = Observation(gitee.url, entries=posts)
+    assert preferred(Observation(github.url, entries=posts), named) == gitee.url
+
+
 def test_the_new_address_of_a_move_and_the_original_of_a_copy_are_preferred() -> None:
     old = Observation(
         "https://alice.github.io/", page=PageSignals(moved_to="https://alice.gitee.io/")

@@ -59,6 +59,12 @@ NOTICE_CHARS = 300
 NOTICE_LEVELS = 3
 """Enclosing blocks read for a notice's links (a menu's title sits beside its submenu)."""
 
+REPOSITORY_PAGES = ("github.io", "gitlab.io", "codeberg.page")
+"""Pages sites of the code hosts a static blog's repository lives on: the copies of a build
+elsewhere are deployed from that repository (vercel.app, netlify.app and pages.dev build a
+GitHub or GitLab repository; a gitee.io site mostly serves a Gitee mirror of a GitHub one, for
+readers in China), so when nothing else says which address is the original, the repository's
+own site is."""
 PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
 """Addresses an unconfigured site names (RFC 2606 second-level names, ``localhost``), with
 their subdomains; loopback, unspecified and private IP literals too (:func:`is_placeholder`)."""
@@ -326,7 +332,8 @@ def preferred(a: Observation, b: Observation) -> str:
     permanent redirect, else the address the other's canonical or ``og:url`` names, else the
     address the other's moved notice names or whose feed the other's page names, else the
     address on whose host the feeds' posts are (a build names its own site URL there), else the
-    blog's own domain over a hosting platform's, else the first of the two in sorting order (two
+    blog's own domain over a hosting platform's and a repository's Pages site over another
+    platform's copy (:data:`REPOSITORY_PAGES`), else the first of the two in sorting order (two
     copies that say nothing of which is the original: the same answer whichever came first)."""
     for x, y in ((a, b), (b, a)):
         if _redirects_to(x, y):
@@ -341,8 +348,9 @@ def preferred(a: Observation, b: Observation) -> str:
     for x, y in ((a, b), (b, a)):
         if _host(y.home) in hosts and _host(x.home) not in hosts:
             return y.home
-    if _on_platform(a.home) != _on_platform(b.home):
-        return b.home if _on_platform(a.home) else a.home
+    rank_a, rank_b = _platform_rank(a.home), _platform_rank(b.home)
+    if rank_a != rank_b:
+        return a.home if rank_a < rank_b else b.home
     return min(a.home, b.home)
 
 
@@ -535,6 +543,15 @@ def _by_post(posts: frozenset[str]) -> dict[str, str]:
 
 def _entry_hosts(entries: frozenset[str]) -> set[str]:
     return {h for k in entries if k.startswith(("http://", "https://")) and (h := _host(k))}
+
+
+def _platform_rank(url: str) -> int:
+    """0 for a blog's own domain, 1 for a repository's Pages site (:data:`REPOSITORY_PAGES`), 2
+    for another hosting platform's address."""
+    if not _on_platform(url):
+        return 0
+    host = _host(url)
+    return 1 if any(host.endswith("." + suffix) for suffix in REPOSITORY_PAGES) else 2
 
 
 def _on_platform(url: str) -> bool:
