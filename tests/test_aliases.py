@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from blogfeeds.extract.aliases import (
+    BASE,
     CANONICAL,
     ENTRIES,
     FEEDS_DISJOINT,
@@ -209,6 +210,56 @@ def test_a_theme_demo_named_as_canonical_is_no_alias() -> None:
         (CANONICAL,),
         (FEEDS_DISJOINT,),
     )
+
+
+ERIK_HEAD = (
+    '<meta charset="UTF-8"><title>Erik Johannes Husom</title>'
+    '<base href="https://erik.example/">'
+    '<link href="css/style.css" rel="stylesheet" type="text/css">'
+)
+ERIK_BODY = (
+    '<header><h1><a href="https://erik.example/">Erik Johannes</a></h1><nav>'
+    '<a href="blog.html">Blog</a><a href="about.html">About</a><a href="index.xml">RSS</a>'
+    "</nav></header><article><p>I'm a person who loves to be in the mountains.</p></article>"
+)
+
+
+def test_a_base_href_on_another_host_is_a_claim_like_the_canonical() -> None:
+    """A hand-made site's stale copy on netlify.app (ejhusom of identity_eval): no canonical, no
+    feed of its own (its feed link resolves on the original), but a ``<base href>`` naming the
+    address the site was written for. Confirmed by that address, which names no third one, as a
+    canonical is; a placeholder's, a CDN's or a deep path's base is no claim, and a base naming a
+    blog whose feed shares nothing with the page's own is no alias (a template's author)."""
+    copy_page = page("https://erik.netlify.app/", ERIK_HEAD, ERIK_BODY)
+    assert copy_page.base == "https://erik.example/" and copy_page.canonical == ""
+    copy = Observation("https://erik.netlify.app/", page=copy_page)
+    original = Observation(
+        "https://erik.example/",
+        page=page("https://erik.example/", ERIK_HEAD, ERIK_BODY),
+        feed_url="https://erik.example/index.xml",
+        entries=POSTS,
+    )
+    assert original.page.base == ""  # its own address
+    assert [(c.target, c.evidence) for c in claims(copy)] == [("https://erik.example/", BASE)]
+    assert f"home {'erik.example'}" in index_keys(copy)
+    verdict = same_blog(copy, original)
+    assert (verdict.same, verdict.evidence) == (True, (BASE,))
+    assert preferred(copy, original) == preferred(original, copy) == "https://erik.example/"
+    for base in (
+        "http://localhost:4000/",
+        "https://cdn.example/gh/erik/site@main/",
+        "https://erik.example/static/css/",
+    ):
+        head = ERIK_HEAD.replace("https://erik.example/", base)
+        signals = page("https://erik.netlify.app/", head, ERIK_BODY)
+        assert not same_blog(Observation(copy.url, page=signals), original).same, base
+    # the original naming a third address: the copy's base is no claim it confirms
+    third = Observation(original.url, page=PageSignals(canonical="https://erik.blog/"))
+    assert not same_blog(copy, third).same
+    # a template that kept its author's base: two blogs, their feeds share no post
+    user = Observation(copy.url, page=copy_page, entries=OTHER_POSTS)
+    verdict = same_blog(user, original)
+    assert (verdict.same, verdict.against) == (False, (FEEDS_DISJOINT,))
 
 
 def test_a_canonical_whose_target_names_a_third_address_is_no_alias() -> None:

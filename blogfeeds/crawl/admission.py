@@ -29,6 +29,7 @@ from blogfeeds.crawl.pathhosts import PathHosts, RedisPathHosts
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.crawl.urls import check_url, crawl_url
 from blogfeeds.extract.aliases import (
+    BASE,
     CANONICAL,
     MOVED,
     OG_URL,
@@ -67,7 +68,7 @@ class Visit:
 DEFERRED_PER_HOST = 50
 DEFERRED_HOSTS = 10_000
 """Bounds of the prefix homes kept to offer again (:meth:`Admission.under_path`)."""
-CLAIMS = frozenset({CANONICAL, OG_URL, MOVED})
+CLAIMS = frozenset({CANONICAL, OG_URL, BASE, MOVED})
 """The claims :meth:`Admission.claimed` confirms: those naming the address a blog prefers."""
 
 
