@@ -262,6 +262,51 @@ def test_a_base_href_on_another_host_is_a_claim_like_the_canonical() -> None:
     assert (verdict.same, verdict.against) == (False, (FEEDS_DISJOINT,))
 
 
+def test_a_copy_whose_feed_links_its_posts_on_the_original_claims_it() -> None:
+    """A Hexo build deployed to pages.dev and vercel.app (cooooing of identity_eval): no
+    canonical or ``og:url``, but the feed the build wrote links every post on the site URL it
+    was configured with, ``user.github.io``: a claim the crawl asks once, confirmed by the
+    original's own feed. No claim when the posts are on the address itself, on a placeholder,
+    on several hosts (an aggregator), when there is one post only, or from a home under a
+    path (the host's root is not the blog)."""
+    atom = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Cooooing's blog</title>
+<link href="https://cooooing.github.io/atom.xml" rel="self"/>
+<link href="https://cooooing.github.io/"/><id>https://cooooing.github.io/</id>
+<entry><title>ArchLinux</title><link href="https://cooooing.github.io/notes/archlinux/"/>
+<id>https://cooooing.github.io/notes/archlinux/</id><updated>2024-05-01T00:00:00Z</updated></entry>
+<entry><title>top</title><link href="https://cooooing.github.io/notes/top/"/>
+<id>https://cooooing.github.io/notes/top/</id><updated>2024-04-01T00:00:00Z</updated></entry>
+<entry><title>Go time</title><link href="https://cooooing.github.io/notes/go-time/"/>
+<id>https://cooooing.github.io/notes/go-time/</id><updated>2024-03-01T00:00:00Z</updated></entry>
+</feed>"""
+    doc = read_feed(atom, "application/atom+xml", "https://cooooing.pages.dev/atom.xml")
+    assert doc is not None
+    copy = Observation(
+        "https://cooooing.pages.dev/",
+        feed_url="https://cooooing.pages.dev/atom.xml",
+        entries=doc.item_keys,
+    )
+    assert [(c.target, c.evidence) for c in claims(copy)] == [
+        ("https://cooooing.github.io/", ENTRIES)
+    ]
+    assert "home cooooing.github.io" in index_keys(copy)
+    original = Observation(
+        "https://cooooing.github.io/",
+        feed_url="https://cooooing.github.io/atom.xml",
+        entries=doc.item_keys,
+    )
+    assert claims(original) == ()
+    assert same_blog(copy, original).same
+    assert preferred(copy, original) == original.url
+    one = frozenset(sorted(doc.item_keys)[:1])
+    aggregated = POSTS | OTHER_POSTS
+    on_placeholder = frozenset(f"http://localhost:4000/{i}/" for i in range(5))
+    for entries in (one, aggregated, on_placeholder):
+        assert claims(Observation(copy.url, entries=entries)) == (), entries
+    assert claims(Observation("https://cooooing.pages.dev/zh/", entries=doc.item_keys)) == ()
+
+
 def test_a_canonical_whose_target_names_a_third_address_is_no_alias() -> None:
     one = Observation("https://ann.github.io/", page=PageSignals(canonical="https://b.example/"))
     other = Observation("https://b.example/", page=PageSignals(canonical="https://c.example/"))

@@ -293,7 +293,21 @@ def claims(seen: Observation) -> tuple[Claim, ...]:
     if seen.page.moved_to and not is_placeholder(seen.page.moved_to):
         out.append(Claim(seen.home, seen.page.moved_to, MOVED))
     out.extend(Claim(seen.home, url, MIRROR) for url in seen.page.mirrors if _other(seen, url))
+    if site := _posts_site(seen):
+        out.append(Claim(seen.home, site, ENTRIES))
     return tuple(out)
+
+
+def _posts_site(seen: Observation) -> str:
+    """The home of the one other host the main feed links all its posts on (at least
+    :data:`MIN_COMMON`), when ``seen`` is a host's home: the site URL the build was configured
+    with, so a copy deployed elsewhere names its original there (``""`` when none)."""
+    posts = [k for k in _posts(seen.entries) if k.startswith(("http://", "https://"))]
+    hosts = _entry_hosts(frozenset(posts))
+    if len(posts) < MIN_COMMON or len(hosts) != 1 or _path_depth(seen.home) != 0:
+        return ""
+    site = f"{urlsplit(min(posts)).scheme}://{next(iter(hosts))}/"
+    return site if _elsewhere(seen.home, site) else ""
 
 
 def same_blog(a: Observation, b: Observation) -> Verdict:
