@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from blogfeeds.extract.aliases import (
+    BASE,
     CANONICAL,
     ENTRIES,
     FEEDS_DISJOINT,
@@ -209,6 +210,101 @@ def test_a_theme_demo_named_as_canonical_is_no_alias() -> None:
         (CANONICAL,),
         (FEEDS_DISJOINT,),
     )
+
+
+ERIK_HEAD = (
+    '<meta charset="UTF-8"><title>Erik Johannes Husom</title>'
+    '<base href="https://erik.example/">'
+    '<link href="css/style.css" rel="stylesheet" type="text/css">'
+)
+ERIK_BODY = (
+    '<header><h1><a href="https://erik.example/">Erik Johannes</a></h1><nav>'
+    '<a href="blog.html">Blog</a><a href="about.html">About</a><a href="index.xml">RSS</a>'
+    "</nav></header><article><p>I'm a person who loves to be in the mountains.</p></article>"
+)
+
+
+def test_a_base_href_on_another_host_is_a_claim_like_the_canonical() -> None:
+    """A hand-made site's stale copy on netlify.app (ejhusom of identity_eval): no canonical, no
+    feed of its own (its feed link resolves on the original), but a ``<base href>`` naming the
+    address the site was written for. Confirmed by that address, which names no third one, as a
+    canonical is; a placeholder's, a CDN's or a deep path's base is no claim, and a base naming a
+    blog whose feed shares nothing with the page's own is no alias (a template's author)."""
+    copy_page = page("https://erik.netlify.app/", ERIK_HEAD, ERIK_BODY)
+    assert copy_page.base == "https://erik.example/" and copy_page.canonical == ""
+    copy = Observation("https://erik.netlify.app/", page=copy_page)
+    original = Observation(
+        "https://erik.example/",
+        page=page("https://erik.example/", ERIK_HEAD, ERIK_BODY),
+        feed_url="https://erik.example/index.xml",
+        entries=POSTS,
+    )
+    assert original.page.base == ""  # its own address
+    assert [(c.target, c.evidence) for c in claims(copy)] == [("https://erik.example/", BASE)]
+    assert f"home {'erik.example'}" in index_keys(copy)
+    verdict = same_blog(copy, original)
+    assert (verdict.same, verdict.evidence) == (True, (BASE,))
+    assert preferred(copy, original) == preferred(original, copy) == "https://erik.example/"
+    for base in (
+        "http://localhost:4000/",
+        "https://cdn.example/gh/erik/site@main/",
+        "https://erik.example/static/css/",
+    ):
+        head = ERIK_HEAD.replace("https://erik.example/", base)
+        signals = page("https://erik.netlify.app/", head, ERIK_BODY)
+        assert not same_blog(Observation(copy.url, page=signals), original).same, base
+    # the original naming a third address: the copy's base is no claim it confirms
+    third = Observation(original.url, page=PageSignals(canonical="https://erik.blog/"))
+    assert not same_blog(copy, third).same
+    # a template that kept its author's base: two blogs, their feeds share no post
+    user = Observation(copy.url, page=copy_page, entries=OTHER_POSTS)
+    verdict = same_blog(user, original)
+    assert (verdict.same, verdict.against) == (False, (FEEDS_DISJOINT,))
+
+
+def test_a_copy_whose_feed_links_its_posts_on_the_original_claims_it() -> None:
+    """A Hexo build deployed to pages.dev and vercel.app (cooooing of identity_eval): no
+    canonical or ``og:url``, but the feed the build wrote links every post on the site URL it
+    was configured with, ``user.github.io``: a claim the crawl asks once, confirmed by the
+    original's own feed. No claim when the posts are on the address itself, on a placeholder,
+    on several hosts (an aggregator), when there is one post only, or from a home under a
+    path (the host's root is not the blog)."""
+    atom = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Cooooing's blog</title>
+<link href="https://cooooing.github.io/atom.xml" rel="self"/>
+<link href="https://cooooing.github.io/"/><id>https://cooooing.github.io/</id>
+<entry><title>ArchLinux</title><link href="https://cooooing.github.io/notes/archlinux/"/>
+<id>https://cooooing.github.io/notes/archlinux/</id><updated>2024-05-01T00:00:00Z</updated></entry>
+<entry><title>top</title><link href="https://cooooing.github.io/notes/top/"/>
+<id>https://cooooing.github.io/notes/top/</id><updated>2024-04-01T00:00:00Z</updated></entry>
+<entry><title>Go time</title><link href="https://cooooing.github.io/notes/go-time/"/>
+<id>https://cooooing.github.io/notes/go-time/</id><updated>2024-03-01T00:00:00Z</updated></entry>
+</feed>"""
+    doc = read_feed(atom, "application/atom+xml", "https://cooooing.pages.dev/atom.xml")
+    assert doc is not None
+    copy = Observation(
+        "https://cooooing.pages.dev/",
+        feed_url="https://cooooing.pages.dev/atom.xml",
+        entries=doc.item_keys,
+    )
+    assert [(c.target, c.evidence) for c in claims(copy)] == [
+        ("https://cooooing.github.io/", ENTRIES)
+    ]
+    assert "home cooooing.github.io" in index_keys(copy)
+    original = Observation(
+        "https://cooooing.github.io/",
+        feed_url="https://cooooing.github.io/atom.xml",
+        entries=doc.item_keys,
+    )
+    assert claims(original) == ()
+    assert same_blog(copy, original).same
+    assert preferred(copy, original) == original.url
+    one = frozenset(sorted(doc.item_keys)[:1])
+    aggregated = POSTS | OTHER_POSTS
+    on_placeholder = frozenset(f"http://localhost:4000/{i}/" for i in range(5))
+    for entries in (one, aggregated, on_placeholder):
+        assert claims(Observation(copy.url, entries=entries)) == (), entries
+    assert claims(Observation("https://cooooing.pages.dev/zh/", entries=doc.item_keys)) == ()
 
 
 def test_a_canonical_whose_target_names_a_third_address_is_no_alias() -> None:
@@ -523,6 +619,23 @@ def test_same_theme_title_and_description_are_no_evidence() -> None:
 def test_the_custom_domain_is_preferred_over_a_platform_copy() -> None:
     copy, custom = Observation("https://alice.pages.dev/"), Observation("https://alice.example/")
     assert preferred(copy, custom) == preferred(custom, copy) == "https://alice.example/"
+
+
+def test_the_repository_pages_site_is_preferred_over_another_platforms_copy() -> None:
+    """Two copies of a build for ``localhost`` that say nothing of which is the original (ya1orin
+    of identity_eval: github.io and a gitee.io mirror): the repository's own Pages site; the
+    blog's own domain still over it, and the host its feed's posts name still first."""
+    github, gitee = Observation("https://alice.github.io/"), Observation("https://alice.gitee.io/")
+    assert preferred(gitee, github) == preferred(github, gitee) == github.url
+    for copy in ("https://alice.vercel.app/", "https://alice.netlify.app/"):
+        assert preferred(Observation(copy), github) == github.url
+    gitlab = Observation("https://alice.gitlab.io/")
+    assert preferred(Observation("https://alice.pages.dev/"), gitlab) == gitlab.url
+    custom = Observation("https://alice.example/")
+    assert preferred(github, custom) == preferred(custom, github) == custom.url
+    posts = frozenset(f"https://alice.gitee.io/2021/0{n}/post/" for n in range(1, 5))
+    named = Observation(gitee.url, entries=posts)
+    assert preferred(Observation(github.url, entries=posts), named) == gitee.url
 
 
 def test_the_new_address_of_a_move_and_the_original_of_a_copy_are_preferred() -> None:

@@ -1,17 +1,15 @@
 """One blog, one node, end to end: ``scrapy crawl blogs`` over a little mirror web on loopback.
 
-A hub's blogroll links every address of the web: a ``github.io`` address answering 301 to its
-custom domain, a platform copy served with 200 whose canonical and feed name the original, a
-stale copy on a platform whose feed is a subset of the original's, an old domain whose older
-copy says the blog moved, a platform copy naming as canonical an original no page links (the
-crawl asks it), a build for localhost and its copy (the same text and posts), a build for
-localhost and an older copy (its feed an older window of the same posts); and controls that
-must stay apart: two blogs of one theme with the same title, description and placeholder
-canonical, two sites that kept a theme's sample posts on the placeholder, two people under
-paths of one host (``~user`` directories, and plain paths of a host no table knows, told by a
-feed under each prefix), a personal site's section under a path, copies naming as canonical a
-theme's default address (not served) or its demo (another blog), one feedless page served by
-two hosts. Every blog must be one node of the database, every link of the hub on its node.
+A hub's blogroll links every address of the web: a ``github.io`` 301 to its custom domain, a
+platform copy whose canonical and feed name the original, a stale copy whose feed is a subset of
+the original's, an old domain whose older copy says the blog moved, copies naming an original
+no page links (by canonical, ``<base href>``, or the host of their feed's posts: the crawl asks
+it), a build for localhost and its copy, and an older copy of one; and controls that must stay
+apart: two blogs of one theme with the same title, description and placeholder canonical, two
+sites that kept a theme's sample posts, two people under paths of one host (``~user``, and plain
+paths of a host no table knows), a personal site's section under a path, copies naming a theme's
+default address or its demo (by canonical or base), one feedless page served by two hosts, a
+site whose posts are on another site's host. Every blog must be one node, every link on it.
 """
 
 from __future__ import annotations
@@ -63,6 +61,10 @@ NODES = {
     "https://rue.example/": "rue.example",
     "https://sam.github.io/": "sam.github.io",
     "https://tom.github.io/": "tom.github.io",
+    "https://uma.netlify.app/": "uma.example",
+    "https://val.pages.dev/": "val.github.io",
+    "https://wes.netlify.app/": "wes.netlify.app",
+    "https://yas.example/": "yas.example",
 }
 """Each address the hub links, and the node it must be stored on."""
 
@@ -229,6 +231,32 @@ def mirror_web() -> dict[str, dict[str, Any]]:
     routes["https://quinn.example/feed.xml"] = feed(
         rss("Quinn", posts("https://quinn.example/", 3))
     )
+    # a hand-made site's feedless stale copy whose <base href> names the original, and a copy
+    # whose feed links its posts on the original (neither original linked by any page); a copy
+    # whose base names a theme's demo (its own feed), a site whose posts are on another host
+    uma = '<base href="https://uma.example/">'
+    routes["https://uma.example/"] = page(home("Uma", head=uma, feed="index.xml"))
+    routes["https://uma.example/index.xml"] = feed(rss("Uma", posts("https://uma.example/", 4)))
+    routes["https://uma.netlify.app/"] = page(
+        f"<html><head><title>Uma</title>{uma}</head><body><h1>Uma</h1></body></html>"
+    )
+    for blog in ("https://val.github.io/", "https://val.pages.dev/"):
+        routes[blog] = page(home("Val"))
+        routes[blog + "feed.xml"] = feed(rss("Val", posts("https://val.github.io/", 4)))
+    routes["https://wes.netlify.app/"] = page(
+        home(
+            "Notes",
+            head='<base href="https://theme-demo.example/">',
+            feed="https://wes.netlify.app/feed.xml",
+        )
+    )
+    routes["https://wes.netlify.app/feed.xml"] = feed(
+        rss("Notes", posts("https://wes.netlify.app/", 3))
+    )
+    routes["https://yas.example/"] = page(home("Yas"))
+    routes["https://yas.example/feed.xml"] = feed(rss("Yas", posts("https://yas.press/", 3)))
+    routes["https://yas.press/"] = page(home("Press"))
+    routes["https://yas.press/feed.xml"] = feed(rss("Press", posts("https://yas.press/p/", 3)))
     return routes
 
 
@@ -260,6 +288,8 @@ def test_every_blog_is_one_node_and_the_controls_stay_apart(crawled: Path) -> No
         "ivy.vercel.app": "ivy.example",
         "lea.github.io": "lea.example",
         "rue.netlify.app": "rue.example",
+        "uma.netlify.app": "uma.example",
+        "val.pages.dev": "val.github.io",
     }
 
 

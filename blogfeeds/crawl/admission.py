@@ -29,7 +29,9 @@ from blogfeeds.crawl.pathhosts import PathHosts, RedisPathHosts
 from blogfeeds.crawl.seen import SeenSet
 from blogfeeds.crawl.urls import check_url, crawl_url
 from blogfeeds.extract.aliases import (
+    BASE,
     CANONICAL,
+    ENTRIES,
     MOVED,
     OG_URL,
     Observation,
@@ -67,7 +69,7 @@ class Visit:
 DEFERRED_PER_HOST = 50
 DEFERRED_HOSTS = 10_000
 """Bounds of the prefix homes kept to offer again (:meth:`Admission.under_path`)."""
-CLAIMS = frozenset({CANONICAL, OG_URL, MOVED})
+CLAIMS = frozenset({CANONICAL, OG_URL, BASE, MOVED, ENTRIES})
 """The claims :meth:`Admission.claimed` confirms: those naming the address a blog prefers."""
 
 

@@ -163,12 +163,13 @@ class OptOutList:
 
 def without_listed(seen: Observation, listed: OptOutList) -> Observation:
     """``seen`` without the addresses of ``listed`` its page names as its own (canonical,
-    ``og:url``, ``rel=me``, moved notice, mirrors): stored, they would keep a listed blog's
-    address in the database, and the store would look for it."""
+    ``og:url``, ``<base>``, ``rel=me``, moved notice, mirrors): stored, they would keep a listed
+    blog's address in the database, and the store would look for it."""
     page = seen.page
     kept = PageSignals(
         canonical="" if page.canonical in listed else page.canonical,
         og_url="" if page.og_url in listed else page.og_url,
+        base="" if page.base in listed else page.base,
         rel_me=tuple(u for u in page.rel_me if u not in listed),
         moved_to="" if page.moved_to in listed else page.moved_to,
         mirrors=tuple(u for u in page.mirrors if u not in listed),

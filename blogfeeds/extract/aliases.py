@@ -3,10 +3,10 @@
 A blog is often served at more than one address (``user.github.io`` beside its own domain,
 copies on vercel.app, netlify.app, pages.dev or gitee.io, an old domain after a move), and two
 people can share one host under paths. From what the crawl saw of each address (an
-:class:`Observation`: its redirects, canonical, ``og:url``, ``rel=me``, moved notice, mirror
-menu, text digest, main feed with its entries, title and posts on a placeholder host)
-:func:`same_blog` decides whether two addresses
-are one blog and on what evidence, and :func:`preferred` names the address the blog prefers.
+:class:`Observation`: its redirects, canonical, ``og:url``, ``<base href>``, ``rel=me``, moved
+notice, mirror menu, text digest, main feed with its entries, title and posts on a placeholder
+host) :func:`same_blog` decides whether two addresses are one blog and on what evidence, and
+:func:`preferred` names the address the blog prefers.
 The evidence kinds and when each counts: docs/identity.md. Never title, template or
 description (two blogs of one theme share all three); two feeds that both have entries and
 share none outweigh every evidence but a permanent redirect and one feed URL.
@@ -34,6 +34,7 @@ from blogfeeds.extract.text import collapse
 REDIRECT = "redirect"
 CANONICAL = "canonical"
 OG_URL = "og_url"
+BASE = "base"
 SAME_FEED = "same_feed"
 ENTRIES = "entries"
 LOCAL_POSTS = "local_posts"
@@ -59,6 +60,12 @@ NOTICE_CHARS = 300
 NOTICE_LEVELS = 3
 """Enclosing blocks read for a notice's links (a menu's title sits beside its submenu)."""
 
+REPOSITORY_PAGES = ("github.io", "gitlab.io", "codeberg.page")
+"""Pages sites of the code hosts a static blog's repository lives on: the copies of a build
+elsewhere are deployed from that repository (vercel.app, netlify.app and pages.dev build a
+GitHub or GitLab repository; a gitee.io site mostly serves a Gitee mirror of a GitHub one, for
+readers in China), so when nothing else says which address is the original, the repository's
+own site is."""
 PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
 """Addresses an unconfigured site names (RFC 2606 second-level names, ``localhost``), with
 their subdomains; loopback, unspecified and private IP literals too (:func:`is_placeholder`)."""
@@ -85,6 +92,9 @@ class PageSignals:
     canonical: str = ""
     og_url: str = ""
     rel_me: tuple[str, ...] = ()
+    base: str = ""
+    """The ``<base href>`` of the page when it names the home of another host: the address the
+    build was configured for (a static site's ``baseURL``), a claim like the canonical's."""
     moved_to: str = ""
     """The home-page link of a notice that the blog moved."""
     mirrors: tuple[str, ...] = ()
@@ -159,8 +169,8 @@ class Verdict:
 
 
 def page_signals(page: Page) -> PageSignals:
-    """The canonical, ``og:url``, ``rel=me`` links, moved notice and mirror menu of a home
-    page."""
+    """The canonical, ``og:url``, ``rel=me`` links, ``<base href>`` on another host, moved
+    notice and mirror menu of a home page."""
     canonical = og_url = ""
     rel_me: list[str] = []
     for element in page.tree.iter("link", "a", "meta"):
@@ -175,10 +185,13 @@ def page_signals(page: Page) -> PageSignals:
         if "me" in rels and (href := _absolute(page, element.get("href"))):
             rel_me.append(href)
     moved, mirrors, digest = _notices(page)
+    base = page.base_url if page.base_url != page.url else ""
     return PageSignals(
         canonical=canonical,
         og_url=og_url,
         rel_me=tuple(dict.fromkeys(rel_me)),
+        # another host's home only: a base on a CDN or under a deep path is no address of a blog
+        base=base if _elsewhere(page.url, base) and _path_depth(base) <= 1 else "",
         moved_to=next(iter(moved), ""),
         mirrors=tuple(mirrors),
         text_digest=digest,
@@ -272,14 +285,29 @@ def claims(seen: Observation) -> tuple[Claim, ...]:
     moved_feed = seen.feed_redirects and _elsewhere(seen.feed_url, feed_home)
     if moved_feed and _permanent(seen.feed_redirects):
         out.append(Claim(seen.feed_url, feed_home, REDIRECT, conclusive=True))
-    for kind, url in ((CANONICAL, seen.page.canonical), (OG_URL, seen.page.og_url)):
+    named = ((CANONICAL, seen.page.canonical), (OG_URL, seen.page.og_url), (BASE, seen.page.base))
+    for kind, url in named:
         if url and not is_placeholder(url) and _elsewhere(seen.home, url):
             out.append(Claim(seen.home, url, kind))
     out.extend(Claim(seen.home, url, REL_ME) for url in seen.page.rel_me if _other(seen, url))
     if seen.page.moved_to and not is_placeholder(seen.page.moved_to):
         out.append(Claim(seen.home, seen.page.moved_to, MOVED))
     out.extend(Claim(seen.home, url, MIRROR) for url in seen.page.mirrors if _other(seen, url))
+    if site := _posts_site(seen):
+        out.append(Claim(seen.home, site, ENTRIES))
     return tuple(out)
+
+
+def _posts_site(seen: Observation) -> str:
+    """The home of the one other host the main feed links all its posts on (at least
+    :data:`MIN_COMMON`), when ``seen`` is a host's home: the site URL the build was configured
+    with, so a copy deployed elsewhere names its original there (``""`` when none)."""
+    posts = [k for k in _posts(seen.entries) if k.startswith(("http://", "https://"))]
+    hosts = _entry_hosts(frozenset(posts))
+    if len(posts) < MIN_COMMON or len(hosts) != 1 or _path_depth(seen.home) != 0:
+        return ""
+    site = f"{urlsplit(min(posts)).scheme}://{next(iter(hosts))}/"
+    return site if _elsewhere(seen.home, site) else ""
 
 
 def same_blog(a: Observation, b: Observation) -> Verdict:
@@ -293,6 +321,8 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
         evidence.append(CANONICAL)
     if og_url:
         evidence.append(OG_URL)
+    if any(_names(x.page.base, y) and _own(y, x) for x, y in ((a, b), (b, a))):
+        evidence.append(BASE)
     one_feed = bool(_key(a.feed_url)) and _key(a.feed_url) == _key(b.feed_url)
     if one_feed and (_names(a.feed_url, a) or _names(a.feed_url, b)):  # not a demo's feed
         evidence.append(SAME_FEED)
@@ -323,16 +353,17 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
 
 def preferred(a: Observation, b: Observation) -> str:
     """The address of one blog its own evidence prefers, of ``a`` and ``b``: the target of a
-    permanent redirect, else the address the other's canonical or ``og:url`` names, else the
-    address the other's moved notice names or whose feed the other's page names, else the
+    permanent redirect, else the address the other's canonical, ``og:url`` or ``<base>`` names,
+    else the address the other's moved notice names or whose feed the other's page names, else the
     address on whose host the feeds' posts are (a build names its own site URL there), else the
-    blog's own domain over a hosting platform's, else the first of the two in sorting order (two
+    blog's own domain over a hosting platform's and a repository's Pages site over another
+    platform's copy (:data:`REPOSITORY_PAGES`), else the first of the two in sorting order (two
     copies that say nothing of which is the original: the same answer whichever came first)."""
     for x, y in ((a, b), (b, a)):
         if _redirects_to(x, y):
             return y.home
     for x, y in ((a, b), (b, a)):
-        if _names(x.page.canonical, y) or _names(x.page.og_url, y):
+        if any(_names(u, y) for u in (x.page.canonical, x.page.og_url, x.page.base)):
             return y.home
     for x, y in ((a, b), (b, a)):  # a moved notice, or a copy's pages linking the feed
         if _names(x.page.moved_to, y) or (_names(x.feed_url, y) and not _names(x.feed_url, x)):
@@ -341,8 +372,9 @@ def preferred(a: Observation, b: Observation) -> str:
     for x, y in ((a, b), (b, a)):
         if _host(y.home) in hosts and _host(x.home) not in hosts:
             return y.home
-    if _on_platform(a.home) != _on_platform(b.home):
-        return b.home if _on_platform(a.home) else a.home
+    rank_a, rank_b = _platform_rank(a.home), _platform_rank(b.home)
+    if rank_a != rank_b:
+        return a.home if rank_a < rank_b else b.home
     return min(a.home, b.home)
 
 
@@ -418,7 +450,11 @@ def _names(url: str, seen: Observation) -> bool:
 def _own(seen: Observation, other: Observation) -> bool:
     """Whether ``seen`` does not name a third address as its canonical (it names itself, the
     other, or nothing)."""
-    named = [u for u in (seen.page.canonical, seen.page.og_url) if u and not is_placeholder(u)]
+    named = [
+        u
+        for u in (seen.page.canonical, seen.page.og_url, seen.page.base)
+        if u and not is_placeholder(u)
+    ]
     return all(_names(u, seen) or _names(u, other) for u in named)
 
 
@@ -535,6 +571,15 @@ def _by_post(posts: frozenset[str]) -> dict[str, str]:
 
 def _entry_hosts(entries: frozenset[str]) -> set[str]:
     return {h for k in entries if k.startswith(("http://", "https://")) and (h := _host(k))}
+
+
+def _platform_rank(url: str) -> int:
+    """0 for a blog's own domain, 1 for a repository's Pages site (:data:`REPOSITORY_PAGES`), 2
+    for another hosting platform's address."""
+    if not _on_platform(url):
+        return 0
+    host = _host(url)
+    return 1 if any(host.endswith("." + suffix) for suffix in REPOSITORY_PAGES) else 2
 
 
 def _on_platform(url: str) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from blogfeeds.extract.aliases import (
+    BASE,
     CANONICAL,
     ENTRIES,
     MIRROR,
@@ -305,7 +306,7 @@ def merge(
 
 def _ordered(kinds: Iterable[str]) -> str:
     """Evidence kinds comma-separated, in the order of :mod:`blogfeeds.extract.aliases`."""
-    order = (REDIRECT, CANONICAL, OG_URL, SAME_FEED, ENTRIES, REL_ME, MOVED, MIRROR)
+    order = (REDIRECT, CANONICAL, OG_URL, BASE, SAME_FEED, ENTRIES, REL_ME, MOVED, MIRROR)
     return ",".join(
         sorted(
             {k for k in kinds if k},
