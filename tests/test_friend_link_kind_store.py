@@ -1,15 +1,21 @@
 """What each kept friend link is (``site``, ``feed``, ``gemini``, ``gopher``: the extractor's
 :attr:`~blogfeeds.extract.friends.model.Friend.kind`), stored in ``friend_links.kind`` (schema
 version 15) on SQLite and MariaDB: written, rewritten, kept by a merge of nodes, read as
-``site`` from rows stored before."""
+``site`` from rows stored before, and carried by the exports and ``scrapy stats``."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
+from blogfeeds.commands.export import Filters, export
+from blogfeeds.extensions.summary import summarize
 from blogfeeds.items import FriendLink
 from blogfeeds.storage import nodes, schema
 from blogfeeds.storage.db import Store, utc_now
@@ -125,3 +131,47 @@ def _indexed(store: Store) -> bool:
                 if cursor.fetchone()[0] == "theme_entries":
                     return True
         return False
+
+
+def test_the_exports_and_stats_carry_each_friend_links_kind(url: str) -> None:
+    with Store.open(url) as store:
+        store.write([blog("alice.example"), blog("bob.example")], links())
+        stored = store.blogs(), store.friend_links()
+
+    def exported(fmt: str) -> str:
+        out = io.BytesIO()
+        export(fmt, *stored, Filters(), out, all_targets=True)
+        return out.getvalue().decode()
+
+    rows = {row["blog_id"]: row for row in map(json.loads, exported("jsonl").splitlines())}
+    assert [(f["target_url"], f["kind"]) for f in rows["alice.example"]["friend_links"]] == [
+        ("https://bob.example/", "site"),
+        (FEED, "feed"),
+        (CAPSULE, "gemini"),
+    ]
+    assert rows["bob.example"]["friend_links"] == []
+    table = {r["blog_id"]: r for r in csv.DictReader(io.StringIO(exported("csv")))}
+    assert table["alice.example"]["friend_links"] == (
+        f"https://bob.example/ (site) {FEED} (feed) {CAPSULE} (gemini)"
+    )
+    edges = list(csv.DictReader(io.StringIO(exported("edges"))))
+    assert {(e["target_url"], e["kind"]) for e in edges} == {
+        ("https://bob.example/", "site"),
+        (FEED, "feed"),
+        (CAPSULE, "gemini"),
+    }
+    graph = etree.fromstring(exported("graphml").encode())
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    assert graph.find("g:key[@id='kind'][@for='edge']", ns) is not None
+    on_edges = {
+        e.get("target"): e.findtext("g:data[@key='kind']", namespaces=ns)
+        for e in graph.iterfind(".//g:edge", ns)
+    }
+    assert on_edges == {
+        "bob.example": "site",
+        "carol.example": "feed",
+        "portal.mozz.us/gemini": "gemini",
+    }
+    summary = summarize(*stored)
+    assert summary.as_dict()["friend_links_by_kind"] == {"feed": 1, "gemini": 1, "site": 1}
+    assert "Friend links, by kind: feed 1, gemini 1, site 1" in summary.render()
