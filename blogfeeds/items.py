@@ -195,6 +195,10 @@ class FriendLink:
     """The friend's place in the page's list, from 0."""
     credited: bool = False
     """The page's footer credits the friend's owner (:mod:`blogfeeds.extract.friends.credits`)."""
+    kind: str = "site"
+    """What the link is (:attr:`blogfeeds.extract.friends.model.Friend.kind`): ``site`` the
+    friend's site, ``feed`` its feed, ``gemini`` or ``gopher`` a capsule read through a web
+    proxy."""
 
 
 @dataclass

@@ -74,6 +74,7 @@ def blog_items(report: BlogReport, fetched_at: str, depth: int) -> tuple[Blog, l
             theme=list_theme(edge.friend.how, meta.platform),
             position=position,
             credited=edge.friend.credited,
+            kind=edge.friend.kind or "site",
         )
         for position, edge in enumerate(report.edges())
         if edge.blog_id is not None

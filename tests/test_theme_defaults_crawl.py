@@ -9,11 +9,14 @@ blog of another platform (one blog of its theme: a friend), and three Jekyll blo
 own theme's author first (credited, at one place, but fewer blogs than
 ``BLOGFEEDS_THEME_DEFAULT_BLOGS``: friends). The page alone says the same of every case: each
 check fails without the crawl's counts. The crawl's counters, ``scrapy stats`` and the
-exports say what was dropped and why; edges and GraphML hold the friends only.
+exports say what was dropped and why; edges and GraphML hold the friends only. Each friend
+kept is stored with its kind (the Hugo blog lists one friend by its feed), which the exports,
+``scrapy stats`` and ``scrapy inspect`` show.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -42,6 +45,8 @@ AUTHOR = "https://lumenauthor.example/"
 RIVET_AUTHOR = "https://rivetsmith.example/"
 POPULAR = "https://popular.example/"
 HUGO = "hugofan.example"
+FEED_FRIEND = "https://feedfriend.example/feed.xml"
+"""A friend the Hugo blog lists by its feed: stored with the kind ``feed``."""
 LUMEN_FOOTER = (
     'Powered by <a href="https://hexo.io/">Hexo</a> · Theme '
     '<a href="https://github.com/lumenauthor/hexo-theme-lumen">Lumen</a>'
@@ -79,9 +84,10 @@ def web() -> dict[str, dict[str, Any]]:
         mates = [(f"http://{RIVET[(i + 1) % 3]}/", "Rivet mate"), (POPULAR, "Popular Blog")]
         friends = [(RIVET_AUTHOR, "Rivet Smith"), *mates]
         pages[host] = home(f"Rivet blog {i}", "Jekyll v4.3.3", friends, RIVET_FOOTER)
-    hugo_friends = [(AUTHOR, "Lumen Author"), (POPULAR, "Popular Blog")]
+    hugo_friends = [(AUTHOR, "Lumen Author"), (POPULAR, "Popular Blog"), (FEED_FRIEND, "Fed")]
     pages[HUGO] = home("Hugo fan", "Hugo 0.125.0", hugo_friends, LUMEN_FOOTER)
-    for url, title in ((AUTHOR, "Lumen Author"), (RIVET_AUTHOR, "Rivet"), (POPULAR, "Popular")):
+    others = ((AUTHOR, "Lumen Author"), (RIVET_AUTHOR, "Rivet"), (POPULAR, "Popular"))
+    for url, title in (*others, (FEED_FRIEND, "Fed")):
         pages[url.split("/")[2]] = home(title, "", [(f"http://{LUMEN[0]}/", "A reader")], "")
     routes: dict[str, dict[str, Any]] = {}
     for host, body in pages.items():
@@ -195,6 +201,16 @@ def test_the_crawls_counters_count_a_dropped_link_as_dropped_not_written(crawled
     assert "Dropped links, by reason: theme-default 6" in text
 
 
+def test_each_kept_friend_link_is_stored_with_its_kind(crawled: str) -> None:
+    with Store.open(crawled, read_only=True) as store:
+        stored = {(r["source_blog_id"], r["target_url"]): r["kind"] for r in store.friend_links()}
+    assert stored.pop((HUGO, FEED_FRIEND)) == "feed"
+    assert set(stored.values()) == {"site"}
+    text = LOGS[crawled].read_text("utf-8", "replace")
+    found = re.search(r"Friend links, by kind: site (\d+), feed 1\n", text)
+    assert found, text[-3000:]
+
+
 def test_the_exports_carry_the_dropped_links_and_the_graph_the_friends(crawled: str) -> None:
     with Store.open(crawled, read_only=True) as store:
         stored = store.blogs(), store.friend_links()
@@ -210,15 +226,21 @@ def test_the_exports_carry_the_dropped_links_and_the_graph_the_friends(crawled: 
         assert (dropped["target_url"], dropped["reason"]) == (AUTHOR, "theme-default")
         assert dropped["detail"] == "platform:Hexo: lumenauthor.example at place 1 on 6 blogs"
     assert rows[HUGO]["dropped_links"] == []  # the author, a friend of a blog of another theme
-    table = {r[0]: r[-1] for r in (line.split(",") for line in exported("csv").splitlines())}
-    assert table["blog_id"] == "dropped_links"
-    assert table[LUMEN[0]] == f"{AUTHOR} (theme-default)"
-    assert table[HUGO] == ""
+    listed = {(f["target_url"], f["kind"]) for f in rows[HUGO]["friend_links"]}
+    assert listed == {(AUTHOR, "site"), (POPULAR, "site"), (FEED_FRIEND, "feed")}
+    table = {r["blog_id"]: r for r in csv.DictReader(io.StringIO(exported("csv")))}
+    assert table[LUMEN[0]]["dropped_links"] == f"{AUTHOR} (theme-default)"
+    assert table[HUGO]["dropped_links"] == ""
+    assert f"{FEED_FRIEND} (feed)" in table[HUGO]["friend_links"]
+    assert f"{AUTHOR} (site)" in table[HUGO]["friend_links"]
     edges = exported("edges")
     assert all(f"{source},lumenauthor.example," not in edges for source in LUMEN)
     assert f"{HUGO},lumenauthor.example," in edges  # the friend stays an edge
+    assert f"{HUGO},feedfriend.example,Fed,{FEED_FRIEND},http://{HUGO}/,feed\r\n" in edges
     graph = exported("graphml")
     assert graph.count('target="lumenauthor.example"') == 1
+    fed = re.search(r'target="feedfriend\.example">(.*?)</edge>', graph, re.DOTALL)
+    assert fed and '<data key="kind">feed</data>' in fed.group(1)
 
 
 def test_stats_count_the_dropped_links_by_reason(crawled: str) -> None:
@@ -230,6 +252,8 @@ def test_stats_count_the_dropped_links_by_reason(crawled: str) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(done.stdout)
     assert summary["dropped_links"] == {"theme-default": len(LUMEN)}
+    assert summary["friend_links_by_kind"]["feed"] == 1
+    assert set(summary["friend_links_by_kind"]) == {"site", "feed"}
     with Store.open(crawled, read_only=True) as store:
         blogs = store.blogs()
     hugo = summarize([b for b in blogs if b["blog_id"] == HUGO], [])
@@ -237,7 +261,7 @@ def test_stats_count_the_dropped_links_by_reason(crawled: str) -> None:
     assert "Dropped links, by reason: theme-default 6" in summarize(blogs, []).render()
 
 
-def test_inspect_shows_the_links_the_crawl_dropped_from_a_blog(
+def test_inspect_shows_the_links_the_crawl_stored_and_dropped_from_a_blog(
     crawled: str, tmp_path: Path
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k not in {"MYSQL_URL", "REDIS_URL"}}
@@ -260,4 +284,12 @@ def test_inspect_shows_the_links_the_crawl_dropped_from_a_blog(
         {"url": AUTHOR, "reason": "theme-default", "detail": detail}
     ]
     assert f"  {AUTHOR}  theme-default ({detail})" in inspect(LUMEN[0])
-    assert "Links the crawl dropped" not in inspect(HUGO)  # its link to the author is a friend
+    hugo = inspect(HUGO)
+    assert "Links the crawl dropped" not in hugo  # its link to the author is a friend
+    assert "Friend links the crawl stored (3):" in hugo
+    assert f"  {FEED_FRIEND}  feed\n" in hugo and f"  {AUTHOR}  site\n" in hugo
+    assert json.loads(inspect(HUGO, "--json"))["stored_by_crawl"] == [
+        {"url": FEED_FRIEND, "kind": "feed"},  # by URL
+        {"url": AUTHOR, "kind": "site"},
+        {"url": POPULAR, "kind": "site"},
+    ]

@@ -34,6 +34,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from blogfeeds.commands import clear_help, quiet_broken_pipe
+from blogfeeds.commands.bloglinks import alias_urls, dropped_cell, friends_cell, with_friends
 from blogfeeds.config import database_url
 from blogfeeds.extensions.summary import platform_label
 from blogfeeds.failures import STATUSES
@@ -91,9 +92,10 @@ BLOG_COLUMNS = (
     "language_declared",
     "aliases",
     "dropped_links",
+    "friend_links",
 )
 """Columns of ``scrapy export csv``, in order (``aliases``: :func:`alias_urls`;
-``dropped_links``: :func:`dropped_cell`)."""
+``dropped_links``: :func:`dropped_cell`; ``friend_links``: :func:`friends_cell`)."""
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a CSV cell as a formula (OWASP)."""
@@ -221,18 +223,6 @@ def csv_cell(value: Any, raw: bool = False) -> Any:
     return value
 
 
-def alias_urls(blog: Mapping[str, Any]) -> str:
-    """The blog's other addresses (:meth:`~blogfeeds.storage.db.Store.blog_aliases`),
-    space-separated (a URL holds no space)."""
-    return " ".join(alias["url"] for alias in blog.get("aliases") or ())
-
-
-def dropped_cell(blog: Mapping[str, Any]) -> str:
-    """The links the blog lists that the crawl dropped, each ``URL (reason)``, space-separated
-    (a URL holds no space; :meth:`~blogfeeds.storage.db.Store.dropped_links`)."""
-    return " ".join(f"{d['target_url']} ({d['reason']})" for d in blog.get("dropped_links") or ())
-
-
 def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = False) -> int:
     """One CSV row per blog (:data:`BLOG_COLUMNS`, RFC 4180 quoting, cells through
     :func:`csv_cell`); returns the rows."""
@@ -241,6 +231,7 @@ def write_csv(blogs: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = Fals
     n = 0
     for blog in blogs:
         row = {**blog, "aliases": alias_urls(blog), "dropped_links": dropped_cell(blog)}
+        row["friend_links"] = friends_cell(blog)
         writer.writerow([csv_cell(row.get(c), raw) for c in BLOG_COLUMNS])
         n += 1
     return n
@@ -255,17 +246,19 @@ def write_jsonl(blogs: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
     return n
 
 
-_EDGE_FIELDS = ("source_blog_id", "target_blog_id", "name", "target_url", "source_url")
+_EDGE_FIELDS = ("source_blog_id", "target_blog_id", "name", "target_url", "source_url", "kind")
 
 
 def write_edges(edges: Iterable[Mapping[str, Any]], out: IO[str], raw: bool = False) -> int:
-    """Edge-list CSV (``Source,Target,Label,target_url,source_url``, cells through
+    """Edge-list CSV (``Source,Target,Label,target_url,source_url,kind``, cells through
     :func:`csv_cell`); returns the rows."""
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["Source", "Target", "Label", "target_url", "source_url"])
+    writer.writerow(["Source", "Target", "Label", "target_url", "source_url", "kind"])
     n = 0
     for e in edges:
-        writer.writerow([csv_cell(e[k], raw) for k in _EDGE_FIELDS])
+        writer.writerow(
+            [csv_cell(e.get(k) or "site" if k == "kind" else e[k], raw) for k in _EDGE_FIELDS]
+        )
         n += 1
     return n
 
@@ -300,9 +293,10 @@ def write_graphml(
         etree.SubElement(
             root, "key", {"id": name, "for": "node", "attr.name": name, "attr.type": kind}
         )
-    etree.SubElement(
-        root, "key", {"id": "name", "for": "edge", "attr.name": "name", "attr.type": "string"}
-    )
+    for name in ("name", "kind"):
+        etree.SubElement(
+            root, "key", {"id": name, "for": "edge", "attr.name": name, "attr.type": "string"}
+        )
     graph = etree.SubElement(root, "graph", id="friend-links", edgedefault="directed")
 
     def data(parent: Any, key: str, value: Any) -> None:
@@ -338,6 +332,7 @@ def write_graphml(
             target=xml_text(e["target_blog_id"]),
         )
         data(edge, "name", e.get("name"))
+        data(edge, "kind", e.get("kind") or "site")
     out.write(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
     return len(nodes), len(edges)
 
@@ -434,9 +429,9 @@ def export(
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     try:
         if fmt == "csv":
-            return f"{write_csv(chosen, text, raw)} blogs"
+            return f"{write_csv(with_friends(chosen, links), text, raw)} blogs"
         if fmt == "jsonl":
-            return f"{write_jsonl(chosen, text)} blogs"
+            return f"{write_jsonl(with_friends(chosen, links), text)} blogs"
         return f"{write_edges(graph_edges(chosen, links, all_targets), text, raw)} edges"
     finally:
         text.flush()

@@ -6,8 +6,8 @@ saved file with ``--file PATH --url URL``, and runs the crawl's own extraction o
 validated by fetching them, friend-link pages and data sources are followed, all through the
 same downloader as ``scrapy crawl blogs``. It prints the blog as stored, every rejected feed
 candidate and its reason, every scored friend-link container, the pages followed, the user
-rules that fired, the links a crawl into the configured database dropped
-(:func:`dropped_by_crawl`); ``--json`` the same as one JSON object. Options: docs/inspect.md.
+rules that fired, the links a crawl into the configured database stored (with kinds) and
+dropped (with reasons; :func:`by_crawl`); ``--json`` the same as one object. docs/inspect.md.
 
 A page that cannot be fetched is one line on standard error naming the failure as the crawl
 stores it (statuses of :mod:`blogfeeds.failures`), exit status 1. A reader of standard output
@@ -139,20 +139,23 @@ def report_to_dict(report: BlogReport, redirected: tuple[Hop, ...] = ()) -> dict
     }
 
 
-def dropped_by_crawl(database: str, blog_id: str) -> list[dict[str, str]]:
-    """The links of ``blog_id`` that a crawl into ``database`` dropped from the map (a theme's
-    sample entry seen on many blogs: no single page tells it), each with its ``url``,
-    ``reason`` and ``detail``; ``[]`` without a database or when it cannot be read (the report
-    of the page stands: DEBUG says why)."""
+def by_crawl(database: str, blog_id: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The friend links of ``blog_id`` that a crawl into ``database`` stored, each with its
+    ``url`` and ``kind``, and those it dropped from the map (a theme's sample entry seen on
+    many blogs: no single page tells it), each with its ``url``, ``reason`` and ``detail``;
+    ``[]`` without a database or when it cannot be read (the report of the page stands:
+    DEBUG says why)."""
     if not database:
-        return []
+        return [], []
     try:
         with Store.open(database, read_only=True) as store:
-            rows = store.dropped_links(blog_id)
+            kept, dropped = store.friend_links(source=blog_id), store.dropped_links(blog_id)
     except Exception as exc:
-        logger.debug("no stored drops for %s: %s", blog_id, exc)
-        return []
-    return [{"url": r["target_url"], "reason": r["reason"], "detail": r["detail"]} for r in rows]
+        logger.debug("no stored links for %s: %s", blog_id, exc)
+        return [], []
+    return [{"url": r["target_url"], "kind": r["kind"]} for r in kept], [
+        {"url": r["target_url"], "reason": r["reason"], "detail": r["detail"]} for r in dropped
+    ]
 
 
 def _platform(data: dict[str, Any]) -> str:
@@ -241,6 +244,10 @@ def render_text(data: dict[str, Any]) -> str:
     if excluded:
         lines += ["", f"Links left out of the friends ({len(excluded)}):"]
         lines += [f"  {e['url']}  {e['reason']}" for e in excluded]
+    stored = data.get("stored_by_crawl") or []
+    if stored:
+        lines += ["", f"Friend links the crawl stored ({len(stored)}):"]
+        lines += [f"  {f['url']}  {f['kind']}" for f in stored]
     crawled = data.get("dropped_by_crawl") or []
     if crawled:
         lines += ["", f"Links the crawl dropped (stored, {len(crawled)}):"]
@@ -387,7 +394,8 @@ class Command(ScrapyCommand):
             return
         data = report_to_dict(outcome, redirected)
         assert self.settings is not None
-        data["dropped_by_crawl"] = dropped_by_crawl(database_url(self.settings), data["blog_id"])
+        found = by_crawl(database_url(self.settings), data["blog_id"])
+        data["stored_by_crawl"], data["dropped_by_crawl"] = found
         with quiet_broken_pipe(self):  # `scrapy inspect URL | head -1`
             if opts.json:
                 print(json.dumps(data, ensure_ascii=False, indent=2))

@@ -1,10 +1,10 @@
 """``scrapy stats``: the crawl summary of everything stored (blogs, with a feed, by status, by
-platform, the most linked blogs, the links dropped from the map by reason); the same report
-``scrapy crawl blogs`` logs at its end (:mod:`blogfeeds.extensions.summary`), then the feeds
-``scrapy crawl feeds`` revisits: the schedule by status, the stored entries, the next due time
-(:mod:`blogfeeds.feedcrawl.summary`). ``--json`` prints it as one JSON object; the filters of
-``scrapy export`` (``--status``, ``--lang``, ``--min-in-degree``, ``--has-feed``,
-``--platform``) apply to the blogs part."""
+platform, the friend links by kind, the most linked blogs, the links dropped from the map by
+reason); the same report ``scrapy crawl blogs`` logs at its end
+(:mod:`blogfeeds.extensions.summary`), then the feeds ``scrapy crawl feeds`` revisits: the
+schedule by status, the stored entries, the next due time (:mod:`blogfeeds.feedcrawl.summary`).
+``--json`` prints it as one JSON object; the filters of ``scrapy export`` (``--status``,
+``--lang``, ``--min-in-degree``, ``--has-feed``, ``--platform``) apply to the blogs part."""
 
 from __future__ import annotations
 

@@ -51,6 +51,8 @@ class Summary:
     by_health: Counter[str] = field(default_factory=Counter)
     """Stored blogs by health (:mod:`blogfeeds.extract.health`; ``(unchecked)`` for none)."""
     links: int = 0
+    by_kind: Counter[str] = field(default_factory=Counter)
+    """The friend links by kind (``site``, ``feed``, ``gemini``, ``gopher``: what each is)."""
     dropped: Counter[str] = field(default_factory=Counter)
     """Links the blogs list that the crawl dropped from the map, by reason (``theme-default``:
     :meth:`blogfeeds.storage.db.Store.dropped_links`); not among ``links``."""
@@ -63,6 +65,7 @@ class Summary:
             "blogs": self.blogs,
             "with_feed": self.with_feed,
             "friend_links": self.links,
+            "friend_links_by_kind": dict(_ranked(self.by_kind)),
             "by_status": dict(_ranked(self.by_status)),
             "by_platform": dict(_ranked(self.by_platform)),
             "by_health": dict(_ranked(self.by_health)),
@@ -81,6 +84,8 @@ class Summary:
         ]
         if self.by_health:
             lines.append("By health: " + _counts(_ranked(self.by_health)))
+        if self.by_kind:
+            lines.append("Friend links, by kind: " + _counts(_ranked(self.by_kind)))
         if self.dropped:
             lines.append("Dropped links, by reason: " + _counts(_ranked(self.dropped)))
         lines += [
@@ -109,6 +114,7 @@ class SummaryBuilder:
         # of a crawl are linked once, and a set per target was most of the summary's memory
         self.sources: dict[str, str | set[str]] = {}
         self.links = 0
+        self.kinds: Counter[str] = Counter()
 
     def add_blog(
         self,
@@ -124,9 +130,10 @@ class SummaryBuilder:
         label = platform_label(platform, generator)
         self.blogs[blog_id] = (status or "", label, bool(feed_url), title or "")
 
-    def add_link(self, source: str, target: str) -> None:
-        """One friend link ``source`` → ``target`` (blog ids)."""
+    def add_link(self, source: str, target: str, kind: str = "site") -> None:
+        """One friend link ``source`` → ``target`` (blog ids), of ``kind``."""
         self.links += 1
+        self.kinds[kind or "site"] += 1
         if source == target:
             return
         known = self.sources.get(target)
@@ -145,7 +152,7 @@ class SummaryBuilder:
 
     def summary(self, top: int = 10) -> Summary:
         """The counts so far, with the ``top`` most linked blogs."""
-        s = Summary(blogs=len(self.blogs), links=self.links)
+        s = Summary(blogs=len(self.blogs), links=self.links, by_kind=Counter(self.kinds))
         for status, plat, has_feed, _ in self.blogs.values():
             s.by_status[status] += 1
             s.by_platform[plat] += 1
@@ -175,7 +182,7 @@ def summarize(
             title=row.get("title") or "",
         )
     for link in links:
-        builder.add_link(link["source_blog_id"], link["target_blog_id"])
+        builder.add_link(link["source_blog_id"], link["target_blog_id"], link.get("kind", ""))
     summary = builder.summary(top)
     summary.by_health = health
     summary.dropped = dropped
@@ -218,7 +225,7 @@ class CrawlSummary:
                 title=item.title,
             )
         elif isinstance(item, FriendLink):
-            self.builder.add_link(item.source_blog_id, item.target_blog_id)
+            self.builder.add_link(item.source_blog_id, item.target_blog_id, item.kind)
 
     def spider_closed(self, spider: Any, reason: str) -> None:
         # a friend-link crawl says what it did even when it fetched nothing; another spider

@@ -117,6 +117,7 @@ _LINK_COLUMNS = (
     "container_score",
     "source_url",
     "avatar",
+    "kind",
     "first_seen",
     "last_seen",
 )
@@ -532,15 +533,22 @@ class Store:
             )
         return found
 
-    def friend_links(self, *, removed: bool = False) -> list[dict[str, Any]]:
+    def friend_links(
+        self, *, removed: bool = False, source: str | None = None
+    ) -> list[dict[str, Any]]:
         """The friend-link rows their source still lists, as dicts (without ``id`` and the
-        hash), in a stable order: the map's edges. ``removed``: also the links the source's
-        last read no longer listed (a re-check dropped them), each row then with ``removed``:
-        its ``last_seen`` when no longer listed, else ``""``."""
+        hash; ``kind``: ``site`` in a database older than schema version 15), in a stable
+        order: the map's edges. ``removed``: also the links the source's last read no longer
+        listed (a re-check dropped them), each row then with ``removed``: its ``last_seen``
+        when no longer listed, else ``""``. ``source``: only those of that blog (any address
+        of it: :mod:`.nodes`)."""
+        where = () if source is None else (self._node(source),)
         rows = self._dicts(
             "SELECT l.*, b.status AS source_status, b.fetched_at AS source_read "
             "FROM friend_links l LEFT JOIN blogs b ON b.blog_id = l.source_blog_id "
-            "ORDER BY l.source_blog_id, l.target_url"
+            + (f"WHERE l.source_blog_id = {self.dialect.param} " if where else "")
+            + "ORDER BY l.source_blog_id, l.target_url",
+            where,
         )
         kept = []
         for row in rows:
@@ -549,6 +557,7 @@ class Store:
                 continue
             del row["id"], row["target_url_hash"]
             row["avatar"] = row.get("avatar") or ""  # NULL, or older than version 5
+            row["kind"] = row.get("kind") or "site"
             if removed:
                 row["removed"] = gone
             kept.append(row)
@@ -560,13 +569,11 @@ class Store:
         sample entry, :mod:`.themedefaults`) and ``detail`` (the theme, the place, how many
         blogs list it there); none in a database older than schema version 13. ``source``:
         only those of that blog (any address of it: :mod:`.nodes`)."""
-        where: tuple[str, ...] = ()
         with self._transaction(write=False) as cursor:
             cursor.execute(self.dialect.table_exists, ("dropped_links",))
             if cursor.fetchone() is None:
                 return []
-            if source is not None:
-                where = (nodes.nodes_of(cursor, self.dialect, [source]).get(source, source),)
+        where = () if source is None else (self._node(source),)
         test = f" WHERE source_blog_id = {self.dialect.param}" if where else ""
         query = f"SELECT * FROM dropped_links{test} ORDER BY source_blog_id, target_url"
         rows = self._dicts(query, where)
@@ -574,6 +581,14 @@ class Store:
             del row["id"], row["target_url_hash"]
             row["avatar"] = row.get("avatar") or ""
         return rows
+
+    def _node(self, blog_id: str) -> str:
+        """The node of ``blog_id`` (itself when it is no alias, or before schema version 10)."""
+        with self._transaction(write=False) as cursor:
+            cursor.execute(self.dialect.table_exists, ("blog_aliases",))
+            if cursor.fetchone() is None:
+                return blog_id
+            return nodes.nodes_of(cursor, self.dialect, [blog_id]).get(blog_id, blog_id)
 
 
 def _no_longer_listed(status: str | None, read: str | None, link: Mapping[str, Any]) -> str:
@@ -629,6 +644,7 @@ def _link_row(link: FriendLink, now: str, node: dict[str, str]) -> tuple[Any, ..
         link.container_score,
         link.source_url,
         link.avatar,
+        link.kind or "site",
         now,
         now,
     )

@@ -579,6 +579,17 @@ MIGRATIONS: list[tuple[int, list[Step]]] = [
     # Version 14: alias_keys computed anew from blog_observations (aliases.index_keys: the page
     # key holds the feed's entries, so one feedless template on many hosts is no candidate).
     (14, [_reindex_aliases]),
+    # Version 15: what each kept friend link is (blogfeeds.extract.friends.model.Friend.kind:
+    # ``site``, ``feed``, ``gemini``, ``gopher``); rows stored before were read as sites, the
+    # only kind stored then. The theme entries of one blog are found by their source (a blog
+    # read again, a blog opted out).
+    (
+        15,
+        [
+            _add_columns("friend_links", ["kind {short} NOT NULL DEFAULT 'site'"]),
+            "{create_index} theme_entries_source ON theme_entries (source_blog_id)",
+        ],
+    ),
 ]
 """Forward migrations ``(version, [steps])``, ascending; 1 = the initial schema.
 
