@@ -24,6 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.page import DecodeError, Page, header_value, parse_page
@@ -248,18 +249,19 @@ def _visible_text(tree: lxml.html.HtmlElement, enough: int) -> tuple[str, int]:
     parts: list[str] = []
     counted = 0  # words piece by piece: at least the words of the joined text
     check_at = enough
-    stack: list[tuple[Any, bool]] = [(tree, False)]
-    while stack:
-        el, after = stack.pop()
-        if after:
-            piece = el.tail
-        else:
-            if el is not tree:
-                stack.append((el, True))  # its tail, once its children are read
-            if not isinstance(el.tag, str) or el.tag in HIDDEN:
+    # lxml's own walk (C), a hidden element's subtree skipped: an element's text at its start,
+    # its tail at its end; a comment's or processing instruction's tail alone
+    walk = lxml.etree.iterwalk(tree, events=("start", "end", "comment", "pi"))
+    for event, el in walk:
+        if event == "start":
+            if el.tag in HIDDEN:
+                walk.skip_subtree()
                 continue
             piece = el.text
-            stack.extend((child, False) for child in reversed(el))
+        elif el is tree:
+            continue
+        else:
+            piece = el.tail
         if piece:
             parts.append(piece)
             counted += len(piece.split())
