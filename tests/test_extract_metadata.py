@@ -25,7 +25,7 @@ from blogfeeds.extract.metadata import (
     title,
 )
 from blogfeeds.extract.page import Page, parse_page
-from blogfeeds.extract.text import collapse
+from blogfeeds.extract.text import _ANY_CONTROL, _CONTROLS, collapse, strip_controls
 from tests.cases import shared_dir
 
 URL = "https://alice.example/"
@@ -73,6 +73,15 @@ def test_control_characters_are_stripped_from_every_metadata_field() -> None:
         "WordPress",
     )
     assert meta.abstract == "Notes on things"
+
+
+def test_the_control_scan_finds_every_control_and_nothing_else() -> None:
+    """``collapse`` and ``strip_controls`` translate only a text the scan finds a control in:
+    the scan must find exactly the table's characters, in ASCII and other text alike."""
+    found = {c for c in range(0x110000) if _ANY_CONTROL.fullmatch(chr(c))}
+    assert found == set(_CONTROLS)
+    assert collapse("博客\x1b[0m\x85笔记\u3000 \x9b") == "博客[0m 笔记"
+    assert strip_controls("a\x00b\tc\x0bd") == "ab\tc d"
 
 
 def test_title_falls_back_to_og_site_name() -> None:

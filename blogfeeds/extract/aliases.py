@@ -215,32 +215,49 @@ def _notices(page: Page) -> tuple[list[str], list[str], str]:
     Page order; each text node is read once."""
     own = _host(page.url)
     found: tuple[list[str], list[str]] = ([], [])
-    digest = hashlib.sha1(usedforsecurity=False)
     chars = 0
     hrefs: list[str] = []
+    texts: list[tuple[str, Any]] = []
+    lines: list[str] = []
     for element in page.tree.iter():
-        if not isinstance(element.tag, str) or element.tag in ("script", "style"):
+        tag = element.tag
+        if not isinstance(tag, str) or tag in ("script", "style"):
             continue
-        if element.tag == "a" and (href := element.get("href")):
+        if tag == "a" and (href := element.get("href")):
             hrefs.append(href)
-        for text, holder in ((element.text, element), (element.tail, element.getparent())):
+        tail = element.tail
+        for text, holder in (
+            (element.text, element),
+            # the parent looked up only for a tail that holds words (most are indentation)
+            (tail, element.getparent() if tail and not tail.isspace() else None),
+        ):
             if not text or holder is None or text.isspace():
                 continue
             words = text.split()
-            chars += sum(map(len, words))
-            digest.update(" ".join(words).encode("utf-8", "surrogatepass") + b"\n")
-            low = text.lower()
-            if not _ANY_WORDS.search(low):  # one scan for both, on most texts the only one
-                continue
-            for words, links in zip((MOVED_WORDS, MIRROR_WORDS), found, strict=True):
-                block = _notice_block(holder) if words.search(low) else None
-                for a in block.iter("a") if block is not None else ():
-                    url = _absolute(page, a.get("href"))
-                    if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
-                        links.append(url)
+            line = " ".join(words)
+            chars += len(line) - len(words) + 1
+            lines.append(line)
+            texts.append((text, holder))
+    joined = "\n".join(lines)
+    # One scan of the whole text first: a text's match is one in its line of ``joined`` (the
+    # words' patterns span whitespace with ``\s+``, and a line ends at a non-word character),
+    # so a page with none in ``joined`` (most pages) has no notice.
+    for text, holder in texts if _ANY_WORDS.search(joined.lower()) else ():
+        low = text.lower()
+        if not _ANY_WORDS.search(low):  # one scan for both, on most texts the only one
+            continue
+        for words, links in zip((MOVED_WORDS, MIRROR_WORDS), found, strict=True):
+            block = _notice_block(holder) if words.search(low) else None
+            for a in block.iter("a") if block is not None else ():
+                url = _absolute(page, a.get("href"))
+                if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
+                    links.append(url)
     # a page cut at a bound was not read whole: its text says nothing of the page's identity
     if chars < PAGE_CHARS or page.truncated:
         return found[0], found[1], ""
+    digest = hashlib.sha1(usedforsecurity=False)
+    if lines:  # each text's words and a newline, in page order
+        digest.update(f"{joined}\n".encode("utf-8", "surrogatepass"))
     digest.update("\n".join(_sites_linked(own, hrefs)).encode("utf-8", "surrogatepass"))
     return found[0], found[1], digest.hexdigest()
 

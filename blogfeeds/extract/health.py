@@ -24,6 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.page import DecodeError, Page, header_value, parse_page
@@ -104,6 +105,38 @@ def _markup_needles() -> tuple[str, ...] | None:
                 return None
             needles.append(needle.lower())
     return tuple(needles)
+
+
+@cache
+def _sign_needles() -> tuple[tuple[tuple[str, ...] | None, tuple[str, ...] | None], ...]:
+    """Per sign of :func:`signs`, the literals (case-folded) its markup and its text patterns
+    hold, one a pattern: a text holding none of a sign's cannot match its patterns, and
+    ``in`` finds them far faster than a case-blind alternation (3 ms on the visible text of a
+    short Chinese home page, for every sign). None where a pattern has no literal."""
+    return tuple(
+        (_needles(raw.get("markup", [])), _needles(raw.get("text", []))) for raw in _raw_signs()
+    )
+
+
+def _needles(patterns: list[str]) -> tuple[str, ...] | None:
+    needles = [_literal(pattern) for pattern in patterns]
+    if any(len(needle) < 4 for needle in needles):
+        return None
+    return tuple(_fold(needle) for needle in needles)
+
+
+def _fold(text: str) -> str:
+    """``text`` case-folded, the dotless and the dotted capital I read as ``i``: the two
+    characters a case-blind pattern takes for ``i`` that folding keeps apart."""
+    return text.casefold().replace("\u0131", "i").replace("\u0307", "")
+
+
+def _may_hold(folded: str, needles: tuple[str, ...] | None) -> bool:
+    """Whether ``folded`` (a case-folded text) may match patterns of which ``needles`` are the
+    literals. Folding (:func:`_fold`) is per character and maps the characters a case-blind
+    pattern takes as one to the same text (checked over every character), so a match's
+    folded text holds its pattern's folded literal."""
+    return needles is None or any(needle in folded for needle in needles)
 
 
 def _literal(pattern: str) -> str:
@@ -248,18 +281,19 @@ def _visible_text(tree: lxml.html.HtmlElement, enough: int) -> tuple[str, int]:
     parts: list[str] = []
     counted = 0  # words piece by piece: at least the words of the joined text
     check_at = enough
-    stack: list[tuple[Any, bool]] = [(tree, False)]
-    while stack:
-        el, after = stack.pop()
-        if after:
-            piece = el.tail
-        else:
-            if el is not tree:
-                stack.append((el, True))  # its tail, once its children are read
-            if not isinstance(el.tag, str) or el.tag in HIDDEN:
+    # lxml's own walk (C), a hidden element's subtree skipped: an element's text at its start,
+    # its tail at its end; a comment's or processing instruction's tail alone
+    walk = lxml.etree.iterwalk(tree, events=("start", "end", "comment", "pi"))
+    for event, el in walk:
+        if event == "start":
+            if el.tag in HIDDEN:
+                walk.skip_subtree()
                 continue
             piece = el.text
-            stack.extend((child, False) for child in reversed(el))
+        elif el is tree:
+            continue
+        else:
+            piece = el.tail
         if piece:
             parts.append(piece)
             counted += len(piece.split())
@@ -308,9 +342,11 @@ def recognise(
         markup = any(needle in low for needle in needles)
     else:
         markup = short
-    for sign in signs():
+    folded_markup = _fold(page.markup) if markup else ""
+    folded_text = _fold(page.text) if short else ""
+    for sign, (markup_needles, text_needles) in zip(signs(), _sign_needles(), strict=True):
         why = _header_match(sign, status, headers)
-        for pattern in sign.markup if markup else ():
+        for pattern in sign.markup if markup and _may_hold(folded_markup, markup_needles) else ():
             if why:
                 break
             if m := pattern.search(page.markup):
@@ -324,7 +360,7 @@ def recognise(
                 if pattern.search(heading):
                     why = f"title {heading[:80]!r}"
                     break
-        for pattern in sign.text if short else ():
+        for pattern in sign.text if short and _may_hold(folded_text, text_needles) else ():
             if why:
                 break
             if m := pattern.search(page.text):

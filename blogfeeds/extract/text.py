@@ -11,24 +11,32 @@ field is stored in.
 
 from __future__ import annotations
 
+import re
+
 _KEEP = "\t\n\r"
 _CONTROLS: dict[int, str | None] = {
     c: (" " if chr(c).isspace() else None)
     for c in (*range(0x20), *range(0x7F, 0xA0))
     if chr(c) not in _KEEP
 }
+_ANY_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Any character of :data:`_CONTROLS`: most texts hold none, and a scan for one is several
+times cheaper than ``str.translate`` of a text that is not ASCII (a dictionary look-up per
+character)."""
 
 
 def strip_controls(text: str) -> str:
     """``text`` without C0/C1 control characters (whitespace ones become a space; tab,
     newline and carriage return are kept)."""
-    return text.translate(_CONTROLS)
+    return text.translate(_CONTROLS) if _ANY_CONTROL.search(text) else text
 
 
 def collapse(text: str) -> str:
     """``text`` without control characters, every run of whitespace (Unicode, including
     NBSP) collapsed to one space, stripped."""
-    return " ".join(text.translate(_CONTROLS).split())
+    if _ANY_CONTROL.search(text):
+        text = text.translate(_CONTROLS)
+    return " ".join(text.split())
 
 
 def digits_int(text: str | None, cap: int) -> int | None:
