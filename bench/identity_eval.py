@@ -86,11 +86,11 @@ from blogfeeds.extract.aliases import (  # noqa: E402
     Hop,
     Observation,
     local_posts,
-    page_signals,
     preferred,
     same_blog,
 )
 from blogfeeds.extract.page import Page, parse_page  # noqa: E402
+from blogfeeds.extract.pagesignals import page_signals  # noqa: E402
 from tests.littleweb import LittleWeb, Route, guess_content_type  # noqa: E402
 
 MANIFEST = ROOT / "bench" / "identity_eval.toml"

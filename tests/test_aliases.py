@@ -36,13 +36,13 @@ from blogfeeds.extract.aliases import (
     local_posts,
     observation_from,
     observation_json,
-    page_signals,
     preferred,
     same_blog,
     shared_enough,
 )
 from blogfeeds.extract.feedreader.read import read_feed
 from blogfeeds.extract.page import PageLimits, parse_page
+from blogfeeds.extract.pagesignals import page_signals
 
 POSTS = frozenset(f"https://alice.example/posts/{i}/" for i in range(10))
 OTHER_POSTS = frozenset(f"https://bob.example/{2020 + i}/notes-{i}.html" for i in range(10))

@@ -23,12 +23,12 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
+from blogfeeds.extract.addresskeys import address_host, address_key, elsewhere, path_depth
 from blogfeeds.extract.feedreader.entries import FeedEntry
 from blogfeeds.extract.identity import on_platform
-from blogfeeds.extract.page import Page
+from blogfeeds.extract.pagesignals import PageSignals
 from blogfeeds.extract.text import collapse
 
 REDIRECT = "redirect"
@@ -48,18 +48,6 @@ FEEDS_DISJOINT = "feeds_disjoint"
 PERMANENT = frozenset({301, 308})
 MIN_COMMON = 2
 """Entries two feeds must share at least for :data:`ENTRIES`."""
-PAGE_CHARS = 400
-"""Fewest letters (not counting spaces) of a home page's text whose digest counts for
-:data:`SAME_PAGE` (with the same feed entries: a build for ``localhost`` served twice, whose
-entries on the placeholder count for nothing else): a theme's empty front page, a web
-server's welcome page have fewer; a
-blog's front page with its newest posts has more (three Chinese blogs of identity_eval with
-their posts' titles: about 720)."""
-NOTICE_CHARS = 300
-"""Longest text of an element read as a moved notice or a mirror menu."""
-NOTICE_LEVELS = 3
-"""Enclosing blocks read for a notice's links (a menu's title sits beside its submenu)."""
-
 REPOSITORY_PAGES = ("github.io", "gitlab.io", "codeberg.page")
 """Pages sites of the code hosts a static blog's repository lives on: the copies of a build
 elsewhere are deployed from that repository (vercel.app, netlify.app and pages.dev build a
@@ -69,40 +57,7 @@ own site is."""
 PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
 """Addresses an unconfigured site names (RFC 2606 second-level names, ``localhost``), with
 their subdomains; loopback, unspecified and private IP literals too (:func:`is_placeholder`)."""
-# Matched against lower-cased text (a case-blind pattern scans several times slower).
-MOVED_WORDS = re.compile(
-    r"moved\s+to|has\s+moved|have\s+moved|new\s+(?:home|address|domain|blog)\b|migrated\s+to|"
-    r"relocated\s+to|now\s+(?:lives|living|at)\b|umgezogen|"
-    r"mudou-se|mudou\s+para|se\s+mudou|novo\s+endere[çc]o|se\s+ha\s+mudado|nueva\s+direcci[óo]n|"
-    r"a\s+d[ée]m[ée]nag[ée]|nouvelle\s+adresse|"
-    r"迁移至|迁移到|迁至|搬家|搬迁至|搬到|已迁移|新地址|新域名|新博客|移至|"
-    r"移転|引っ越(?:し|しました)"
-)
-MIRROR_WORDS = re.compile(r"\bmirrors?\b|镜像|備用|备用站|备用地址|国内访问|國內訪問|ミラー")
 _LONG_ID = re.compile(r"[0-9a-fA-F-]{16,}")
-_ANY_WORDS = re.compile(f"{MOVED_WORDS.pattern}|{MIRROR_WORDS.pattern}")
-_NOTICE_TAGS = ("p", "div", "li", "span", "section", "aside", "header", "h1", "h2", "h3", "h4")
-
-
-@dataclass(frozen=True)
-class PageSignals:
-    """What a blog's home page says of its addresses, every URL absolute (``""`` or ``()``
-    when absent)."""
-
-    canonical: str = ""
-    og_url: str = ""
-    rel_me: tuple[str, ...] = ()
-    base: str = ""
-    """The ``<base href>`` of the page when it names the home of another host: the address the
-    build was configured for (a static site's ``baseURL``), a claim like the canonical's."""
-    moved_to: str = ""
-    """The home-page link of a notice that the blog moved."""
-    mirrors: tuple[str, ...] = ()
-    """Home-page links of a mirror menu (镜像) to other hosts."""
-    text_digest: str = ""
-    """A digest of the page's text and the sites it links, when it holds at least
-    :data:`PAGE_CHARS` letters and was read whole (not cut at a bound of
-    :class:`~blogfeeds.extract.page.PageLimits`)."""
 
 
 @dataclass(frozen=True)
@@ -165,146 +120,21 @@ class Verdict:
     against: tuple[str, ...] = ()
 
 
-# --- reading a page ---------------------------------------------------------------------------
-
-
-def page_signals(page: Page) -> PageSignals:
-    """The canonical, ``og:url``, ``rel=me`` links, ``<base href>`` on another host, moved
-    notice and mirror menu of a home page."""
-    canonical = og_url = ""
-    rel_me: list[str] = []
-    for element in page.tree.iter("link", "a", "meta"):
-        if element.tag == "meta":
-            prop = (element.get("property") or element.get("name") or "").strip().lower()
-            if prop == "og:url" and not og_url:
-                og_url = _absolute(page, element.get("content"))
-            continue
-        rels = (element.get("rel") or "").lower().split()
-        if element.tag == "link" and "canonical" in rels and not canonical:
-            canonical = _absolute(page, element.get("href"))
-        if "me" in rels and (href := _absolute(page, element.get("href"))):
-            rel_me.append(href)
-    moved, mirrors, digest = _notices(page)
-    base = page.base_url if page.base_url != page.url else ""
-    return PageSignals(
-        canonical=canonical,
-        og_url=og_url,
-        rel_me=tuple(dict.fromkeys(rel_me)),
-        # another host's home only: a base on a CDN or under a deep path is no address of a blog
-        base=base if _elsewhere(page.url, base) and _path_depth(base) <= 1 else "",
-        moved_to=next(iter(moved), ""),
-        mirrors=tuple(mirrors),
-        text_digest=digest,
-    )
-
-
-def _absolute(page: Page, value: str | None) -> str:
-    value = (value or "").strip()
-    if not value:
-        return ""
-    url = page.absolute(value)
-    return url if url.startswith(("http://", "https://")) else ""
-
-
-def _notices(page: Page) -> tuple[list[str], list[str], str]:
-    """The links of moved notices and of mirror menus: links to another host's home (a path of
-    at most one segment) in the blocks whose own text holds :data:`MOVED_WORDS` or
-    :data:`MIRROR_WORDS` (the outermost of the :data:`NOTICE_LEVELS` nearest enclosing
-    elements of :data:`_NOTICE_TAGS` whose text stays within :data:`NOTICE_CHARS`: a menu's
-    title sits beside its submenu); and the page's text digest (:attr:`PageSignals.text_digest`).
-    Page order; each text node is read once."""
-    own = _host(page.url)
-    found: tuple[list[str], list[str]] = ([], [])
-    chars = 0
-    hrefs: list[str] = []
-    texts: list[tuple[str, Any]] = []
-    lines: list[str] = []
-    for element in page.tree.iter():
-        tag = element.tag
-        if not isinstance(tag, str) or tag in ("script", "style"):
-            continue
-        if tag == "a" and (href := element.get("href")):
-            hrefs.append(href)
-        tail = element.tail
-        for text, holder in (
-            (element.text, element),
-            # the parent looked up only for a tail that holds words (most are indentation)
-            (tail, element.getparent() if tail and not tail.isspace() else None),
-        ):
-            if not text or holder is None or text.isspace():
-                continue
-            words = text.split()
-            line = " ".join(words)
-            chars += len(line) - len(words) + 1
-            lines.append(line)
-            texts.append((text, holder))
-    joined = "\n".join(lines)
-    # One scan of the whole text first: a text's match is one in its line of ``joined`` (the
-    # words' patterns span whitespace with ``\s+``, and a line ends at a non-word character),
-    # so a page with none in ``joined`` (most pages) has no notice.
-    for text, holder in texts if _ANY_WORDS.search(joined.lower()) else ():
-        low = text.lower()
-        if not _ANY_WORDS.search(low):  # one scan for both, on most texts the only one
-            continue
-        for words, links in zip((MOVED_WORDS, MIRROR_WORDS), found, strict=True):
-            block = _notice_block(holder) if words.search(low) else None
-            for a in block.iter("a") if block is not None else ():
-                url = _absolute(page, a.get("href"))
-                if url and _host(url) != own and _path_depth(url) <= 1 and url not in links:
-                    links.append(url)
-    # a page cut at a bound was not read whole: its text says nothing of the page's identity
-    if chars < PAGE_CHARS or page.truncated:
-        return found[0], found[1], ""
-    digest = hashlib.sha1(usedforsecurity=False)
-    if lines:  # each text's words and a newline, in page order
-        digest.update(f"{joined}\n".encode("utf-8", "surrogatepass"))
-    digest.update("\n".join(_sites_linked(own, hrefs)).encode("utf-8", "surrogatepass"))
-    return found[0], found[1], digest.hexdigest()
-
-
-def _sites_linked(own: str, hrefs: list[str]) -> list[str]:
-    """The other hosts a page links at most twice (its friends and profiles; not its own pages,
-    nor the address a copy's absolute links name throughout), sorted: two blogs of one template
-    share their text, not whom they link."""
-    counts: dict[str, int] = {}
-    for href in hrefs:
-        if "//" in href[:8]:
-            host = _host(href)
-            counts[host] = counts.get(host, 0) + 1
-    return sorted(h for h, n in counts.items() if h and h != own and n <= 2)
-
-
-def _notice_block(element: Any) -> Any:
-    """The outermost of the :data:`NOTICE_LEVELS` nearest notice blocks at or above
-    ``element`` whose text is at most :data:`NOTICE_CHARS` long, or None."""
-    block = None
-    levels = 0
-    node = element
-    while node is not None and levels < NOTICE_LEVELS:
-        if node.tag in _NOTICE_TAGS or node.tag == "a":
-            if len(collapse(node.text_content())) > NOTICE_CHARS:
-                break
-            block = node
-            levels += node.tag != "a"
-        node = node.getparent()
-    return block
-
-
 # --- claims and decisions ---------------------------------------------------------------------
 
 
 def claims(seen: Observation) -> tuple[Claim, ...]:
     """What one address's observation claims of other addresses, with the evidence kind."""
     out: list[Claim] = []
-    if seen.redirects and _permanent(seen.redirects) and _elsewhere(seen.url, seen.home):
+    if seen.redirects and _permanent(seen.redirects) and elsewhere(seen.url, seen.home):
         out.append(Claim(seen.url, seen.home, REDIRECT, conclusive=True))
     feed_home = seen.feed_final_url or seen.feed_url
-    moved_feed = seen.feed_redirects and _elsewhere(seen.feed_url, feed_home)
+    moved_feed = seen.feed_redirects and elsewhere(seen.feed_url, feed_home)
     if moved_feed and _permanent(seen.feed_redirects):
         out.append(Claim(seen.feed_url, feed_home, REDIRECT, conclusive=True))
     named = ((CANONICAL, seen.page.canonical), (OG_URL, seen.page.og_url), (BASE, seen.page.base))
     for kind, url in named:
-        if url and not is_placeholder(url) and _elsewhere(seen.home, url):
+        if url and not is_placeholder(url) and elsewhere(seen.home, url):
             out.append(Claim(seen.home, url, kind))
     out.extend(Claim(seen.home, url, REL_ME) for url in seen.page.rel_me if _other(seen, url))
     if seen.page.moved_to and not is_placeholder(seen.page.moved_to):
@@ -321,10 +151,10 @@ def _posts_site(seen: Observation) -> str:
     with, so a copy deployed elsewhere names its original there (``""`` when none)."""
     posts = [k for k in _posts(seen.entries) if k.startswith(("http://", "https://"))]
     hosts = _entry_hosts(frozenset(posts))
-    if len(posts) < MIN_COMMON or len(hosts) != 1 or _path_depth(seen.home) != 0:
+    if len(posts) < MIN_COMMON or len(hosts) != 1 or path_depth(seen.home) != 0:
         return ""
     site = f"{urlsplit(min(posts)).scheme}://{next(iter(hosts))}/"
-    return site if _elsewhere(seen.home, site) else ""
+    return site if elsewhere(seen.home, site) else ""
 
 
 def same_blog(a: Observation, b: Observation) -> Verdict:
@@ -340,7 +170,7 @@ def same_blog(a: Observation, b: Observation) -> Verdict:
         evidence.append(OG_URL)
     if any(_names(x.page.base, y) and _own(y, x) for x, y in ((a, b), (b, a))):
         evidence.append(BASE)
-    one_feed = bool(_key(a.feed_url)) and _key(a.feed_url) == _key(b.feed_url)
+    one_feed = bool(address_key(a.feed_url)) and address_key(a.feed_url) == address_key(b.feed_url)
     if one_feed and (_names(a.feed_url, a) or _names(a.feed_url, b)):  # not a demo's feed
         evidence.append(SAME_FEED)
     shared = _shared_entries(a.entries, b.entries)
@@ -387,7 +217,7 @@ def preferred(a: Observation, b: Observation) -> str:
             return y.home
     hosts = _entry_hosts(a.entries) | _entry_hosts(b.entries)
     for x, y in ((a, b), (b, a)):
-        if _host(y.home) in hosts and _host(x.home) not in hosts:
+        if address_host(y.home) in hosts and address_host(x.home) not in hosts:
             return y.home
     rank_a, rank_b = _platform_rank(a.home), _platform_rank(b.home)
     if rank_a != rank_b:
@@ -413,7 +243,7 @@ def _enough(one: frozenset[str], other: frozenset[str]) -> bool:
 def is_placeholder(url: str) -> bool:
     """Whether ``url`` is an address an unconfigured site names: a reserved example domain,
     ``localhost``, or a loopback, unspecified or private IP literal."""
-    host = _host(url)
+    host = address_host(url)
     return not host or _placeholder_host(host)
 
 
@@ -432,35 +262,15 @@ def _placeholder_host(host: str) -> bool:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _host(url: str) -> str:
-    try:
-        host = (urlsplit(url.strip()).hostname or "").lower().rstrip(".")
-    except ValueError:
-        return ""
-    return host[4:] if host.startswith("www.") else host
-
-
-def _path_depth(url: str) -> int:
-    return len([s for s in urlsplit(url).path.split("/") if s and s != "index.html"])
-
-
-def _key(url: str) -> str:
-    """Host without ``www.`` and path without ``index.html`` or a trailing slash: two spellings
-    of one address share it (the scheme is not part of a blog's address)."""
-    if not url:
-        return ""
-    path = re.sub(r"/index\.html?$", "/", urlsplit(url.strip()).path).rstrip("/")
-    return _host(url) + path
-
-
 def _names(url: str, seen: Observation) -> bool:
     """Whether ``url`` is on the blog at ``seen``: its host, and a path under the address's
     (``medium.com/@a/posts/1`` is on ``medium.com/@a``, not on ``medium.com/@b``)."""
     if not url or is_placeholder(url):
         return False
-    key = _key(url)
+    key = address_key(url)
     return any(
-        key == home or key.startswith(home + "/") for home in {_key(seen.url), _key(seen.home)}
+        key == home or key.startswith(home + "/")
+        for home in {address_key(seen.url), address_key(seen.home)}
     )
 
 
@@ -476,13 +286,7 @@ def _own(seen: Observation, other: Observation) -> bool:
 
 
 def _other(seen: Observation, url: str) -> bool:
-    return bool(url) and not is_placeholder(url) and _elsewhere(seen.home, url)
-
-
-def _elsewhere(home: str, url: str) -> bool:
-    """Whether ``url`` is off the address ``home`` (another host, or a path outside it)."""
-    key, base = _key(url), _key(home)
-    return bool(key) and key != base and not key.startswith(base + "/")
+    return bool(url) and not is_placeholder(url) and elsewhere(seen.home, url)
 
 
 def _permanent(hops: Iterable[Hop]) -> bool:
@@ -498,8 +302,8 @@ def _redirects_to(a: Observation, b: Observation) -> bool:
         a.feed_redirects
         and _permanent(a.feed_redirects)
         and b.feed_url
-        and _key(feed_home) == _key(b.feed_url)
-        and _key(a.feed_url) != _key(b.feed_url)
+        and address_key(feed_home) == address_key(b.feed_url)
+        and address_key(a.feed_url) != address_key(b.feed_url)
     )
 
 
@@ -514,7 +318,7 @@ def _posts(entries: frozenset[str]) -> frozenset[str]:
 
 def _one_post(key: str) -> bool:
     if key.startswith(("http://", "https://")):
-        host = _host(key)
+        host = address_host(key)
         return bool(host) and not _placeholder_host(host)
     return key.startswith(("tag:", "urn:")) or _LONG_ID.fullmatch(key) is not None
 
@@ -587,7 +391,7 @@ def _by_post(posts: frozenset[str]) -> dict[str, str]:
 
 
 def _entry_hosts(entries: frozenset[str]) -> set[str]:
-    return {h for k in entries if k.startswith(("http://", "https://")) and (h := _host(k))}
+    return {h for k in entries if k.startswith(("http://", "https://")) and (h := address_host(k))}
 
 
 def _platform_rank(url: str) -> int:
@@ -595,14 +399,14 @@ def _platform_rank(url: str) -> int:
     for another hosting platform's address."""
     if not _on_platform(url):
         return 0
-    host = _host(url)
+    host = address_host(url)
     return 1 if any(host.endswith("." + suffix) for suffix in REPOSITORY_PAGES) else 2
 
 
 def _on_platform(url: str) -> bool:
     """A blog's address on a hosting platform (its own domain is preferred over it)."""
     try:
-        return on_platform(_host(url))
+        return on_platform(address_host(url))
     except ValueError:
         return False
 
@@ -623,9 +427,9 @@ def index_keys(seen: Observation, posts: int = INDEX_POSTS) -> frozenset[str]:
     text digest with its feed's entries (:data:`SAME_PAGE` needs both: one feedless template
     served by many hosts shares the text alone, and would make each of those addresses a
     candidate of every other, up to the store's bound, at every write)."""
-    keys = {f"home {_key(url)}" for url in (seen.url, seen.home) if url}
-    keys |= {f"home {_key(claim.target)}" for claim in claims(seen)}
-    keys |= {f"feed {_key(url)}" for url in (seen.feed_url, seen.feed_final_url) if url}
+    keys = {f"home {address_key(url)}" for url in (seen.url, seen.home) if url}
+    keys |= {f"home {address_key(claim.target)}" for claim in claims(seen)}
+    keys |= {f"feed {address_key(url)}" for url in (seen.feed_url, seen.feed_final_url) if url}
     chosen = sorted(_posts(seen.entries), key=lambda k: hashlib.sha1(k.encode()).digest())
     keys |= {f"post {k}" for k in chosen[:posts]}
     mine = sorted(_by_post(seen.local_posts), key=lambda k: hashlib.sha1(k.encode()).digest())

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin
 
 from blogfeeds.extract.abstract import PAGE, PostCards, lead_abstract, post_link
-from blogfeeds.extract.aliases import Observation, local_posts, page_signals
+from blogfeeds.extract.aliases import Observation, local_posts
 from blogfeeds.extract.config import ExtractConfig
 from blogfeeds.extract.directives import robots_directives
 from blogfeeds.extract.discovery import (
@@ -52,6 +52,7 @@ from blogfeeds.extract.icon import favicon_is_image
 from blogfeeds.extract.identity import blog_id
 from blogfeeds.extract.metadata import TEXT, PageMetadata, cut, extract_metadata, page_abstract
 from blogfeeds.extract.page import DecodeError, Page, PageLimits, header_value, parse_page
+from blogfeeds.extract.pagesignals import page_signals
 from blogfeeds.extract.pathblog import path_blog
 from blogfeeds.extract.profile import read_profile
 from blogfeeds.extract.report import DATA_SOURCE, FRIEND_PAGE, BlogReport, Followed
