@@ -110,6 +110,7 @@ def inspect_view(data: dict[str, Any]) -> dict[str, Any]:
                 "theme": f["theme"],
                 "position": f["position"],
                 "credited": f["credited"],
+                "kind": f["kind"],
             }
             for f in data["friends"]
             if f["blog_id"] is not None
@@ -470,7 +471,7 @@ def _stored(db: Path) -> dict[str, Any]:
         blog["feeds"] = [{**dict(f), "reasons": json.loads(f["reasons"])} for f in feeds]
         links = con.execute(
             "SELECT source_blog_id, target_url, target_blog_id, name, container_score, "
-            "source_url, avatar FROM friend_links ORDER BY id"
+            "source_url, avatar, kind FROM friend_links ORDER BY id"
         ).fetchall()
         rows = [{**dict(link), "avatar": link["avatar"] or ""} for link in links]
         return {"blog": blog, "links": rows}
