@@ -770,6 +770,9 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     for name, t in themes.items():
         folded[name if t.pages > 1 else "(themes of one page)"].add(t)
     print(f"## {part}: {overall.pages} pages\n")
+    if not results:  # a round whose holdout has joined development holds no held-out page
+        print("no page in this part")
+        return 0
     for e in entries:
         if e.skip:
             print(f"not judged: {e.id} ({e.skip})\n")
