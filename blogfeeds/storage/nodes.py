@@ -58,6 +58,18 @@ def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
         yield values[start : start + _CHUNK]
 
 
+def rows_in(
+    cursor: Any, dialect: Dialect, sql: str, values: Iterable[str], extra: Sequence[str] = ()
+) -> list[tuple[Any, ...]]:
+    """Rows of ``sql`` (its ``{marks}`` the marks of an ``IN (...)`` of ``values``, then
+    ``extra``), chunk by chunk."""
+    rows: list[tuple[Any, ...]] = []
+    for chunk in _chunks(sorted(set(values))):
+        cursor.execute(sql.format(marks=_marks(dialect, len(chunk))), [*chunk, *extra])
+        rows.extend(cursor.fetchall())
+    return rows
+
+
 def nodes_of(cursor: Any, dialect: Dialect, ids: Iterable[str]) -> dict[str, str]:
     """The node of each of ``ids`` that is an alias (ids that are not are left out)."""
     wanted = sorted(set(ids))

@@ -11,13 +11,13 @@ feed aliases and WebSub subscriptions, in one write transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from blogfeeds.crawl.optout import OptOutList
 from blogfeeds.storage.db import Store
-from blogfeeds.storage.nodes import _chunks, _marks
+from blogfeeds.storage.nodes import _chunks, _marks, rows_in
 from blogfeeds.storage.schema import Dialect
 
 # (table, id column, URL column) of every stored address of a blog
@@ -38,31 +38,20 @@ class Removed:
     rows: dict[str, int] = field(default_factory=dict)
 
 
-def _in(
-    cursor: Any, dialect: Dialect, sql: str, values: Iterable[str], extra: Sequence[str] = ()
-) -> list[tuple[Any, ...]]:
-    """Rows of ``sql`` (its ``{in}`` an ``IN (...)`` of ``values``), chunk by chunk."""
-    rows: list[tuple[Any, ...]] = []
-    for chunk in _chunks(sorted(set(values))):
-        cursor.execute(sql.format(marks=_marks(dialect, len(chunk))), [*chunk, *extra])
-        rows.extend(cursor.fetchall())
-    return rows
-
-
 def same_nodes(cursor: Any, dialect: Dialect, ids: Iterable[str]) -> set[str]:
     """``ids`` with every address stored as the same blog: their nodes and those nodes'
     aliases."""
     found = set(ids)
     nodes = {
         str(n)
-        for (n,) in _in(
+        for (n,) in rows_in(
             cursor, dialect, "SELECT node_id FROM blog_aliases WHERE alias_id IN ({marks})", found
         )
     }
     found |= nodes
     found |= {
         str(a)
-        for (a,) in _in(
+        for (a,) in rows_in(
             cursor, dialect, "SELECT alias_id FROM blog_aliases WHERE node_id IN ({marks})", found
         )
     }
@@ -117,7 +106,7 @@ class OptOutStore(Store):
                     "SELECT feed_url_hash FROM schedule WHERE blog_id IN ({marks})",
                     "SELECT feed_url_hash FROM feed_aliases WHERE blog_id IN ({marks})",
                 )
-                for (h,) in _in(cursor, d, sql, blogs)
+                for (h,) in rows_in(cursor, d, sql, blogs)
             }
             by_feed = ("entries", "feed_state", "websub", "schedule", "feed_aliases")
             by_blog = (

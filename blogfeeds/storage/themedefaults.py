@@ -22,11 +22,11 @@ from typing import Any
 
 from blogfeeds.extract.friends.defaults import sample_key
 from blogfeeds.items import FriendLink
+from blogfeeds.storage.nodes import rows_in
 from blogfeeds.storage.schema import Dialect, url_hash
 from blogfeeds.theme_default_settings import ThemeDefaultSettings
 
 REASON = "theme-default"
-_CHUNK = 500  # ids per IN (...): below SQLite's 999 host-parameter limit of old builds
 _ENTRY_COLUMNS = (
     "theme",
     "position",
@@ -116,17 +116,17 @@ def _undrop(cursor: Any, dialect: Dialect, links: set[tuple[str, str]]) -> None:
     """Remove the ``dropped_links`` rows of ``links``, written as friends again: their entry
     no longer reaches the threshold (a blog stopped listing it). One query finds them: most
     sources have none."""
-    sources = sorted({source for source, _ in links})
-    found: set[tuple[str, str]] = set()
-    for start in range(0, len(sources), _CHUNK):
-        chunk = sources[start : start + _CHUNK]
-        marks = ", ".join([dialect.param] * len(chunk))
-        cursor.execute(
+    found = {
+        (str(s), str(h))
+        for s, h in rows_in(
+            cursor,
+            dialect,
             "SELECT source_blog_id, target_url_hash FROM dropped_links "
-            f"WHERE reason = {dialect.param} AND source_blog_id IN ({marks})",
-            [REASON, *chunk],
+            f"WHERE source_blog_id IN ({{marks}}) AND reason = {dialect.param}",
+            {source for source, _ in links},
+            (REASON,),
         )
-        found.update((str(s), str(h)) for s, h in cursor.fetchall())
+    }
     again = sorted(found & links)
     if again:
         p = dialect.param
@@ -144,17 +144,14 @@ def forget_unlisted(cursor: Any, dialect: Dialect, reads: Iterable[tuple[str, st
     bound: dict[str, str] = {}
     for source, when in reads:
         bound[source] = min(when, bound.get(source, when))
-    sources = sorted(bound)
-    stale: list[tuple[str, str]] = []
-    for start in range(0, len(sources), _CHUNK):
-        chunk = sources[start : start + _CHUNK]
-        marks = ", ".join([dialect.param] * len(chunk))
-        cursor.execute(
-            "SELECT source_blog_id, MIN(last_seen) FROM theme_entries "
-            f"WHERE source_blog_id IN ({marks}) GROUP BY source_blog_id",
-            chunk,
-        )
-        stale += [(str(s), bound[str(s)]) for s, seen in cursor.fetchall() if seen < bound[str(s)]]
+    rows = rows_in(
+        cursor,
+        dialect,
+        "SELECT source_blog_id, MIN(last_seen) FROM theme_entries "
+        "WHERE source_blog_id IN ({marks}) GROUP BY source_blog_id",
+        bound,
+    )
+    stale = [(str(s), bound[str(s)]) for s, seen in rows if seen < bound[str(s)]]
     p = dialect.param
     removed = 0
     for source, before in stale:
