@@ -207,6 +207,36 @@ def redis_prefix(name: str) -> Iterator[str]:
         client.close()
 
 
+def sweep_dead_runs() -> int:
+    """Delete the Redis keys of test processes that no longer run (``bftest:<pid>:``): a run
+    killed before its prefixes' cleanup leaves them, and the next run's check of what it left
+    (``conftest.pytest_sessionfinish``) reads only its own pid. Returns the keys deleted."""
+    client = redis_client()
+    if client is None:
+        return 0
+    dead: list[bytes] = []
+    try:
+        for key in client.scan_iter(match="bftest:*", count=1000):
+            pid = key.split(b":", 2)[1]
+            if pid.isdigit() and not _running(int(pid)):
+                dead.append(key)
+        if dead:
+            client.delete(*dead)
+    finally:
+        client.close()
+    return len(dead)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def leftovers(pid: int | None = None) -> list[str]:
     """What test process ``pid`` (default this one) left in the local services: Redis keys
     under ``bftest:<pid>:`` and MariaDB databases named ``blogfeeds_…_<pid>[_…]``."""

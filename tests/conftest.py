@@ -26,6 +26,13 @@ settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Keys a killed earlier run left in Redis go first (``tests.blogosphere.sweep_dead_runs``)."""
+    from tests.blogosphere import sweep_dead_runs
+
+    sweep_dead_runs()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A run that leaves test keys in Redis or test databases in MariaDB fails, naming them
     (tests clean up after themselves: ``tests.blogosphere.redis_prefix`` and friends)."""

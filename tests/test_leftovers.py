@@ -68,3 +68,16 @@ def test_leftovers_name_the_keys_and_databases_of_a_test_process(redis: Any) -> 
             cursor.execute(f"DROP DATABASE {database}")
         admin.close()
     assert bs.leftovers(pid) == []
+
+
+def test_a_killed_runs_keys_are_swept_and_a_running_ones_kept(redis: Any) -> None:
+    dead = f"bftest:{4_000_000 + os.getpid()}:killed:key"  # no such process
+    alive = f"bftest:{os.getpid()}:running:key"
+    redis.set(dead, 1)
+    redis.set(alive, 1)
+    try:
+        assert bs.sweep_dead_runs() >= 1
+        assert redis.exists(dead) == 0
+        assert redis.exists(alive) == 1
+    finally:
+        redis.delete(dead, alive)
