@@ -248,9 +248,12 @@ class Store:
                 raise
             logger.debug("schema: already applied: %s", exc)
 
+    def _has_table(self, cursor: Any, table: str) -> bool:
+        cursor.execute(self.dialect.table_exists, (table,))
+        return cursor.fetchone() is not None
+
     def _stored_version(self, cursor: Any) -> int:
-        cursor.execute(self.dialect.table_exists, ("schema_version",))
-        if cursor.fetchone() is None:
+        if not self._has_table(cursor, "schema_version"):
             return 0
         cursor.execute("SELECT MAX(version) FROM schema_version")
         row = cursor.fetchone()
@@ -514,8 +517,7 @@ class Store:
         :mod:`blogfeeds.extract.aliases`), ``first_seen`` and ``last_seen``, oldest first
         (none in a database older than schema version 10)."""
         with self._transaction(write=False) as cursor:
-            cursor.execute(self.dialect.table_exists, ("blog_aliases",))
-            if cursor.fetchone() is None:
+            if not self._has_table(cursor, "blog_aliases"):
                 return {}
         found: dict[str, list[dict[str, Any]]] = {}
         for row in self._dicts(
@@ -570,8 +572,7 @@ class Store:
         blogs list it there); none in a database older than schema version 13. ``source``:
         only those of that blog (any address of it: :mod:`.nodes`)."""
         with self._transaction(write=False) as cursor:
-            cursor.execute(self.dialect.table_exists, ("dropped_links",))
-            if cursor.fetchone() is None:
+            if not self._has_table(cursor, "dropped_links"):
                 return []
         where = () if source is None else (self._node(source),)
         test = f" WHERE source_blog_id = {self.dialect.param}" if where else ""
@@ -585,8 +586,7 @@ class Store:
     def _node(self, blog_id: str) -> str:
         """The node of ``blog_id`` (itself when it is no alias, or before schema version 10)."""
         with self._transaction(write=False) as cursor:
-            cursor.execute(self.dialect.table_exists, ("blog_aliases",))
-            if cursor.fetchone() is None:
+            if not self._has_table(cursor, "blog_aliases"):
                 return blog_id
             return nodes.nodes_of(cursor, self.dialect, [blog_id]).get(blog_id, blog_id)
 

@@ -68,10 +68,6 @@ class OptOutStore(Store):
                 return set(ids)
             return same_nodes(cursor, self.dialect, ids)
 
-    def _has_table(self, cursor: Any, table: str) -> bool:
-        cursor.execute(self.dialect.table_exists, (table,))
-        return cursor.fetchone() is not None
-
     def left_out(self, cursor: Any, listed: OptOutList) -> dict[str, str]:
         """The stored blogs ``listed`` leaves out: identity -> an address of it."""
         found: dict[str, str] = {}

@@ -58,8 +58,7 @@ def runs_table(store: Store) -> bool:
     """Whether the database has the ``runs`` table (a database older than the table, read
     without migrating, has none)."""
     with store._transaction(write=False) as cursor:
-        cursor.execute(store.dialect.table_exists, ("runs",))
-        return cursor.fetchone() is not None
+        return store._has_table(cursor, "runs")
 
 
 def record_run(store: Store, run: Run) -> None:
