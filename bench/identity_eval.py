@@ -27,7 +27,7 @@ six) are re-pointed at other blogs of the part, each by one of its addresses cho
 (an alias twice as often as the canonical over https, or over http: kind ``http``). Then
 ``scrapy crawl blogs`` runs with the project's settings (only ``BLOGFEEDS_ALLOW_PRIVATE_TARGETS``
 on, so that loopback is reachable, and a fresh SQLite database), seeded with one address of
-each blog chosen by a hash and every address no friend page links (each address is seen), and
+each blog chosen by a hash, then its other addresses (each address is seen), and
 the script prints, overall, per kind of address, per generator and per language:
 
 - nodes: the distinct blog identities of the database (``blogs`` and the targets of
@@ -606,10 +606,11 @@ def run(
         chosen = [b for b in chosen if b.id not in absent]
     web = MirrorWeb(chosen, out)
     web.put_links()
-    # one address of each blog, and every address no friend page links: each address is seen
+    # one address of each blog first, then its others: each address is seen, also one that only
+    # a page the crawl never reads links (a friend page robots.txt forbids, one no home links)
     seeds = [b.addresses[digest("seed", b.id) % len(b.addresses)].url for b in chosen]
-    linked = {url_key(link.url) for link in web.links} | {url_key(s) for s in seeds}
-    seeds += [a.url for b in chosen for a in b.addresses if url_key(a.url) not in linked]
+    first = {url_key(s) for s in seeds}
+    seeds += [a.url for b in chosen for a in b.addresses if url_key(a.url) not in first]
     with tempfile.TemporaryDirectory(prefix="identity-eval-") as tmp:
         db = keep or Path(tmp) / "blogs.sqlite3"
         db.unlink(missing_ok=True)
