@@ -41,6 +41,46 @@ def ul(*links: tuple[str, str]) -> str:
     return "<ul>" + "".join(f'<li><a href="{h}">{t}</a></li>' for h, t in links) + "</ul>"
 
 
+# --- Hugo Stack's sample links page (GitHub, TypeScript) kept by the owner ---------------------
+
+STACK_SAMPLES = (
+    ("https://github.com", "GitHub"),
+    ("https://www.typescriptlang.org", "TypeScript"),
+)
+
+
+def stack_links(*cards: tuple[str, str]) -> str:
+    """The links page of Hugo's Stack theme: one ``<article>`` card per link."""
+    items = "".join(
+        f"""<article><a href="{href}" target="_blank" rel="noopener"><div class="article-details">
+        <h2 class="article-title">{name}</h2><footer class="article-time">{name}'s site</footer>
+        </div></a></article>"""
+        for href, name in cards
+    )
+    return (
+        '<aside><a href="https://github.com/me-example">GitHub</a></aside>'
+        '<main><article class="main-article"><h1>Links</h1></article>'
+        f'<div class="article-list--compact links">{items}</div></main>'
+    )
+
+
+def test_stacks_sample_links_kept_unchanged_are_the_themes() -> None:
+    """The theme's sample (GitHub's home, a platform, and TypeScript's site) is no friend:
+    TypeScript alone is left once GitHub is refused, and still a sample of the theme."""
+    result = run(stack_links(*STACK_SAMPLES), title="Links")
+    assert urls(result) == []
+    assert reasons(result)["https://www.typescriptlang.org"] == "theme-default"
+
+
+def test_stacks_samples_beside_friends_leave_the_friends() -> None:
+    """Counter-cases: friends added beside the samples stay; the owner's own GitHub profile in
+    the sidebar is no sample, so TypeScript's card with friends and no GitHub card stays."""
+    result = run(stack_links(*STACK_SAMPLES, *THREE[:2]), title="Links")
+    assert urls(result) == [u for u, _ in THREE[:2]]
+    result = run(stack_links(STACK_SAMPLES[1], *THREE[:2]), title="Links")
+    assert urls(result) == ["https://www.typescriptlang.org", *(u for u, _ in THREE[:2])]
+
+
 # --- A theme that closes </html> before its body (Hexo zhaoo, Sakura) ----------------------------
 
 

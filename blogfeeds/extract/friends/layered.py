@@ -154,7 +154,10 @@ def _assemble(scan: Scan, found: Found) -> FriendExtraction:
         if c.link is not None and c.verdict is None and path_depth(c.url, c.link.identity) >= 1:
             deep_urls.setdefault(keys[i], set()).add(c.url)
     feeds = _listed_feeds(cands, scan)
-    samples = sample_entries(found.page_host, (c.url for c in cands))
+    # every link of the page counts toward a theme's samples: a sample the filters refuse (a
+    # platform's home) is not proposed, and its partner alone would read as a friend
+    linked = [c.url for c in cands] + [link.url for link in scan.links]
+    samples = sample_entries(found.page_host, linked)
     friends: list[Friend] = []
     excluded: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
