@@ -81,6 +81,61 @@ def test_stacks_samples_beside_friends_leave_the_friends() -> None:
     assert urls(result) == ["https://www.typescriptlang.org", *(u for u, _ in THREE[:2])]
 
 
+# --- A layout modifier naming the zone it leaves out ("content-sans-footer", "no-sidebar") ------
+
+
+def paragraphs(*links: tuple[str, str]) -> str:
+    """A Markdown links page as Pelican and Jekyll render it: a paragraph per link."""
+    return "".join(f'<p><a href="{h}">{t}</a></p>' for h, t in links)
+
+
+def test_a_list_inside_a_wrapper_named_without_its_footer_is_read() -> None:
+    """A Pelican theme's ``div#content-sans-footer`` (the page but its footer) wraps the whole
+    content, the title a link in the article's header: it negates the footer, it is not one."""
+    page = "https://me-example.com/pages/links.html"
+    article = (
+        f'<article><header class="page-header"><h1><a href="{page}"> links </a></h1></header>'
+        f'<div class="article-content">{paragraphs(*THREE)}</div></article>'
+    )
+    body = f'<div id="content-sans-footer"><div class="row">{article}</div></div>'
+    assert urls(run(body, url=page, title="links - Notes")) == [u for u, _ in THREE]
+    nosidebar = f'<div class="layout no-sidebar"><div class="row">{article}</div></div>'
+    assert urls(run(nosidebar, url=page, title="links - Notes")) == [u for u, _ in THREE]
+
+
+def test_the_same_list_in_a_footer_is_still_page_chrome() -> None:
+    """Counter-case: the list in the page's footer, with no friend keyword, is chrome."""
+    footer = f'<div id="site-footer">{paragraphs(*THREE)}</div>'
+    body = f"<article><h1>Notes</h1><p>Text.</p></article>{footer}"
+    assert urls(run(body, url="https://me-example.com/", title="Notes")) == []
+
+
+# --- A friend's home linked with the platform's click origin (Medium's ?source=rss-…) ---------
+
+
+def test_two_people_on_medium_linked_with_a_click_origin_are_two_friends() -> None:
+    """An OPML blogroll's ``htmlUrl`` from Medium carries ``?source=rss-…``: it tracks the
+    click, so the link is the person's profile, and two people stay two."""
+    body = ul(
+        ("https://medium.com/@alice-example?source=rss-d3637bdcf810------2", "Alice"),
+        ("https://medium.com/@bob-example?source=rss-a49a98aa4119------2", "Bob"),
+        *THREE[:1],
+    )
+    assert urls(run(body, title="Blogroll")) == [
+        "https://medium.com/@alice-example",
+        "https://medium.com/@bob-example",
+        THREE[0][0],
+    ]
+
+
+def test_a_query_that_picks_a_page_still_makes_a_deep_link() -> None:
+    """Counter-case: ``?p=42`` names one post of the site, not its home."""
+    body = ul(("https://delta-example.com/?p=42", "Delta's post"), *THREE)
+    result = run(body, title="Blogroll")
+    assert "https://delta-example.com/?p=42" not in urls(result)
+    assert urls(result) == [u for u, _ in THREE]
+
+
 # --- A theme that closes </html> before its body (Hexo zhaoo, Sakura) ----------------------------
 
 

@@ -282,10 +282,18 @@ def zone_match(tokens: Iterable[str], words: Iterable[str]) -> bool:
 
     A one-part word matches any ``-``/``_`` part of a token (``links-of-author`` holds
     ``author``); a hyphenated word matches a token's start (``back-menu-list`` holds
-    ``back-menu``, ``friends_card-info`` does not hold ``card-info``).
+    ``back-menu``, ``friends_card-info`` does not hold ``card-info``); a negated part
+    (:data:`_NEGATED`) is none.
     """
     pattern = _zone_pattern(tuple(words))
-    return any(pattern.search(token.lower().replace("_", "-")) for token in tokens)
+    return any(
+        pattern.search(_NEGATED.sub("", token.lower().replace("_", "-"))) for token in tokens
+    )
+
+
+_NEGATED = re.compile(r"(?:^|-)(?:no|non|sans|without|hide)-[^-]+")
+"""A part a layout modifier negates (``content-sans-footer``, ``no-sidebar``, ``hide-aside``):
+the element is the page without that zone, not the zone."""
 
 
 @functools.lru_cache(maxsize=64)
