@@ -56,7 +56,10 @@ DEFAULT_OUT = Path("~/.cache/blogfeeds/friends-eval").expanduser()
 DEFAULT_MIRRORS = Path(os.environ.get("BLOGFEEDS_MIRRORS", ROOT.parent / ".mirror"))
 
 # Keys of a data file's entry that hold the friend's site (never its avatar or feed).
-URL_KEYS = ("link", "url", "href", "site", "siteurl", "site_url", "blog", "homepage", "website")
+URL_KEYS = (
+    "link", "url", "href", "site", "siteurl", "site_url", "blog", "homepage", "website",
+    "htmlurl",  # an OPML outline's site (its xmlUrl is the feed)
+)  # fmt: skip
 PAGE_RE = re.compile(
     r"(?:^|/)(?:link|links|friend|friends|flink|flinks|blogroll|friendlinks?)"
     r"(?:/index\.html|\.html)$",
@@ -76,7 +79,7 @@ MARKDOWN_RE = re.compile(
 MARKDOWN_LINK = re.compile(
     r"""\]\(\s*((?:https?:)?//[^)\s]+)|href=["']?\s*((?:https?:)?//[^"'\s>]+)"""
     r"""|\b(?:url|link|href|site)\s*[=:]\s*["']?((?:https?:)?//[^"'\s]+)"""
-    r"""|<(https?://[^>\s]+)>|(?:^|(?<=[\s(]))(https?://[^\s<>()\[\]"'`]+[^\s<>()\[\]"'`.,;:!?])""",
+    r"""|<(https?://[^>\s]+)>|(?:^|(?<=[\s(|]))(https?://[^\s<>()\[\]"'`|]+[^\s<>()\[\]"'`|.,;:!?])""",
     re.IGNORECASE | re.MULTILINE,
 )
 """Links of a Markdown source: ``[text](url)``, ``href="url"``, ``url: ...`` keys of front
@@ -141,6 +144,18 @@ def url_key(url: str) -> str:
     path = re.sub(r"/index\.html?$", "/", parts.path).rstrip("/")
     query = f"?{parts.query}" if parts.query else ""
     return f"{host}{path}{query}"
+
+
+def untracked(url: str) -> str:
+    """``url`` without the query keys that only track the click (the product's table:
+    ``?utm_source=``, Medium's ``?source=rss-…``): the same page, as the judge compares it."""
+    from urllib.parse import urlunsplit
+
+    from blogfeeds.extract.friends.filters import filters
+
+    parts = urlsplit(url)
+    kept = [p for p in parts.query.split("&") if p and not filters().is_tracking(p.split("=")[0])]
+    return urlunsplit(parts._replace(query="&".join(kept)))
 
 
 GROUP_TITLE_KEYS = ("class_name", "group", "category", "title", "name")
@@ -225,9 +240,22 @@ def _entry_urls(line: str) -> list[str]:
     return [url for url, _ in found]
 
 
+MARKUP_SOURCES = (".md", ".markdown", ".qmd", ".rmd", ".html", ".htm", ".liquid", ".njk", ".rst")
+"""Page sources whose links are read as a Markdown source's (:func:`markdown_urls`): Markdown
+and its Quarto and R Markdown kin, a hand-written HTML page or template (its ``href``),
+reStructuredText (its ```name <url>`_`` links made Markdown's first)."""
+HTML_HEAD_LINKS = re.compile(r"<link\b[^>]*>|<(script|style)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.I)
+"""What a page source links that renders no link: ``<link>`` (style sheets, fonts), scripts."""
+RST_LINK = re.compile(r"`([^`<]*)<((?:https?:)?//[^>\s]+)>`_{1,2}")
+
+
 def parse_data(text: str, path: str) -> Any:
-    """A data file's tree; a Markdown page gives ``[{"url": ...}]`` for each absolute link."""
-    if path.endswith((".md", ".markdown")):
+    """A data file's tree; a page source (:data:`MARKUP_SOURCES`) gives ``[{"url": ...}]``
+    for each absolute link."""
+    if path.lower().endswith(MARKUP_SOURCES):
+        if path.lower().endswith(".rst"):
+            text = RST_LINK.sub(r"[\1](\2)", text)
+        text = HTML_HEAD_LINKS.sub(" ", text)
         return [{"url": url} for url in markdown_urls(text)]
     if path.endswith(".json"):
         return json.loads(text)
@@ -706,7 +734,7 @@ def judge_entry(e: Entry, out: Path) -> Result | None:
         ((feed_site(f.url) or f.url) if f.kind == "feed" else f.url, "")
         for f in extract_friends(page).friends
     ]
-    expected = one_per_friend(expected, [u for u, _ in reported], excluded)
+    expected = one_per_friend([untracked(u) for u in expected], [u for u, _ in reported], excluded)
     verdict = judge_friends({"expected_friend_links": [{"url": u} for u in expected]}, reported)
     tally = Tally(
         1, int(verdict.passed), verdict.tp, verdict.fp, verdict.fn, len(unrendered), len(excluded)
@@ -742,9 +770,20 @@ def generator_of(theme: str) -> str:
         "hand": "hand-made",
         "jekyll": "Jekyll",
         "vuepress": "VuePress",
+        "vitepress": "VitePress",
         "astro": "Astro",
+        "eleventy": "Eleventy",
+        "pelican": "Pelican",
+        "quarto": "Quarto",
+        "distill": "R Markdown",
+        "zola": "Zola",
+        "mkdocs": "MkDocs",
+        "gatsby": "Gatsby",
+        "wordpress": "WordPress",
+        "pandoc": "Pandoc",
+        "source": "other",
     }
-    return named.get(head, "other" if head == "source" else "Hexo")
+    return named.get(head, "Hexo")  # a Hexo theme goes by its own name ("butterfly")
 
 
 def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
@@ -762,8 +801,8 @@ def run(entries: list[Entry], out: Path, part: str, details: bool) -> int:
     for r in results:
         overall.add(r.tally)
         families[generator_of(r.entry.theme)].add(r.tally)
-        markdown = r.entry.data.endswith((".md", ".markdown"))
-        sources["Markdown source" if markdown else "data file"].add(r.tally)
+        markdown = r.entry.data.lower().endswith(MARKUP_SOURCES)
+        sources["page source" if markdown else "data file"].add(r.tally)
         themes[r.entry.theme].add(r.tally)
         langs[r.entry.language].add(r.tally)
     folded: dict[str, Tally] = defaultdict(Tally)
