@@ -95,6 +95,8 @@ class Scan:
     """Everything one walk over the tree collects; per-element lists are indexed in pre-order."""
 
     nodes: list[lxml.html.HtmlElement] = field(default_factory=list)
+    index: dict[lxml.html.HtmlElement, int] = field(default_factory=dict)
+    """Pre-order index of each element (the inverse of :attr:`nodes`)."""
     count: int = 0
     """Elements in the tree."""
     parent: list[int] = field(default_factory=list)
@@ -258,7 +260,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     anchor_children = [0] * size
     sibling = [0] * size  # children seen so far
     headings: list[tuple[int, int, lxml.html.HtmlElement, str]] = []
-    index: dict[lxml.html.HtmlElement, int] = {}
+    index = out.index
     extra_text, extra_ltext = out.extra_text, out.extra_ltext
     chrome_tags, about = flt.chrome_tags, _about_pattern(flt.about_headings)
     # Not the element's iter(): one iterator over the whole tree, comments included.
@@ -278,6 +280,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         if parent is None:
             up, in_link, chrome, owner, anchored, service = -1, False, False, False, False, False
             cls = el.get("class")
+            facts = _class_facts(cls) if cls else _NO_FACTS
         else:
             up = index[parent]
             in_link, chrome, owner = linkeds[up], chromes[up], owners[up]
@@ -288,10 +291,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if tag == "a":
                 anchor_children[up] += 1
             cls = el.get("class")
-            if tag in _HEADING_LIKE or (cls and _titled(cls)):
-                heading = _heading_text(el, tag)
-            else:
-                heading = None
+            facts = _class_facts(cls) if cls else _NO_FACTS
+            heading = _heading_text(el, tag) if tag in _HEADING_LIKE or facts[2] else None
             if heading is not None:
                 headings.append((up, position, el, heading))
                 armed[up] = len(heading) <= 40 and has_keyword(heading)
@@ -318,8 +319,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             ident = el.get("id")
             if (cls or ident) and tag not in ("html", "body"):  # body classes describe the page
                 if cls:
-                    in_owner, in_chrome = _class_zones(cls)
-                    owner, chrome = owner or in_owner, chrome or in_chrome
+                    owner, chrome = owner or facts[0], chrome or facts[1]
                 if ident:
                     in_owner, in_chrome = _token_zones(ident)
                     owner, chrome = owner or in_owner, chrome or in_chrome
@@ -403,11 +403,16 @@ def _token_zones(token: str) -> tuple[bool, bool]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _class_zones(cls: str) -> tuple[bool, bool]:
-    """:func:`_token_zones` over the tokens of a ``class`` attribute, cached by the whole
-    attribute: a theme repeats the same few attributes on every card."""
+def _class_facts(cls: str) -> tuple[bool, bool, bool]:
+    """What a ``class`` attribute says: an owner zone and a chrome zone (:func:`_token_zones`
+    over its tokens) and a title or label (:func:`_titled`). Cached by the whole attribute: a
+    theme repeats the same few attributes on every card, so one lookup serves each element."""
     zones = [_token_zones(token) for token in cls.split()]
-    return any(o for o, _ in zones), any(c for _, c in zones)
+    return any(o for o, _ in zones), any(c for _, c in zones), _titled(cls)
+
+
+_NO_FACTS = (False, False, False)
+""":func:`_class_facts` of an element without a ``class``."""
 
 
 @functools.lru_cache(maxsize=64)
