@@ -187,13 +187,15 @@ def _heading_text(el: lxml.html.HtmlElement, tag: str) -> str | None:
     if tag in HEADINGS:
         return text_of(el)
     # An own text already too long ends the test before the children's text is read.
+    own = el.text
     if tag in _LABEL_BLOCKS and len(el) <= 2:
-        if _nonspace(el.text) > 20:
+        if own and len(own) > 20 and _nonspace(own) > 20:
             return None
         text = text_of(el)
         return text if len(text) <= 20 else None
     cls = el.get("class")
-    if cls and _titled(cls) and tag not in ("a", "ul", "ol") and _nonspace(el.text) <= 40:
+    short = not own or len(own) <= 40 or _nonspace(own) <= 40
+    if cls and _titled(cls) and tag not in ("a", "ul", "ol") and short:
         text = text_of(el)
         return text if len(text) <= 40 else None
     return None
