@@ -333,11 +333,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         silent = tag in _NO_TEXT_TAGS
         own_text = 0
         label_kw = False
-        if not silent and el.text:
-            own_text = _nonspace(el.text)
-            if own_text and not linked:
-                label_kw = is_label(el.text)
-                if (":" in el.text or "：" in el.text) and FIELD_NAME.search(el.text):
+        text = el.text  # each read of el.text makes a new string
+        if text and not silent and not text.isspace():
+            own_text = len("".join(text.split()))  # _nonspace, inline: the hot loop
+            if not linked:
+                label_kw = is_label(text)
+                if (":" in text or "：" in text) and FIELD_NAME.search(text):
                     out.name_fields.append(el)
         texts.append(own_text)
         ltexts.append(own_text if linked else 0)
@@ -351,7 +352,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         labelled.append(label_kw)
         tail = el.tail
         if tail and up >= 0 and not tail.isspace():  # the parent's text
-            count = _nonspace(tail)
+            count = len("".join(tail.split()))
             if no_text[up]:
                 extra_text[up] = extra_text.get(up, 0) + count
                 if linkeds[up]:
