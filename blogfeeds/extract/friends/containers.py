@@ -113,15 +113,19 @@ def _short_list(scored: list[ScoredContainer]) -> list[ScoredContainer]:
     return [max(lists, key=lambda s: s.below or 0.0)] if lists else []
 
 
-def _enclosing(span: tuple[int, int], scored: list[ScoredContainer]) -> tuple[int, int] | None:
-    """The span of the smallest scored container strictly enclosing ``span``."""
-    lo, hi = span
-    around = [
-        s.container.span
-        for s in scored
-        if s.container.span[0] <= lo and hi <= s.container.span[1] and s.container.span != span
-    ]
-    return min(around, key=lambda sp: sp[1] - sp[0]) if around else None
+def _enclosures(scored: list[ScoredContainer]) -> dict[tuple[int, int], tuple[int, int] | None]:
+    """Each scored container's span -> the span of the smallest scored container strictly
+    enclosing it (None when none does). Spans are pre-order ranges of subtrees, so they nest
+    like the tree: one sweep in document order with a stack of the spans still open (comparing
+    every pair was quadratic on a grid of many cards)."""
+    out: dict[tuple[int, int], tuple[int, int] | None] = {}
+    opened: list[tuple[int, int]] = []
+    for span in sorted({s.container.span for s in scored}):
+        while opened and opened[-1][1] <= span[0]:
+            opened.pop()
+        out[span] = opened[-1] if opened else None
+        opened.append(span)
+    return out
 
 
 def _sibling_groups(
@@ -136,12 +140,13 @@ def _sibling_groups(
     section is a sibling of the accepted one's section is a group too."""
     if not accepted:
         return []
-    parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
+    enclosing = _enclosures(scored)
+    parents = {(a.container.tag, enclosing[a.container.span]) for a in accepted}
     tags = {tag for tag, _ in parents}
     wrapped = {
-        (a.container.description, _enclosing(wrap, scored))
+        (a.container.description, enclosing[wrap])
         for a in accepted
-        if (wrap := _enclosing(a.container.span, scored)) is not None
+        if (wrap := enclosing[a.container.span]) is not None
         and "." in a.container.description  # a class names the grid: the theme's own
     }
     extra: list[ScoredContainer] = []
@@ -150,8 +155,8 @@ def _sibling_groups(
         weak = s.rejected and s.below is None
         if weak or c.tag not in tags or c.cards < 1 or c.cards < c.friends or s in accepted:
             continue
-        wrap = _enclosing(c.span, scored)
-        twin = wrap is not None and (c.description, _enclosing(wrap, scored)) in wrapped
+        wrap = enclosing[c.span]
+        twin = wrap is not None and (c.description, enclosing[wrap]) in wrapped
         if (c.tag, wrap) not in parents and not twin:  # linear: last
             continue
         lo, hi = c.span
