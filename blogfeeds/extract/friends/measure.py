@@ -188,10 +188,12 @@ def _heading_text(el: lxml.html.HtmlElement, tag: str) -> str | None:
         return text_of(el)
     # An own text already too long ends the test before the children's text is read.
     own = el.text
-    if tag in _LABEL_BLOCKS and len(el) <= 2:
+    children = len(el)
+    if tag in _LABEL_BLOCKS and children <= 2:
         if own and len(own) > 20 and _nonspace(own) > 20:
             return None
-        text = text_of(el)
+        # text_of, with the text already read when there is no child (most labels)
+        text = " ".join(own.split()) if own and not children else text_of(el)
         return text if len(text) <= 20 else None
     cls = el.get("class")
     short = not own or len(own) <= 40 or _nonspace(own) <= 40
