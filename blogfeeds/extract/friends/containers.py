@@ -10,10 +10,12 @@ keyword labels.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from urllib.parse import urlsplit
 
+import lxml.etree
 import lxml.html
 
 from blogfeeds.extract.friends.candidates import Candidate, Found
@@ -111,15 +113,19 @@ def _short_list(scored: list[ScoredContainer]) -> list[ScoredContainer]:
     return [max(lists, key=lambda s: s.below or 0.0)] if lists else []
 
 
-def _enclosing(span: tuple[int, int], scored: list[ScoredContainer]) -> tuple[int, int] | None:
-    """The span of the smallest scored container strictly enclosing ``span``."""
-    lo, hi = span
-    around = [
-        s.container.span
-        for s in scored
-        if s.container.span[0] <= lo and hi <= s.container.span[1] and s.container.span != span
-    ]
-    return min(around, key=lambda sp: sp[1] - sp[0]) if around else None
+def _enclosures(scored: list[ScoredContainer]) -> dict[tuple[int, int], tuple[int, int] | None]:
+    """Each scored container's span -> the span of the smallest scored container strictly
+    enclosing it (None when none does). Spans are pre-order ranges of subtrees, so they nest
+    like the tree: one sweep in document order with a stack of the spans still open (comparing
+    every pair was quadratic on a grid of many cards)."""
+    out: dict[tuple[int, int], tuple[int, int] | None] = {}
+    opened: list[tuple[int, int]] = []
+    for span in sorted({s.container.span for s in scored}):
+        while opened and opened[-1][1] <= span[0]:
+            opened.pop()
+        out[span] = opened[-1] if opened else None
+        opened.append(span)
+    return out
 
 
 def _sibling_groups(
@@ -134,12 +140,13 @@ def _sibling_groups(
     section is a sibling of the accepted one's section is a group too."""
     if not accepted:
         return []
-    parents = {(a.container.tag, _enclosing(a.container.span, scored)) for a in accepted}
+    enclosing = _enclosures(scored)
+    parents = {(a.container.tag, enclosing[a.container.span]) for a in accepted}
     tags = {tag for tag, _ in parents}
     wrapped = {
-        (a.container.description, _enclosing(wrap, scored))
+        (a.container.description, enclosing[wrap])
         for a in accepted
-        if (wrap := _enclosing(a.container.span, scored)) is not None
+        if (wrap := enclosing[a.container.span]) is not None
         and "." in a.container.description  # a class names the grid: the theme's own
     }
     extra: list[ScoredContainer] = []
@@ -148,8 +155,8 @@ def _sibling_groups(
         weak = s.rejected and s.below is None
         if weak or c.tag not in tags or c.cards < 1 or c.cards < c.friends or s in accepted:
             continue
-        wrap = _enclosing(c.span, scored)
-        twin = wrap is not None and (c.description, _enclosing(wrap, scored)) in wrapped
+        wrap = enclosing[c.span]
+        twin = wrap is not None and (c.description, enclosing[wrap]) in wrapped
         if (c.tag, wrap) not in parents and not twin:  # linear: last
             continue
         lo, hi = c.span
@@ -304,106 +311,118 @@ CARD_PARTS = 2
 
 
 def _containers(scan: Scan, own: str | None) -> list[Container]:
-    """Bottom-up sums over the flattened tree (children before parents): linear. Only the
-    containers linking at least one candidate friend (a counted link no filter dropped) are
-    returned: the others cannot give a friend."""
-    n = len(scan.nodes)
-    ext = [0] * n
-    internal = [0] * n
-    links = [1 if x else 0 for x in scan.is_link]
-    tags = [0] * n
-    ltext = list(scan.ltext)
-    text = list(scan.text)
-    ids: list[set[str] | None] = [None] * n
-    many = [False] * n
-    cards = [0] * n
-    fed = [0] * n
-    child_text = [0] * n
-    labelled = list(scan.labelled)
-    refs: list[LinkRef] = []
-    # document-order refs: links are already in document order
-    eligible: list[Link] = []
-    for link in scan.links:
-        if link.counted and link.verdict is None:
-            eligible.append(link)
-    ref_of_node: dict[int, int] = {}
+    """The containers linking at least one candidate friend (a counted link no filter dropped):
+    the others cannot give a friend. Only the ancestors of those links are visited: a subtree's
+    sums are differences of prefix sums over the flattened tree (a subtree is a range of
+    pre-order indices, :func:`_subtree_ends`), its links' sums differences over the links in
+    document order."""
+    eligible = [link for link in scan.links if link.counted and link.verdict is None]
+    if not eligible:
+        return []
+    parent = scan.parent
+    # the ancestors-or-self of the candidate links, each once: the only nodes that can count
+    above: set[int] = set()
     for link in eligible:
-        ref_of_node[link.node] = len(refs)
-        refs.append(LinkRef(link.url, True, 2 if link.blank else 1, link.el))
+        i = link.node
+        while i >= 0 and i not in above:
+            above.add(i)
+            i = parent[i]
+    order = sorted(above)
+    end = _subtree_ends(scan, order)
+    text = list(itertools.accumulate(scan.text, initial=0))
+    ltext = list(itertools.accumulate(scan.ltext, initial=0))
+    links = list(itertools.accumulate(scan.is_link, initial=0))
+    labelled = list(itertools.accumulate(scan.labelled, initial=0))
+    # per link, in document order: its node, and prefix sums of what it adds to its ancestors
+    at = [link.node for link in scan.links]
+    ext_sum = [0]
+    internal_sum = [0]
+    fed_sum = [0]
     for link in scan.links:
-        if link.verdict is None and link.node in scan.fed:
-            fed[link.node] = 1
-        if not link.counted:
+        free = link.verdict is None
+        ext_sum.append(ext_sum[-1] + ((2 if link.blank else 1) if link.counted and free else 0))
+        internal_sum.append(internal_sum[-1] + (link.counted and not free and link.identity == own))
+        fed_sum.append(fed_sum[-1] + (free and link.node in scan.fed))
+    refs = [LinkRef(link.url, True, 2 if link.blank else 1, link.el) for link in eligible]
+    ref_at = [link.node for link in eligible]
+    ids: dict[int, set[str] | None] = {link.node: {link.identity} for link in eligible}
+    many: set[int] = set()
+    cards = dict.fromkeys(order, 0)
+    for i in reversed(order):  # children before parents
+        up = parent[i]
+        if up < 0:
             continue
-        if link.verdict is None:
-            ext[link.node] = 2 if link.blank else 1
-            ids[link.node] = {link.identity}
-        elif link.identity == own:  # the blog's own pages (owner's other sites: neutral)
-            internal[link.node] = 1
-    # ref ranges: refs are in document order, so a subtree's refs are contiguous
-    counts = [0] * n
-    for node in ref_of_node:
-        counts[node] = 1
-    ref_start = list(itertools.accumulate(counts, initial=0))  # refs before node i
-    for i in range(n - 1, 0, -1):
-        up = scan.parent[i]
-        ext[up] += ext[i]
-        internal[up] += internal[i]
-        links[up] += links[i]
-        tags[up] += tags[i] + 1
-        ltext[up] += ltext[i]
-        text[up] += text[i]
-        counts[up] += counts[i]
-        fed[up] += fed[i]
-        labelled[up] = labelled[up] or labelled[i]
-        child_text[up] += scan.text[i]
+        mine = ids.get(i)
         # A card links one blog: a block around a link, or a link holding the card's parts
         # (avatar, name, description); a plain text link is a list entry, not a card.
-        if (
-            (not scan.is_link[i] or tags[i] >= CARD_PARTS)
-            and not many[i]
-            and len(ids[i] or ()) == 1
-        ):
+        one = i not in many and mine is not None and len(mine) == 1
+        if one and (not scan.is_link[i] or end[i] - i - 1 >= CARD_PARTS):
             cards[up] += 1
-        if many[i]:
-            many[up] = True
-        elif ids[i]:
-            merged = ids[up] if ids[up] is not None else set()
-            merged |= ids[i]  # type: ignore[operator]
+        if i in many:
+            many.add(up)
+        elif mine:
+            merged = ids.get(up) or set()
+            merged |= mine
             if len(merged) > MAX_IDS:
-                many[up] = True
+                many.add(up)
                 ids[up] = None
             else:
                 ids[up] = merged
     out = []
-    for i, el in enumerate(scan.nodes):
-        if not ext[i] or el.tag not in CONTAINER_TAGS:  # links no other blog: no friend here
+    for i in order:
+        el = scan.nodes[i]
+        if el.tag not in CONTAINER_TAGS:
             continue
+        stop = end[i]
+        lo, hi = bisect.bisect_left(at, i), bisect.bisect_left(at, stop)
+        ext = ext_sum[hi] - ext_sum[lo]
+        if not ext:  # links no other blog: no friend here
+            continue
+        first = bisect.bisect_left(ref_at, i)
         out.append(
             Container(
                 tag=str(el.tag),
                 description=describe(el),
-                external=ext[i],
-                internal=internal[i],
-                links=links[i],
-                tags=tags[i],
-                link_text=ltext[i],
-                text=text[i],
+                external=ext,
+                internal=internal_sum[hi] - internal_sum[lo],
+                links=links[stop] - links[i],
+                tags=stop - i - 1,
+                link_text=ltext[stop] - ltext[i],
+                text=text[stop] - text[i],
                 element=el,
                 _refs=refs,
-                _start=ref_start[i],
-                _end=ref_start[i] + counts[i],
-                friends=MAX_IDS + 1 if many[i] else len(ids[i] or ()),
+                _start=first,
+                _end=bisect.bisect_left(ref_at, stop, first),
+                friends=MAX_IDS + 1 if i in many else len(ids.get(i) or ()),
                 cards=cards[i],
-                fed=fed[i],
-                child_text=child_text[i],
-                anchored=scan.anchored[i] or labelled[i],
+                fed=fed_sum[hi] - fed_sum[lo],
+                child_text=sum(scan.text[scan.index[c]] for c in el.iterchildren(_ELEMENT)),
+                anchored=scan.anchored[i] or labelled[stop] > labelled[i],
                 chrome=scan.chrome[i],
-                span=(i, i + 1 + tags[i]),
+                span=(i, stop),
                 layered=True,
             )
         )
     return out
+
+
+_ELEMENT = lxml.etree.Element
+"""The ``tag`` filter of lxml's iterators that keeps elements (no comments)."""
+
+
+def _subtree_ends(scan: Scan, order: list[int]) -> dict[int, int]:
+    """For each node of ``order`` (pre-order indices, ascending, every node's parent included
+    but the root's), where its subtree ends: the index of the next element after it in document
+    order (its next element sibling's, else its parent's end), or the tree's size."""
+    end: dict[int, int] = {}
+    for i in order:
+        after = next(scan.nodes[i].itersiblings(_ELEMENT), None)
+        if after is not None:
+            end[i] = scan.index[after]
+        else:
+            up = scan.parent[i]
+            end[i] = end[up] if up >= 0 else len(scan.nodes)
+    return end
 
 
 def _link_name(el: lxml.html.HtmlElement) -> str:

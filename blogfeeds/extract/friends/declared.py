@@ -55,12 +55,12 @@ class DataSources:
         if scan.blogroll_link:
             parts = urlsplit(page.url)
             urls.append(f"{parts.scheme}://{parts.netloc}/.well-known/recommendations.opml")
-        for link in scan.links:
-            if link.url.lower().split("?")[0].endswith(".opml"):
-                urls.append(link.url)
-            m = _ISSUES_PAGE.match(link.url)
+        for url in dict.fromkeys(link.url for link in scan.links):  # a URL's first link
+            if url.lower().split("?")[0].endswith(".opml"):
+                urls.append(url)
+            m = _ISSUES_PAGE.match(url)
             if m and FRIEND_REPO.search(m.group(3)):
-                urls.append(link.url)
+                urls.append(url)
                 if m.group(1).lower() == "github.com":
                     urls.append(f"https://api.github.com/repos/{m.group(2)}/{m.group(3)}/issues")
         for body in scan.scripts:

@@ -141,6 +141,8 @@ def repair_href(href: str) -> str | None:
     naming a file (``/feed.xml``, ``/notes.md``) or without a public suffix stays a path.
     """
     href = href.strip()
+    if href.startswith(("https://", "http://")) and not href.startswith(("https:///", "http:///")):
+        return None  # well formed (most links): what the patterns below find for it too
     m = _SCHEME_TYPO.match(href)
     if m:
         scheme, colon, slashes = m.group(1).lower(), m.group(2), m.group(3)

@@ -90,7 +90,7 @@ def extract_layered(
     flt = filters()
     scan = measure(page, flt)
     owner = owner_of(page, scan, flt)
-    posts = article_posts(scan.links)
+    posts = article_posts(scan.links, scan.parent)
     for link in scan.links:
         link.verdict = owner_reason(link, owner) or flt.url_verdict(link.parts, link.rels)
         if link.verdict is None and scan.service[link.node]:

@@ -95,6 +95,8 @@ class Scan:
     """Everything one walk over the tree collects; per-element lists are indexed in pre-order."""
 
     nodes: list[lxml.html.HtmlElement] = field(default_factory=list)
+    index: dict[lxml.html.HtmlElement, int] = field(default_factory=dict)
+    """Pre-order index of each element (the inverse of :attr:`nodes`)."""
     count: int = 0
     """Elements in the tree."""
     parent: list[int] = field(default_factory=list)
@@ -185,13 +187,17 @@ def _heading_text(el: lxml.html.HtmlElement, tag: str) -> str | None:
     if tag in HEADINGS:
         return text_of(el)
     # An own text already too long ends the test before the children's text is read.
-    if tag in _LABEL_BLOCKS and len(el) <= 2:
-        if _nonspace(el.text) > 20:
+    own = el.text
+    children = len(el)
+    if tag in _LABEL_BLOCKS and children <= 2:
+        if own and len(own) > 20 and _nonspace(own) > 20:
             return None
-        text = text_of(el)
+        # text_of, with the text already read when there is no child (most labels)
+        text = " ".join(own.split()) if own and not children else text_of(el)
         return text if len(text) <= 20 else None
     cls = el.get("class")
-    if cls and _titled(cls) and tag not in ("a", "ul", "ol") and _nonspace(el.text) <= 40:
+    short = not own or len(own) <= 40 or _nonspace(own) <= 40
+    if cls and _titled(cls) and tag not in ("a", "ul", "ol") and short:
         text = text_of(el)
         return text if len(text) <= 40 else None
     return None
@@ -258,7 +264,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
     anchor_children = [0] * size
     sibling = [0] * size  # children seen so far
     headings: list[tuple[int, int, lxml.html.HtmlElement, str]] = []
-    index: dict[lxml.html.HtmlElement, int] = {}
+    index = out.index
     extra_text, extra_ltext = out.extra_text, out.extra_ltext
     chrome_tags, about = flt.chrome_tags, _about_pattern(flt.about_headings)
     # Not the element's iter(): one iterator over the whole tree, comments included.
@@ -278,6 +284,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         if parent is None:
             up, in_link, chrome, owner, anchored, service = -1, False, False, False, False, False
             cls = el.get("class")
+            facts = _class_facts(cls) if cls else _NO_FACTS
         else:
             up = index[parent]
             in_link, chrome, owner = linkeds[up], chromes[up], owners[up]
@@ -288,10 +295,8 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             if tag == "a":
                 anchor_children[up] += 1
             cls = el.get("class")
-            if tag in _HEADING_LIKE or (cls and _titled(cls)):
-                heading = _heading_text(el, tag)
-            else:
-                heading = None
+            facts = _class_facts(cls) if cls else _NO_FACTS
+            heading = _heading_text(el, tag) if tag in _HEADING_LIKE or facts[2] else None
             if heading is not None:
                 headings.append((up, position, el, heading))
                 armed[up] = len(heading) <= 40 and has_keyword(heading)
@@ -318,8 +323,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
             ident = el.get("id")
             if (cls or ident) and tag not in ("html", "body"):  # body classes describe the page
                 if cls:
-                    in_owner, in_chrome = _class_zones(cls)
-                    owner, chrome = owner or in_owner, chrome or in_chrome
+                    owner, chrome = owner or facts[0], chrome or facts[1]
                 if ident:
                     in_owner, in_chrome = _token_zones(ident)
                     owner, chrome = owner or in_owner, chrome or in_chrome
@@ -331,11 +335,12 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         silent = tag in _NO_TEXT_TAGS
         own_text = 0
         label_kw = False
-        if not silent and el.text:
-            own_text = _nonspace(el.text)
-            if own_text and not linked:
-                label_kw = is_label(el.text)
-                if (":" in el.text or "：" in el.text) and FIELD_NAME.search(el.text):
+        text = el.text  # each read of el.text makes a new string
+        if text and not silent and not text.isspace():
+            own_text = len("".join(text.split()))  # _nonspace, inline: the hot loop
+            if not linked:
+                label_kw = is_label(text)
+                if (":" in text or "：" in text) and FIELD_NAME.search(text):
                     out.name_fields.append(el)
         texts.append(own_text)
         ltexts.append(own_text if linked else 0)
@@ -349,7 +354,7 @@ def measure(page: Page, flt: Filters | None = None) -> Scan:
         labelled.append(label_kw)
         tail = el.tail
         if tail and up >= 0 and not tail.isspace():  # the parent's text
-            count = _nonspace(tail)
+            count = len("".join(tail.split()))
             if no_text[up]:
                 extra_text[up] = extra_text.get(up, 0) + count
                 if linkeds[up]:
@@ -403,11 +408,16 @@ def _token_zones(token: str) -> tuple[bool, bool]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _class_zones(cls: str) -> tuple[bool, bool]:
-    """:func:`_token_zones` over the tokens of a ``class`` attribute, cached by the whole
-    attribute: a theme repeats the same few attributes on every card."""
+def _class_facts(cls: str) -> tuple[bool, bool, bool]:
+    """What a ``class`` attribute says: an owner zone and a chrome zone (:func:`_token_zones`
+    over its tokens) and a title or label (:func:`_titled`). Cached by the whole attribute: a
+    theme repeats the same few attributes on every card, so one lookup serves each element."""
     zones = [_token_zones(token) for token in cls.split()]
-    return any(o for o, _ in zones), any(c for _, c in zones)
+    return any(o for o, _ in zones), any(c for _, c in zones), _titled(cls)
+
+
+_NO_FACTS = (False, False, False)
+""":func:`_class_facts` of an element without a ``class``."""
 
 
 @functools.lru_cache(maxsize=64)

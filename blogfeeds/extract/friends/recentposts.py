@@ -10,7 +10,7 @@ post). The generator's credit below the block is a code host's repository (a pla
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from blogfeeds.extract.friends.measure import Link
 
@@ -19,14 +19,17 @@ _ITEM_DEPTH = 4
 """Ancestors of a link searched for its item (OpenRing: ``a`` < ``h4`` < ``div.article``)."""
 
 
-def article_posts(links: Iterable[Link]) -> set[int]:
-    """The nodes of the links that are a post of a blog their item names as its source."""
-    items: dict[object, list[Link]] = {}
+def article_posts(links: Iterable[Link], parent: Sequence[int]) -> set[int]:
+    """The nodes of the links that are a post of a blog their item names as its source
+    (``parent``: each node's parent node, :attr:`~.measure.Scan.parent`)."""
+    items: dict[int, list[Link]] = {}
     for link in links:
-        for depth, parent in enumerate(link.el.iterancestors()):
-            if depth >= _ITEM_DEPTH:
+        node = link.node
+        for _ in range(_ITEM_DEPTH):
+            node = parent[node]
+            if node < 0:
                 break
-            items.setdefault(parent, []).append(link)
+            items.setdefault(node, []).append(link)
     posts: set[int] = set()
     for pair in items.values():
         if len(pair) != 2 or pair[0].url == pair[1].url:
