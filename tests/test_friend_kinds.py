@@ -136,6 +136,47 @@ def test_a_query_that_picks_a_page_still_makes_a_deep_link() -> None:
     assert urls(result) == [u for u, _ in THREE]
 
 
+# --- A card that leads with its person's profile (a Wikipedia page) before the blog -------------
+
+
+def hcard_blogroll(*items: tuple[str, str, str]) -> str:
+    """A Jekyll blogroll of h-cards in a ``div.blogroll`` (the markup WordPress's links widget
+    rule reads): the person, linked to a profile or not, then the blog and its feed."""
+    cards = "".join(
+        '<li><span class="h-card">'
+        + (f'<a href="{profile}" class="u-url">{name}</a>' if profile else name)
+        + f'’s <a href="{blog}" class="u-url"><i>Blog</i></a>'
+        + f' (<a href="{blog}feed" rel="alternate">RSS</a>)</span></li>'
+        for name, profile, blog in items
+    )
+    listing = f'<div class="blogroll"><ul class="blog-list">{cards}</ul></div>'
+    return f"<main><h1>Blogroll</h1>{listing}</main>"
+
+
+def test_a_card_leading_with_a_profile_page_gives_its_blog() -> None:
+    """The card's first link is the person's Wikipedia page (a platform's page, refused): the
+    friend is the next link, the blog; a card without the profile is read as before."""
+    body = hcard_blogroll(
+        ("Alpha", "https://en.wikipedia.org/wiki/Alpha_Example", THREE[0][0]),
+        ("Beta", "", THREE[1][0]),
+        ("Gamma", "https://en.wikipedia.org/wiki/Gamma_Example", THREE[2][0]),
+    )
+    result = run(body, title="Blogroll")
+    assert urls(result) == [u for u, _ in THREE]
+
+
+def test_a_card_of_a_profile_page_alone_gives_no_friend() -> None:
+    """Counter-case: a card whose only link is a profile page is still refused."""
+    profile_only = (
+        '<li><span class="h-card"><a href="https://en.wikipedia.org/wiki/Delta_Example">'
+        "Delta</a></span></li>"
+    )
+    body = hcard_blogroll(*((n, "", u) for u, n in THREE)).replace("</ul>", profile_only + "</ul>")
+    result = run(body, title="Blogroll")
+    assert urls(result) == [u for u, _ in THREE]
+    assert reasons(result)["https://en.wikipedia.org/wiki/Delta_Example"] == "platform"
+
+
 # --- A theme that closes </html> before its body (Hexo zhaoo, Sakura) ----------------------------
 
 

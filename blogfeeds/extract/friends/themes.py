@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -160,14 +160,21 @@ def _first(rule: ThemeRule, css: str, root: lxml.html.HtmlElement) -> lxml.html.
     return None
 
 
-def _card_link(rule: ThemeRule, card: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+def _card_link(
+    rule: ThemeRule, card: lxml.html.HtmlElement, usable: Callable[[lxml.html.HtmlElement], bool]
+) -> lxml.html.HtmlElement | None:
+    """The card's link: the first of the rule's link selectors that ``usable`` accepts, else
+    the first (a card may lead with its person's profile, a Wikipedia page, before the blog)."""
     if not rule.link and card.tag == "a":
         return card if card.get("href") else None
+    first = None
     for css in rule.link or ("a",):
         for el in rule.select(css)(card):
             if el.tag == "a" and el.get("href"):
-                return el
-    return None
+                if usable(el):
+                    return el
+                first = first if first is not None else el
+    return first
 
 
 def _card_name(rule: ThemeRule, card: lxml.html.HtmlElement, link: lxml.html.HtmlElement) -> str:
@@ -233,8 +240,12 @@ def heading_before(el: lxml.html.HtmlElement, levels: int = 4, siblings: int = 6
     return ""
 
 
-def run_rules(rules: Sequence[ThemeRule], page: Page) -> Iterator[Card]:
-    """Every card each rule finds in ``page``.
+def run_rules(
+    rules: Sequence[ThemeRule],
+    page: Page,
+    usable: Callable[[lxml.html.HtmlElement], bool] = lambda el: True,
+) -> Iterator[Card]:
+    """Every card each rule finds in ``page``; a card's link is the first ``usable`` one.
 
     Rules whose fingerprint (read in the page's text) is present run first; an ``<a>`` already
     read by an earlier rule is not read again. Rules whose card selector needs a class no
@@ -261,7 +272,7 @@ def run_rules(rules: Sequence[ThemeRule], page: Page) -> Iterator[Card]:
             continue
         groups: set[lxml.html.HtmlElement] | None = None
         for card in rule.select(rule.cards)(tree):
-            link = _card_link(rule, card)
+            link = _card_link(rule, card, usable)
             if link is None or link in seen:
                 continue
             seen.add(link)

@@ -30,8 +30,13 @@ class ThemeCards:
     def friends(self, page: Page, scan: Scan, found: Found) -> None:
         """Propose every card's link; set :attr:`Found.cards` when any card was found."""
         users = found.user_rules
-        cards = list(run_rules(users, page)) if users else []
-        cards = cards or list(run_rules(bundled_theme_rules(), page))
+
+        def usable(el: object) -> bool:  # a link the filters do not refuse outright
+            link = found.by_el.get(el)
+            return link is not None and link.verdict is None
+
+        cards = list(run_rules(users, page, usable)) if users else []
+        cards = cards or list(run_rules(bundled_theme_rules(), page, usable))
         titled = [c for c in cards if c.group_title is not None]
         blogroll_groups = any(
             c.rule.blog_list or BLOGROLL_TITLE.search(c.group_title or "") for c in titled
