@@ -284,13 +284,13 @@ def is_credit(key: str, owner: str) -> bool:
 
 
 def site_of(host: str) -> str:
-    """The registrable part of a host, roughly: its last two labels (three under ``com.cn``-like
-    second levels); ``github.io``-like shared hosts keep the user's label."""
-    labels = host.split(".")
-    keep = 3 if len(labels) > 2 and labels[-2] in ("com", "net", "org", "edu", "gov", "co") else 2
-    if ".".join(labels[-2:]) in ("github.io", "gitee.io", "netlify.app", "vercel.app"):
-        keep = 3
-    return ".".join(labels[-keep:])
+    """The registrable part of a host by the Public Suffix List with its private domains
+    (``alice.github.io``, ``lightmc.dpdns.org``; the product's
+    :func:`~blogfeeds.extract.identity.registered_domain`): two people on one free subdomain
+    service are two sites, ``blog.alice.com`` is ``alice.com``'s."""
+    from blogfeeds.extract.identity import registered_domain
+
+    return registered_domain(host) or host
 
 
 def feed_site(url: str) -> str | None:
